@@ -1,0 +1,179 @@
+//! Cost-model data shared by the analytic estimator and the simulator: efficiencies,
+//! overheads and per-format dequantization costs.
+//!
+//! Until calibration replaces them with numbers measured by the reference kernels, the
+//! defaults below are engineering estimates, each documented with its reasoning.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SpecError, fraction, non_negative, positive};
+use crate::quant::{GgmlType, QuantFormat};
+
+fn d_source() -> String {
+    "defaults: engineering estimates (memwall cost.rs), not yet calibrated".into()
+}
+fn d_overlap() -> f64 {
+    0.9
+}
+fn d_arith_decode() -> f64 {
+    0.6
+}
+fn d_arith_prefill() -> f64 {
+    0.5
+}
+fn d_accel() -> f64 {
+    0.4
+}
+fn d_op() -> f64 {
+    4e-6
+}
+fn d_sync() -> f64 {
+    0.5e-6
+}
+fn d_token() -> f64 {
+    0.3e-3
+}
+fn d_reuse() -> f64 {
+    4.0
+}
+fn d_cache_fraction() -> f64 {
+    0.5
+}
+fn d_runtime() -> u64 {
+    150 * crate::units::MIB
+}
+
+/// Cost-model parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CostModel {
+    /// Where these numbers come from.
+    #[serde(default = "d_source")]
+    pub source: String,
+    /// Overrides the device's `memory.achievable_fraction` when set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bandwidth_fraction: Option<f64>,
+    /// How much of the shorter of memory and compute time hides under the longer one
+    /// (1 = perfect overlap, time = max; 0 = no overlap, time = sum). Default 0.9: the
+    /// GEMV threads stream weights while they compute, but barriers between operators
+    /// serialize a little of each.
+    #[serde(default = "d_overlap")]
+    pub overlap: f64,
+    /// Share of peak SIMD multiply-add throughput a decode GEMV reaches. Default 0.6.
+    #[serde(default = "d_arith_decode")]
+    pub arith_efficiency_decode: f64,
+    /// Share of peak SIMD throughput a prefill GEMM reaches. Default 0.5 (ggml's CPU
+    /// matmul without repacked kernels).
+    #[serde(default = "d_arith_prefill")]
+    pub arith_efficiency_prefill: f64,
+    /// Share of GPU/NPU peak throughput reached. Default 0.4.
+    #[serde(default = "d_accel")]
+    pub accel_efficiency: f64,
+    /// Fixed cost per operator (dispatch, barrier), seconds. Default 4 µs, the order of a
+    /// ggml graph node on a phone CPU.
+    #[serde(default = "d_op")]
+    pub per_op_overhead_s: f64,
+    /// Extra barrier cost per operator for each thread beyond the first, seconds.
+    /// Default 0.5 µs.
+    #[serde(default = "d_sync")]
+    pub per_thread_sync_s: f64,
+    /// Fixed cost per decoded token (sampling, graph build), seconds. Default 0.3 ms.
+    #[serde(default = "d_token")]
+    pub per_token_overhead_s: f64,
+    /// Tokens that share one dequantization of a weight block in prefill (tiling).
+    /// Default 4.
+    #[serde(default = "d_reuse")]
+    pub prefill_dequant_reuse: f64,
+    /// Share of a cache's capacity that can hold weights between tokens. Default 0.5.
+    #[serde(default = "d_cache_fraction")]
+    pub cache_usable_fraction: f64,
+    /// Runtime overhead in memory (code, allocator slack, tokenizer), bytes. Default 150 MiB.
+    #[serde(default = "d_runtime")]
+    pub runtime_overhead_bytes: u64,
+    /// Per-format dequantization cost overrides, cycles per weight on a 128-bit, 2-pipe
+    /// SIMD core (keys: format names such as `"q4_K"`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dequant_cycles: BTreeMap<String, f64>,
+}
+
+impl Default for CostModel {
+    fn default() -> Self {
+        toml::from_str("").expect("all cost fields have defaults")
+    }
+}
+
+/// Default dequantization cost of a format, in cycles per weight on a 128-bit SIMD core
+/// with 2 pipes, on top of the int8 dot product itself.
+///
+/// Estimates from the instruction counts of ggml's NEON/AVX2 dot kernels: 4-bit
+/// formats unpack 32 weights with a mask, a shift and a subtract (~0.04 c/w); K-quants add
+/// sub-block scale handling; 3- and 5-bit formats merge a separate high-bit plane; codebook
+/// (IQ) formats gather from lattice tables; TQ1_0 decodes base-3 with multiplies. They
+/// reproduce the ordering llama.cpp shows on CPUs (q8_0 fastest per weight, tq1_0 and IQ
+/// slowest) and are replaced by calibration.
+pub fn default_dequant_cycles(f: QuantFormat) -> f64 {
+    use GgmlType as G;
+    match f {
+        QuantFormat::Ggml(t) => match t {
+            G::F32 | G::F64 | G::I8 | G::I16 | G::I32 | G::I64 => 0.0,
+            G::F16 | G::BF16 => 0.03,
+            G::Q8_0 | G::Q8_1 | G::Q8_K => 0.02,
+            G::Q4_0 => 0.04,
+            G::Q4_1 => 0.045,
+            G::IQ4_NL | G::MXFP4 => 0.06,
+            G::Q5_0 => 0.07,
+            G::Q5_1 => 0.075,
+            G::Q4_K => 0.05,
+            G::Q5_K | G::Q6_K | G::Q2_K | G::IQ4_XS => 0.07,
+            G::Q3_K => 0.10,
+            G::TQ2_0 => 0.05,
+            G::TQ1_0 => 0.14,
+            G::IQ3_S | G::IQ3_XXS | G::IQ2_S => 0.14,
+            G::IQ2_XS => 0.15,
+            G::IQ2_XXS => 0.13,
+            G::IQ1_S => 0.12,
+            G::IQ1_M => 0.13,
+        },
+        QuantFormat::Group(g) => {
+            let base = match g.bits {
+                8 => 0.02,
+                4 => 0.04,
+                2 => 0.05,
+                _ => 0.08,
+            };
+            base + if g.asym { 0.005 } else { 0.0 }
+        }
+    }
+}
+
+impl CostModel {
+    /// Dequantization cycles per weight for `f` on a 128-bit, 2-pipe core (override or default).
+    pub fn dequant_cycles(&self, f: QuantFormat) -> f64 {
+        self.dequant_cycles.get(&f.to_string()).copied().unwrap_or_else(|| default_dequant_cycles(f))
+    }
+
+    /// Check every number; errors name the field and value.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(b) = self.bandwidth_fraction {
+            fraction("bandwidth_fraction", b)?;
+        }
+        if !(0.0..=1.0).contains(&self.overlap) {
+            return Err(SpecError::invalid("overlap", self.overlap, "must lie in [0, 1]"));
+        }
+        fraction("arith_efficiency_decode", self.arith_efficiency_decode)?;
+        fraction("arith_efficiency_prefill", self.arith_efficiency_prefill)?;
+        fraction("accel_efficiency", self.accel_efficiency)?;
+        non_negative("per_op_overhead_s", self.per_op_overhead_s)?;
+        non_negative("per_thread_sync_s", self.per_thread_sync_s)?;
+        non_negative("per_token_overhead_s", self.per_token_overhead_s)?;
+        positive("prefill_dequant_reuse", self.prefill_dequant_reuse)?;
+        fraction("cache_usable_fraction", self.cache_usable_fraction)?;
+        for (k, v) in &self.dequant_cycles {
+            k.parse::<QuantFormat>().map_err(|e| e.within("dequant_cycles"))?;
+            non_negative(&format!("dequant_cycles.{k}"), *v)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,295 @@
+//! Devices: RAM and what the OS leaves, LPDDR configuration, caches, CPU clusters,
+//! accelerators, storage and power. Every preset number carries a source.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SpecError, fraction, non_negative, nonzero, positive};
+use crate::units::peak_bandwidth_gbps;
+
+/// DRAM configuration and the memory the app can use.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemorySpec {
+    /// Installed RAM, bytes.
+    pub ram_bytes: u64,
+    /// Kernel, carve-outs and system services, bytes.
+    pub os_reserved_bytes: u64,
+    /// What other apps typically keep resident, bytes.
+    #[serde(default)]
+    pub other_apps_bytes: u64,
+    /// Memory technology (`"LPDDR5X"`).
+    pub lpddr: String,
+    /// Channels.
+    pub channels: u32,
+    /// Bits per channel.
+    pub channel_width_bits: u32,
+    /// Transfers per second per pin, in MT/s.
+    pub data_rate_mtps: f64,
+    /// Share of the peak a CPU streaming read reaches.
+    pub achievable_fraction: f64,
+    /// Share of the peak the GPU/NPU reaches (defaults to `achievable_fraction`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accel_achievable_fraction: Option<f64>,
+    /// Read bandwidth one big core can pull, GB/s.
+    pub per_core_gbps: f64,
+    /// DRAM + PHY energy per bit moved, pJ.
+    pub dram_pj_per_bit: f64,
+}
+
+impl MemorySpec {
+    /// Peak bandwidth in GB/s: `channels × channel_width_bits / 8 × data_rate_mtps / 1000`.
+    pub fn peak_gbps(&self) -> f64 {
+        peak_bandwidth_gbps(self.channels, self.channel_width_bits, self.data_rate_mtps)
+    }
+
+    /// Bytes the model may use before the safety margin: `ram − os_reserved − other_apps`.
+    pub fn available_bytes(&self) -> u64 {
+        self.ram_bytes.saturating_sub(self.os_reserved_bytes).saturating_sub(self.other_apps_bytes)
+    }
+}
+
+/// A cache level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CacheSpec {
+    /// Name (`"L2-prime"`, `"SLC"`).
+    pub name: String,
+    /// Level (1, 2, 3; a system-level cache counts as 4).
+    pub level: u32,
+    /// Capacity, bytes.
+    pub size_bytes: u64,
+    /// Read bandwidth, GB/s.
+    pub bandwidth_gbps: f64,
+    /// A cluster name, or `"all"`.
+    #[serde(default = "all")]
+    pub shared_by: String,
+}
+
+fn all() -> String {
+    "all".into()
+}
+
+fn two() -> u32 {
+    2
+}
+
+/// A cluster of identical CPU cores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterSpec {
+    /// Name (`"prime"`, `"performance"`, `"efficiency"`).
+    pub name: String,
+    /// Cores.
+    pub cores: u32,
+    /// Highest clock, GHz.
+    pub max_ghz: f64,
+    /// SIMD register width, bits (128 for NEON, 256 AVX2, 512 AVX-512).
+    pub simd_bits: u32,
+    /// SIMD issue ports per core.
+    #[serde(default = "two")]
+    pub simd_pipes: u32,
+    /// Int8 dot-product instructions (SDOT/UDOT, AVX-VNNI).
+    #[serde(default)]
+    pub int8_dot: bool,
+    /// Dynamic power of one fully loaded core at `max_ghz`, W.
+    pub power_w_per_core: f64,
+}
+
+impl ClusterSpec {
+    /// Int8 multiply-accumulates per cycle per core: `pipes × simd_bits / 8`, a quarter of
+    /// that without dot-product instructions (widening multiplies and adds instead).
+    pub fn int8_macs_per_cycle(&self) -> f64 {
+        let lanes = self.simd_pipes as f64 * self.simd_bits as f64 / 8.0;
+        if self.int8_dot { lanes } else { lanes / 4.0 }
+    }
+
+    /// f32 fused multiply-adds per cycle per core: `pipes × simd_bits / 32`.
+    pub fn f32_fmas_per_cycle(&self) -> f64 {
+        self.simd_pipes as f64 * self.simd_bits as f64 / 32.0
+    }
+}
+
+/// GPU / NPU throughput.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcceleratorSpec {
+    /// GPU dense fp16 throughput, TFLOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_fp16_tflops: Option<f64>,
+    /// NPU int8 throughput, TOP/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npu_int8_tops: Option<f64>,
+    /// GPU power at full load, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_power_w: Option<f64>,
+    /// NPU power at full load, W.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npu_power_w: Option<f64>,
+}
+
+/// Storage the model is loaded (or paged) from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StorageSpec {
+    /// Technology (`"UFS 4.0"`).
+    pub kind: String,
+    /// Sequential read, GB/s.
+    pub read_gbps: f64,
+}
+
+/// Static power.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerSpec {
+    /// SoC leakage and uncore power under load, W.
+    pub static_w: f64,
+    /// Whole-device idle power, W.
+    #[serde(default)]
+    pub idle_w: f64,
+}
+
+/// A device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceSpec {
+    /// Preset name.
+    pub name: String,
+    /// One line for people.
+    #[serde(default)]
+    pub description: String,
+    /// `phone`, `sbc`, `module`, `laptop` or `desktop`.
+    #[serde(default)]
+    pub kind: String,
+    /// Default source of every number.
+    #[serde(default)]
+    pub source: String,
+    /// DRAM.
+    pub memory: MemorySpec,
+    /// Caches.
+    #[serde(default)]
+    pub caches: Vec<CacheSpec>,
+    /// CPU clusters, fastest first.
+    pub clusters: Vec<ClusterSpec>,
+    /// GPU/NPU.
+    #[serde(default)]
+    pub accelerators: AcceleratorSpec,
+    /// Storage.
+    pub storage: StorageSpec,
+    /// Static power.
+    pub power: PowerSpec,
+    /// Per-field provenance (a field path or section name → source).
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
+}
+
+impl DeviceSpec {
+    /// All CPU cores.
+    pub fn total_cores(&self) -> u32 {
+        self.clusters.iter().map(|c| c.cores).sum()
+    }
+
+    /// Cores of every cluster but the slowest one (the "big" cores llama.cpp should use);
+    /// all cores when there is a single cluster.
+    pub fn big_cores(&self) -> u32 {
+        if self.clusters.len() <= 1 {
+            return self.total_cores();
+        }
+        let slowest = self.clusters.iter().map(|c| c.max_ghz).fold(f64::INFINITY, f64::min);
+        self.clusters.iter().filter(|c| c.max_ghz > slowest).map(|c| c.cores).sum()
+    }
+
+    /// The clusters that `threads` threads run on, fastest cores first, as
+    /// `(cluster, threads on it)`.
+    pub fn placement(&self, threads: u32) -> Vec<(&ClusterSpec, u32)> {
+        let mut order: Vec<&ClusterSpec> = self.clusters.iter().collect();
+        order.sort_by(|a, b| b.max_ghz.total_cmp(&a.max_ghz));
+        let mut left = threads;
+        let mut out = Vec::new();
+        for c in order {
+            if left == 0 {
+                break;
+            }
+            let n = left.min(c.cores);
+            out.push((c, n));
+            left -= n;
+        }
+        out
+    }
+
+    /// The largest cache shared by all cores (SLC or L3), if any.
+    pub fn last_level_cache(&self) -> Option<&CacheSpec> {
+        self.caches.iter().filter(|c| c.shared_by == "all").max_by_key(|c| c.size_bytes)
+    }
+
+    /// Check every number; errors name the field and value.
+    pub fn validate(&self) -> Result<()> {
+        let m = &self.memory;
+        nonzero("memory.ram_bytes", m.ram_bytes)?;
+        if m.os_reserved_bytes + m.other_apps_bytes >= m.ram_bytes {
+            return Err(SpecError::invalid(
+                "memory.os_reserved_bytes",
+                m.os_reserved_bytes,
+                format!(
+                    "OS reserve plus other apps ({} B) leave nothing of ram_bytes = {}",
+                    m.os_reserved_bytes + m.other_apps_bytes,
+                    m.ram_bytes
+                ),
+            ));
+        }
+        nonzero("memory.channels", m.channels as u64)?;
+        nonzero("memory.channel_width_bits", m.channel_width_bits as u64)?;
+        positive("memory.data_rate_mtps", m.data_rate_mtps)?;
+        fraction("memory.achievable_fraction", m.achievable_fraction)?;
+        if let Some(f) = m.accel_achievable_fraction {
+            fraction("memory.accel_achievable_fraction", f)?;
+        }
+        positive("memory.per_core_gbps", m.per_core_gbps)?;
+        non_negative("memory.dram_pj_per_bit", m.dram_pj_per_bit)?;
+        for (i, c) in self.caches.iter().enumerate() {
+            let f = |n: &str| format!("caches[{i}].{n}");
+            nonzero(&f("size_bytes"), c.size_bytes)?;
+            positive(&f("bandwidth_gbps"), c.bandwidth_gbps)?;
+            if c.shared_by != "all" && !self.clusters.iter().any(|k| k.name == c.shared_by) {
+                return Err(SpecError::Unknown {
+                    field: f("shared_by"),
+                    what: "cluster",
+                    value: c.shared_by.clone(),
+                    hint: "; use a cluster name or \"all\"".into(),
+                });
+            }
+        }
+        if self.clusters.is_empty() {
+            return Err(SpecError::invalid("clusters", "[]", "a device needs at least one CPU cluster"));
+        }
+        for (i, c) in self.clusters.iter().enumerate() {
+            let f = |n: &str| format!("clusters[{i}].{n}");
+            nonzero(&f("cores"), c.cores as u64)?;
+            positive(&f("max_ghz"), c.max_ghz)?;
+            if c.simd_bits == 0 || c.simd_bits % 64 != 0 {
+                return Err(SpecError::invalid(f("simd_bits"), c.simd_bits, "must be a positive multiple of 64"));
+            }
+            nonzero(&f("simd_pipes"), c.simd_pipes as u64)?;
+            non_negative(&f("power_w_per_core"), c.power_w_per_core)?;
+        }
+        let a = &self.accelerators;
+        for (name, v) in [
+            ("accelerators.gpu_fp16_tflops", a.gpu_fp16_tflops),
+            ("accelerators.npu_int8_tops", a.npu_int8_tops),
+        ] {
+            if let Some(v) = v {
+                positive(name, v)?;
+            }
+        }
+        for (name, v) in [("accelerators.gpu_power_w", a.gpu_power_w), ("accelerators.npu_power_w", a.npu_power_w)] {
+            if let Some(v) = v {
+                non_negative(name, v)?;
+            }
+        }
+        positive("storage.read_gbps", self.storage.read_gbps)?;
+        non_negative("power.static_w", self.power.static_w)?;
+        non_negative("power.idle_w", self.power.idle_w)?;
+        Ok(())
+    }
+}

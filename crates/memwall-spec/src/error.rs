@@ -1,0 +1,90 @@
+//! The one error type of the spec crate: every variant names the offending field and value.
+
+/// An invalid, unknown or unparsable specification value.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecError {
+    /// A value is present but impossible (zero layers, top-k above the expert count, NaN, ...).
+    #[error("invalid `{field}` = {value}: {reason}")]
+    Invalid {
+        /// Dotted path of the field, e.g. `model.n_kv_heads`.
+        field: String,
+        /// The offending value as written.
+        value: String,
+        /// Why it is impossible.
+        reason: String,
+    },
+    /// A name that is not in the catalog (format, preset, tensor class, ...).
+    #[error("unknown {what} `{value}` for `{field}`{hint}")]
+    Unknown {
+        /// Dotted path of the field.
+        field: String,
+        /// What kind of name was expected.
+        what: &'static str,
+        /// The name as written.
+        value: String,
+        /// Extra help, e.g. the list of valid names (starts with `; `).
+        hint: String,
+    },
+    /// The text could not be parsed at all (TOML syntax, wrong types).
+    #[error("cannot parse {origin}: {message}")]
+    Parse {
+        /// Where the text came from (a file name or a description).
+        origin: String,
+        /// The parser's message, which names the key and line.
+        message: String,
+    },
+}
+
+impl SpecError {
+    /// Shorthand for [`SpecError::Invalid`].
+    pub fn invalid(field: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> Self {
+        SpecError::Invalid { field: field.into(), value: value.to_string(), reason: reason.into() }
+    }
+
+    /// Prefix the field path with `prefix.` (used when a spec is nested in a scenario).
+    pub fn within(self, prefix: &str) -> Self {
+        let join = |f: String| if f.is_empty() { prefix.to_string() } else { format!("{prefix}.{f}") };
+        match self {
+            SpecError::Invalid { field, value, reason } => SpecError::Invalid { field: join(field), value, reason },
+            SpecError::Unknown { field, what, value, hint } => {
+                SpecError::Unknown { field: join(field), what, value, hint }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Result alias of the spec crate.
+pub type Result<T, E = SpecError> = std::result::Result<T, E>;
+
+/// Check that a float is finite and strictly positive.
+pub fn positive(field: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(SpecError::invalid(field, value, "must be a finite number > 0"))
+    }
+}
+
+/// Check that a float is finite and not negative.
+pub fn non_negative(field: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(SpecError::invalid(field, value, "must be a finite number >= 0"))
+    }
+}
+
+/// Check that a float lies in `(0, 1]`.
+pub fn fraction(field: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value > 0.0 && value <= 1.0 {
+        Ok(())
+    } else {
+        Err(SpecError::invalid(field, value, "must be a fraction in (0, 1]"))
+    }
+}
+
+/// Check that an integer is not zero.
+pub fn nonzero(field: &str, value: u64) -> Result<()> {
+    if value > 0 { Ok(()) } else { Err(SpecError::invalid(field, value, "must be > 0")) }
+}

@@ -1,0 +1,354 @@
+//! The quantization format catalog: every ggml/GGUF tensor type with ggml's exact block size
+//! and bytes per block, plus generic group-wise `intN` formats for "group 64 vs 128" studies.
+//!
+//! Block sizes and bytes per block follow ggml's `type_traits` table and the block structs of
+//! `ggml-common.h` (ggml-org/llama.cpp). A ggml row of `n` elements of type `t` occupies
+//! `n / block_size(t) × type_size(t)` bytes and `n` must be a multiple of the block size.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::error::{Result, SpecError};
+
+macro_rules! ggml_types {
+    ($( $variant:ident => $name:literal, $block:literal, $bytes:literal, $doc:literal; )*) => {
+        /// A ggml tensor type (the formats a GGUF file can hold).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[allow(non_camel_case_types)]
+        pub enum GgmlType {
+            $( #[doc = $doc] $variant, )*
+        }
+
+        impl GgmlType {
+            /// Every type of the catalog, in ggml's order.
+            pub const ALL: &'static [GgmlType] = &[$(GgmlType::$variant),*];
+
+            /// ggml's name of the type (`"q4_K"`, `"f16"`, ...).
+            pub fn name(self) -> &'static str {
+                match self { $(GgmlType::$variant => $name,)* }
+            }
+
+            /// Elements per block (`ggml_blck_size`).
+            pub fn block_size(self) -> u64 {
+                match self { $(GgmlType::$variant => $block,)* }
+            }
+
+            /// Bytes per block (`ggml_type_size`).
+            pub fn type_size(self) -> u64 {
+                match self { $(GgmlType::$variant => $bytes,)* }
+            }
+        }
+    };
+}
+
+ggml_types! {
+    F32 => "f32", 1, 4, "IEEE binary32.";
+    F16 => "f16", 1, 2, "IEEE binary16.";
+    BF16 => "bf16", 1, 2, "bfloat16.";
+    Q4_0 => "q4_0", 32, 18, "32 × 4-bit + f16 scale (`block_q4_0`, 18 B).";
+    Q4_1 => "q4_1", 32, 20, "32 × 4-bit + f16 scale and min (`block_q4_1`, 20 B).";
+    Q5_0 => "q5_0", 32, 22, "32 × 5-bit (4 low bits + 32 high bits) + f16 scale (22 B).";
+    Q5_1 => "q5_1", 32, 24, "32 × 5-bit + f16 scale and min (24 B).";
+    Q8_0 => "q8_0", 32, 34, "32 × int8 + f16 scale (34 B).";
+    Q8_1 => "q8_1", 32, 36, "32 × int8 + f16 scale and f16 sum (36 B; activations).";
+    Q2_K => "q2_K", 256, 84, "Super-block of 16 × 16 2-bit weights, 4-bit scales/mins, f16 d/dmin (84 B).";
+    Q3_K => "q3_K", 256, 110, "Super-block of 16 × 16 3-bit weights, 6-bit scales, f16 d (110 B).";
+    Q4_K => "q4_K", 256, 144, "Super-block of 8 × 32 4-bit weights, 6-bit scales/mins, f16 d/dmin (144 B).";
+    Q5_K => "q5_K", 256, 176, "Super-block of 8 × 32 5-bit weights, 6-bit scales/mins (176 B).";
+    Q6_K => "q6_K", 256, 210, "Super-block of 16 × 16 6-bit weights, int8 scales, f16 d (210 B).";
+    Q8_K => "q8_K", 256, 292, "256 × int8 + f32 scale + 16 × i16 block sums (292 B; activations).";
+    IQ2_XXS => "iq2_xxs", 256, 66, "2.0625 bpw lattice (E8) codebook quant (66 B).";
+    IQ2_XS => "iq2_xs", 256, 74, "2.3125 bpw codebook quant (74 B).";
+    IQ3_XXS => "iq3_xxs", 256, 98, "3.0625 bpw codebook quant (98 B).";
+    IQ1_S => "iq1_s", 256, 50, "1.5625 bpw codebook quant (50 B).";
+    IQ4_NL => "iq4_nl", 32, 18, "32 × 4-bit non-linear (lookup) + f16 scale (18 B).";
+    IQ3_S => "iq3_s", 256, 110, "3.4375 bpw codebook quant (110 B).";
+    IQ2_S => "iq2_s", 256, 82, "2.5625 bpw codebook quant (82 B).";
+    IQ4_XS => "iq4_xs", 256, 136, "4.25 bpw non-linear with 6-bit sub-block scales (136 B).";
+    I8 => "i8", 1, 1, "int8.";
+    I16 => "i16", 1, 2, "int16.";
+    I32 => "i32", 1, 4, "int32.";
+    I64 => "i64", 1, 8, "int64.";
+    F64 => "f64", 1, 8, "IEEE binary64.";
+    IQ1_M => "iq1_m", 256, 56, "1.75 bpw codebook quant (56 B).";
+    TQ1_0 => "tq1_0", 256, 54, "Ternary, 5 trits per byte base-3 packing + f16 scale, 1.6875 bpw (54 B).";
+    TQ2_0 => "tq2_0", 256, 66, "Ternary, 2 bits per trit + f16 scale, 2.0625 bpw (66 B).";
+    MXFP4 => "mxfp4", 32, 17, "OCP MX FP4 (E2M1) × 32 + E8M0 shared scale (17 B).";
+}
+
+impl GgmlType {
+    /// Whether the type is a block-quantized format (not a plain float or integer).
+    pub fn is_quantized(self) -> bool {
+        self.block_size() > 1
+    }
+
+    /// Bits per weight, `8 × type_size / block_size`.
+    pub fn bits_per_weight(self) -> f64 {
+        8.0 * self.type_size() as f64 / self.block_size() as f64
+    }
+
+    /// Parse a ggml type name, case-insensitively (`"Q4_K"`, `"q4_k"`, `"F16"`).
+    pub fn parse(name: &str) -> Option<GgmlType> {
+        GgmlType::ALL.iter().copied().find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for GgmlType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Data type of the per-group scale (and min) of a generic group-wise format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScaleDtype {
+    /// binary16 scale (2 B).
+    F16,
+    /// bfloat16 scale (2 B).
+    Bf16,
+    /// binary32 scale (4 B).
+    F32,
+    /// power-of-two exponent as in OCP MX (1 B).
+    E8m0,
+}
+
+impl ScaleDtype {
+    /// Bytes of one scale value.
+    pub fn bytes(self) -> u64 {
+        match self {
+            ScaleDtype::F16 | ScaleDtype::Bf16 => 2,
+            ScaleDtype::F32 => 4,
+            ScaleDtype::E8m0 => 1,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            ScaleDtype::F16 => "f16",
+            ScaleDtype::Bf16 => "bf16",
+            ScaleDtype::F32 => "f32",
+            ScaleDtype::E8m0 => "e8m0",
+        }
+    }
+}
+
+/// A generic group-wise integer format: groups of `group` weights share one scale (and, when
+/// `asym`, one minimum of the same dtype); each weight takes `bits` bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupQuant {
+    /// Bits per weight, 2 to 8.
+    pub bits: u8,
+    /// Weights per group (a multiple of 8 so groups end on a byte).
+    pub group: u32,
+    /// Asymmetric (scale and min) instead of symmetric (scale only).
+    pub asym: bool,
+    /// Dtype of the scale and min.
+    pub scale: ScaleDtype,
+}
+
+impl GroupQuant {
+    /// Bytes per group: `bits × group / 8 + scale_bytes × (1 + asym)`.
+    pub fn group_bytes(&self) -> u64 {
+        self.bits as u64 * self.group as u64 / 8 + self.scale.bytes() * if self.asym { 2 } else { 1 }
+    }
+}
+
+/// A weight or KV-cache storage format: a ggml type or a generic group-wise format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum QuantFormat {
+    /// A ggml/GGUF type.
+    Ggml(GgmlType),
+    /// A generic group-wise `intN` format.
+    Group(GroupQuant),
+}
+
+impl QuantFormat {
+    /// Elements per block (ggml block size, or group size).
+    pub fn block_elems(&self) -> u64 {
+        match self {
+            QuantFormat::Ggml(t) => t.block_size(),
+            QuantFormat::Group(g) => g.group as u64,
+        }
+    }
+
+    /// Bytes per block.
+    pub fn block_bytes(&self) -> u64 {
+        match self {
+            QuantFormat::Ggml(t) => t.type_size(),
+            QuantFormat::Group(g) => g.group_bytes(),
+        }
+    }
+
+    /// Bits per weight, `8 × block_bytes / block_elems`.
+    pub fn bits_per_weight(&self) -> f64 {
+        8.0 * self.block_bytes() as f64 / self.block_elems() as f64
+    }
+
+    /// Bytes of one row of `n` elements, or `None` when `n` is not a multiple of the block
+    /// size (ggml cannot store such a row in this format).
+    pub fn row_bytes(&self, n: u64) -> Option<u64> {
+        let b = self.block_elems();
+        (n % b == 0).then(|| n / b * self.block_bytes())
+    }
+
+    /// Bytes of `n` elements when the row may end mid-block (the last block is padded, as a
+    /// KV cache or a generic format would store it): `ceil(n / block) × block_bytes`.
+    pub fn padded_bytes(&self, n: u64) -> u64 {
+        n.div_ceil(self.block_elems()) * self.block_bytes()
+    }
+
+    /// Whether weights dot against integer-quantized activations (Q8_0/Q8_K) rather than
+    /// floats: true for every block-quantized format.
+    pub fn is_quantized(&self) -> bool {
+        match self {
+            QuantFormat::Ggml(t) => t.is_quantized(),
+            QuantFormat::Group(_) => true,
+        }
+    }
+
+    /// The canonical name (`"q4_K"`, `"int4-g128"`, `"int3-g64-asym-bf16"`).
+    pub fn name(&self) -> String {
+        self.to_string()
+    }
+
+    /// Shorthand for a ggml type.
+    pub const fn ggml(t: GgmlType) -> Self {
+        QuantFormat::Ggml(t)
+    }
+}
+
+impl fmt::Display for QuantFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QuantFormat::Ggml(t) => f.write_str(t.name()),
+            QuantFormat::Group(g) => {
+                write!(f, "int{}-g{}", g.bits, g.group)?;
+                if g.asym {
+                    f.write_str("-asym")?;
+                }
+                if g.scale != ScaleDtype::F16 {
+                    write!(f, "-{}", g.scale.name())?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+const FORMAT_HINT: &str = "; expected a ggml type (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, \
+q2_K..q6_K, q8_K, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_nl, iq4_xs, tq1_0, \
+tq2_0, mxfp4) or int<N>-g<G>[-asym][-f16|-bf16|-f32|-e8m0], e.g. int4-g128";
+
+impl FromStr for QuantFormat {
+    type Err = SpecError;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let unknown = || SpecError::Unknown {
+            field: String::new(),
+            what: "quantization format",
+            value: s.to_string(),
+            hint: FORMAT_HINT.to_string(),
+        };
+        if let Some(t) = GgmlType::parse(s.trim()) {
+            return Ok(QuantFormat::Ggml(t));
+        }
+        let lower = s.trim().to_ascii_lowercase();
+        let Some(rest) = lower.strip_prefix("int") else { return Err(unknown()) };
+        let mut parts = rest.split('-');
+        let bits: u8 = parts.next().and_then(|p| p.parse().ok()).ok_or_else(unknown)?;
+        let group: u32 = parts
+            .next()
+            .and_then(|p| p.strip_prefix('g'))
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(unknown)?;
+        let mut asym = false;
+        let mut scale = ScaleDtype::F16;
+        for p in parts {
+            match p {
+                "asym" => asym = true,
+                "sym" => asym = false,
+                "f16" => scale = ScaleDtype::F16,
+                "bf16" => scale = ScaleDtype::Bf16,
+                "f32" => scale = ScaleDtype::F32,
+                "e8m0" => scale = ScaleDtype::E8m0,
+                _ => return Err(unknown()),
+            }
+        }
+        if !(2..=8).contains(&bits) {
+            return Err(SpecError::invalid("", s, "group-wise formats take 2 to 8 bits per weight"));
+        }
+        if group == 0 || group % 8 != 0 {
+            return Err(SpecError::invalid("", s, "group size must be a positive multiple of 8"));
+        }
+        Ok(QuantFormat::Group(GroupQuant { bits, group, asym, scale }))
+    }
+}
+
+impl Serialize for QuantFormat {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for QuantFormat {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k_quant_bits_per_weight_match_ggml() {
+        assert_eq!(GgmlType::Q4_K.bits_per_weight(), 4.5);
+        assert_eq!(GgmlType::Q6_K.bits_per_weight(), 6.5625);
+        assert_eq!(GgmlType::Q2_K.bits_per_weight(), 2.625);
+        assert_eq!(GgmlType::Q8_0.bits_per_weight(), 8.5);
+        assert_eq!(GgmlType::TQ1_0.bits_per_weight(), 1.6875);
+        assert_eq!(GgmlType::IQ4_XS.bits_per_weight(), 4.25);
+        assert_eq!(GgmlType::MXFP4.bits_per_weight(), 4.25);
+    }
+
+    #[test]
+    fn names_round_trip_case_insensitively() {
+        for &t in GgmlType::ALL {
+            let f: QuantFormat = t.name().to_uppercase().parse().unwrap();
+            assert_eq!(f, QuantFormat::Ggml(t));
+            assert_eq!(f.to_string().parse::<QuantFormat>().unwrap(), f);
+        }
+    }
+
+    #[test]
+    fn group_formats_parse_and_count_scale_bytes() {
+        let f: QuantFormat = "int4-g128".parse().unwrap();
+        // 128 × 4 bits = 64 B + one f16 scale = 66 B per 128 weights.
+        assert_eq!(f.block_bytes(), 66);
+        assert_eq!(f.row_bytes(4096), Some(32 * 66));
+        let a: QuantFormat = "INT3-g64-asym-bf16".parse().unwrap();
+        // 64 × 3 bits = 24 B + bf16 scale + bf16 min = 28 B.
+        assert_eq!(a.block_bytes(), 28);
+        assert_eq!(a.to_string(), "int3-g64-asym-bf16");
+        assert_eq!(a.to_string().parse::<QuantFormat>().unwrap(), a);
+    }
+
+    #[test]
+    fn rows_that_end_mid_block_are_not_storable() {
+        let q4k = QuantFormat::Ggml(GgmlType::Q4_K);
+        assert_eq!(q4k.row_bytes(4096), Some(16 * 144));
+        assert_eq!(q4k.row_bytes(4000), None);
+        assert_eq!(q4k.padded_bytes(300), 2 * 144);
+    }
+
+    #[test]
+    fn bad_names_are_errors_that_quote_the_value() {
+        for bad in ["q4_z", "int9-g32", "int4-g0", "int4-g12", "int4", "int4-g32-foo", ""] {
+            let e = bad.parse::<QuantFormat>().unwrap_err().to_string();
+            assert!(e.contains(&format!("`{bad}`")) || e.contains(&format!("= {bad}")), "{e}");
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! A scenario: one design point (model, device, weight and KV formats, workload, cost model).
+
+use serde::{Deserialize, Serialize};
+
+use crate::cost::CostModel;
+use crate::device::DeviceSpec;
+use crate::error::{Result, SpecError};
+use crate::mix::WeightQuant;
+use crate::model::ModelSpec;
+use crate::workload::{Backend, KvQuant, Workload};
+
+/// One fully resolved design point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// The model.
+    pub model: ModelSpec,
+    /// The device.
+    pub device: DeviceSpec,
+    /// Weight quantization.
+    pub weights: WeightQuant,
+    /// KV-cache formats.
+    #[serde(default)]
+    pub kv: KvQuant,
+    /// Workload.
+    #[serde(default)]
+    pub workload: Workload,
+    /// Cost-model parameters.
+    #[serde(default)]
+    pub cost: CostModel,
+}
+
+impl Scenario {
+    /// Threads the CPU backend uses: the workload's, or the device's big cores.
+    pub fn threads(&self) -> u32 {
+        self.workload.threads.unwrap_or_else(|| self.device.big_cores())
+    }
+
+    /// Validate every part and their combination; errors carry the full field path
+    /// (`model.n_kv_heads`, `workload.threads`).
+    pub fn validate(&self) -> Result<()> {
+        self.model.validate().map_err(|e| e.within("model"))?;
+        self.device.validate().map_err(|e| e.within("device"))?;
+        self.weights.validate().map_err(|e| e.within("weights"))?;
+        self.kv.validate().map_err(|e| e.within("kv"))?;
+        self.workload.validate().map_err(|e| e.within("workload"))?;
+        self.cost.validate().map_err(|e| e.within("cost"))?;
+        let cores = self.device.total_cores();
+        if let Some(t) = self.workload.threads
+            && t > cores
+        {
+            return Err(SpecError::invalid(
+                "workload.threads",
+                t,
+                format!("device `{}` has {cores} cores", self.device.name),
+            ));
+        }
+        let a = &self.device.accelerators;
+        match self.workload.backend {
+            Backend::Gpu if a.gpu_fp16_tflops.is_none() => {
+                return Err(SpecError::invalid(
+                    "workload.backend",
+                    "gpu",
+                    format!("device `{}` has no accelerators.gpu_fp16_tflops", self.device.name),
+                ));
+            }
+            Backend::Npu if a.npu_int8_tops.is_none() => {
+                return Err(SpecError::invalid(
+                    "workload.backend",
+                    "npu",
+                    format!("device `{}` has no accelerators.npu_int8_tops", self.device.name),
+                ));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,204 @@
+//! What is run: prompt and generated tokens, context policy, batch, threads, backend.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SpecError, non_negative, nonzero};
+use crate::quant::{GgmlType, QuantFormat};
+use crate::units::GB;
+
+/// How much KV cache is held.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextPolicy {
+    /// The cache is allocated for `context_tokens` up front (llama.cpp's `n_ctx`).
+    #[default]
+    Allocate,
+    /// The cache grows with the tokens actually held (`prompt + generated`).
+    Grow,
+}
+
+/// Which compute unit runs the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Backend {
+    /// CPU cores (SIMD), as llama.cpp's CPU backend.
+    #[default]
+    Cpu,
+    /// The integrated GPU.
+    Gpu,
+    /// The NPU.
+    Npu,
+}
+
+impl Backend {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Cpu => "cpu",
+            Backend::Gpu => "gpu",
+            Backend::Npu => "npu",
+        }
+    }
+}
+
+fn d_prompt() -> u64 {
+    512
+}
+fn d_gen() -> u64 {
+    128
+}
+fn d_ctx() -> u64 {
+    4096
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_ubatch() -> u64 {
+    512
+}
+fn d_margin() -> u64 {
+    2 * GB
+}
+fn d_true() -> bool {
+    true
+}
+
+/// A decoding workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workload {
+    /// Prompt tokens (prefill).
+    #[serde(default = "d_prompt")]
+    pub prompt_tokens: u64,
+    /// Generated tokens (decode).
+    #[serde(default = "d_gen")]
+    pub gen_tokens: u64,
+    /// Context the KV cache is sized for.
+    #[serde(default = "d_ctx")]
+    pub context_tokens: u64,
+    /// Whether the cache is allocated for the whole context or grows.
+    #[serde(default)]
+    pub context_policy: ContextPolicy,
+    /// Sequences decoded together.
+    #[serde(default = "d_one")]
+    pub batch: u32,
+    /// CPU threads (default: the big cores).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Prompt tokens processed per step (llama.cpp `n_ubatch`).
+    #[serde(default = "d_ubatch")]
+    pub ubatch: u64,
+    /// Compute unit.
+    #[serde(default)]
+    pub backend: Backend,
+    /// Safety margin kept free, bytes (2 GB by default).
+    #[serde(default = "d_margin")]
+    pub margin_bytes: u64,
+    /// Zipf exponent of expert popularity (0 = uniform routing).
+    #[serde(default)]
+    pub routing_skew: f64,
+    /// Flash attention (no `heads × context × ubatch` score buffer).
+    #[serde(default = "d_true")]
+    pub flash_attention: bool,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        toml::from_str("").expect("all workload fields have defaults")
+    }
+}
+
+impl Workload {
+    /// Tokens the KV cache holds for the footprint: the allocated context, or the tokens
+    /// actually seen under [`ContextPolicy::Grow`].
+    pub fn kv_tokens(&self) -> u64 {
+        match self.context_policy {
+            ContextPolicy::Allocate => self.context_tokens,
+            ContextPolicy::Grow => self.prompt_tokens + self.gen_tokens,
+        }
+    }
+
+    /// Check the workload; errors name the field and value.
+    pub fn validate(&self) -> Result<()> {
+        nonzero("context_tokens", self.context_tokens)?;
+        nonzero("batch", self.batch as u64)?;
+        nonzero("ubatch", self.ubatch)?;
+        if self.prompt_tokens + self.gen_tokens == 0 {
+            return Err(SpecError::invalid("gen_tokens", 0, "prompt_tokens and gen_tokens are both 0"));
+        }
+        if self.prompt_tokens + self.gen_tokens > self.context_tokens {
+            return Err(SpecError::invalid(
+                "context_tokens",
+                self.context_tokens,
+                format!(
+                    "prompt_tokens + gen_tokens = {} do not fit in the context",
+                    self.prompt_tokens + self.gen_tokens
+                ),
+            ));
+        }
+        if let Some(t) = self.threads {
+            nonzero("threads", t as u64)?;
+        }
+        non_negative("routing_skew", self.routing_skew)?;
+        Ok(())
+    }
+}
+
+fn f16() -> QuantFormat {
+    QuantFormat::Ggml(GgmlType::F16)
+}
+
+/// KV-cache storage formats, chosen independently for K and V.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KvQuant {
+    /// Format of the K cache.
+    #[serde(default = "f16")]
+    pub k: QuantFormat,
+    /// Format of the V cache.
+    #[serde(default = "f16")]
+    pub v: QuantFormat,
+}
+
+impl Default for KvQuant {
+    fn default() -> Self {
+        KvQuant { k: f16(), v: f16() }
+    }
+}
+
+impl KvQuant {
+    /// The same format for K and V.
+    pub fn both(f: QuantFormat) -> Self {
+        KvQuant { k: f, v: f }
+    }
+
+    /// Check the formats suit a KV cache (llama.cpp supports f32, f16, bf16, q8_0, q4_0,
+    /// q4_1, iq4_nl, q5_0, q5_1 caches; memwall also takes generic group formats).
+    pub fn validate(&self) -> Result<()> {
+        for (field, f) in [("k", self.k), ("v", self.v)] {
+            let ok = match f {
+                QuantFormat::Ggml(t) => matches!(
+                    t,
+                    GgmlType::F32
+                        | GgmlType::F16
+                        | GgmlType::BF16
+                        | GgmlType::Q8_0
+                        | GgmlType::Q4_0
+                        | GgmlType::Q4_1
+                        | GgmlType::IQ4_NL
+                        | GgmlType::Q5_0
+                        | GgmlType::Q5_1
+                ),
+                QuantFormat::Group(_) => true,
+            };
+            if !ok {
+                return Err(SpecError::invalid(
+                    field,
+                    f,
+                    "not a KV-cache format (use f32, f16, bf16, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl or intN-gG)",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
