@@ -1,1 +1,22 @@
-//! memwall-sim
+//! # memwall-sim
+//!
+//! Estimators over one cost model: byte-exact memory accounting ([`footprint`]) and the
+//! closed-form analytic estimator ([`analytic`]) for huge sweeps. The discrete-event
+//! simulator joins them here and calls the same cost functions.
+//!
+//! The simulator knows nothing of the kernels: it reads plain [`memwall_spec::CostModel`]
+//! data.
+
+pub mod analytic;
+pub mod footprint;
+
+pub use analytic::{Binding, CostPlan, Estimate, StepTime, StepWork, estimate, expected_distinct_experts};
+pub use footprint::{Footprint, WeightBytes, gguf_file_bytes, kv_cache_bytes};
+
+/// Errors of the estimators.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SimError {
+    /// The scenario is invalid.
+    #[error(transparent)]
+    Spec(#[from] memwall_spec::SpecError),
+}

@@ -274,10 +274,9 @@ impl DeviceSpec {
             non_negative(&f("power_w_per_core"), c.power_w_per_core)?;
         }
         let a = &self.accelerators;
-        for (name, v) in [
-            ("accelerators.gpu_fp16_tflops", a.gpu_fp16_tflops),
-            ("accelerators.npu_int8_tops", a.npu_int8_tops),
-        ] {
+        for (name, v) in
+            [("accelerators.gpu_fp16_tflops", a.gpu_fp16_tflops), ("accelerators.npu_int8_tops", a.npu_int8_tops)]
+        {
             if let Some(v) = v {
                 positive(name, v)?;
             }

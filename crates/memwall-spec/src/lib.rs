@@ -28,7 +28,9 @@ pub use cost::CostModel;
 pub use device::{AcceleratorSpec, CacheSpec, ClusterSpec, DeviceSpec, MemorySpec, PowerSpec, StorageSpec};
 pub use error::{Result, SpecError};
 pub use mix::{FileType, LayerSelector, Mix, Override, WeightQuant};
-pub use model::{LayerKind, LinearSpec, MlaSpec, ModelSpec, MoeSpec, ParamCounts, SsmKind, SsmSpec, Tensor, TensorClass};
+pub use model::{
+    LayerKind, LinearSpec, MlaSpec, ModelSpec, MoeSpec, ParamCounts, SsmKind, SsmSpec, Tensor, TensorClass,
+};
 pub use quant::{GgmlType, GroupQuant, QuantFormat, ScaleDtype};
 pub use scenario::Scenario;
 pub use workload::{Backend, ContextPolicy, KvQuant, Workload};

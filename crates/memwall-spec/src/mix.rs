@@ -290,10 +290,8 @@ struct RuleState {
 
 impl RuleState {
     fn new(model: &ModelSpec, tensors: &[Tensor]) -> Self {
-        let n_attention_wv = tensors
-            .iter()
-            .filter(|t| matches!(t.class, TensorClass::AttnV | TensorClass::AttnKvB))
-            .count() as u32;
+        let n_attention_wv =
+            tensors.iter().filter(|t| matches!(t.class, TensorClass::AttnV | TensorClass::AttnKvB)).count() as u32;
         let n_gqa = if model.n_kv_heads > 0 { model.n_heads / model.n_kv_heads } else { 1 };
         RuleState { n_attention_wv, i_attention_wv: 0, n_gqa, n_expert: model.moe.as_ref().map_or(0, |m| m.n_experts) }
     }
@@ -499,7 +497,15 @@ pub fn fallback(f: QuantFormat, row_len: u64) -> QuantFormat {
     let alt = match f {
         QuantFormat::Ggml(t) => match t {
             G::TQ1_0 | G::TQ2_0 => Some(G::Q4_0),
-            G::IQ2_XXS | G::IQ2_XS | G::IQ2_S | G::IQ3_XXS | G::IQ3_S | G::IQ1_S | G::IQ1_M | G::Q2_K | G::Q3_K
+            G::IQ2_XXS
+            | G::IQ2_XS
+            | G::IQ2_S
+            | G::IQ3_XXS
+            | G::IQ3_S
+            | G::IQ1_S
+            | G::IQ1_M
+            | G::Q2_K
+            | G::Q3_K
             | G::IQ4_XS => Some(G::IQ4_NL),
             G::Q4_K => Some(G::Q5_0),
             G::Q5_K => Some(G::Q5_1),

@@ -433,9 +433,9 @@ impl ModelSpec {
     pub fn layer_kinds(&self) -> Vec<LayerKind> {
         match &self.layer_kinds {
             Some(k) => k.clone(),
-            None => (0..self.n_layers as usize)
-                .map(|i| self.layer_pattern[i % self.layer_pattern.len().max(1)])
-                .collect(),
+            None => {
+                (0..self.n_layers as usize).map(|i| self.layer_pattern[i % self.layer_pattern.len().max(1)]).collect()
+            }
         }
     }
 
@@ -691,11 +691,7 @@ impl ModelSpec {
         if kinds.contains(&LayerKind::Sliding) {
             match self.sliding_window {
                 None => {
-                    return Err(SpecError::invalid(
-                        "sliding_window",
-                        "none",
-                        "required when a layer is \"sliding\"",
-                    ));
+                    return Err(SpecError::invalid("sliding_window", "none", "required when a layer is \"sliding\""));
                 }
                 Some(0) => return Err(SpecError::invalid("sliding_window", 0, "a window of 0 tokens holds nothing")),
                 Some(_) => {}

@@ -258,11 +258,8 @@ impl FromStr for QuantFormat {
         let Some(rest) = lower.strip_prefix("int") else { return Err(unknown()) };
         let mut parts = rest.split('-');
         let bits: u8 = parts.next().and_then(|p| p.parse().ok()).ok_or_else(unknown)?;
-        let group: u32 = parts
-            .next()
-            .and_then(|p| p.strip_prefix('g'))
-            .and_then(|p| p.parse().ok())
-            .ok_or_else(unknown)?;
+        let group: u32 =
+            parts.next().and_then(|p| p.strip_prefix('g')).and_then(|p| p.parse().ok()).ok_or_else(unknown)?;
         let mut asym = false;
         let mut scale = ScaleDtype::F16;
         for p in parts {

@@ -1,0 +1,625 @@
+//! The closed-form analytic estimator: per-token bytes by source and arithmetic, decode time
+//! from an overlap of memory and compute time plus overheads, prefill, TTFT, tokens/s and
+//! energy per token, with the term that binds.
+//!
+//! Every formula lives in a small function below whose doc comment gives it with units; the
+//! discrete-event simulator calls the same functions.
+
+use memwall_spec::{Backend, LayerKind, QuantFormat, Scenario, TensorClass};
+use serde::Serialize;
+
+use crate::SimError;
+use crate::footprint::{Footprint, WeightBytes};
+
+/// Expected number of distinct routed experts hit when `tokens` tokens each pick `top_k` of
+/// `n_experts`.
+///
+/// Expert `i` (0-based popularity rank) has routing probability `p_i ∝ (i + 1)^−skew`; one
+/// token selects it with probability `q_i = min(1, top_k × p_i)`, so
+/// `E[distinct] = Σ_i 1 − (1 − q_i)^tokens`. With `skew = 0` this is the uniform
+/// `E × (1 − (1 − k/E)^T)`.
+pub fn expected_distinct_experts(n_experts: u32, top_k: u32, tokens: u64, skew: f64) -> f64 {
+    let e = n_experts as usize;
+    let weights: Vec<f64> = (0..e).map(|i| ((i + 1) as f64).powf(-skew)).collect();
+    let norm: f64 = weights.iter().sum();
+    weights.iter().map(|w| 1.0 - (1.0 - (top_k as f64 * w / norm).min(1.0)).powf(tokens as f64)).sum()
+}
+
+/// Time when memory and compute overlap partly:
+/// `max(t_mem, t_cpu) + (1 − overlap) × min(t_mem, t_cpu)`, seconds.
+pub fn overlap_time(t_mem: f64, t_cpu: f64, overlap: f64) -> f64 {
+    t_mem.max(t_cpu) + (1.0 - overlap) * t_mem.min(t_cpu)
+}
+
+/// Tokens a layer attends over when the context holds `ctx` tokens: `ctx` for full
+/// attention, `min(ctx, window)` for a sliding window, 0 for SSM/linear layers.
+pub fn attended_tokens(kind: LayerKind, ctx: u64, window: u64) -> u64 {
+    match kind {
+        LayerKind::Full => ctx,
+        LayerKind::Sliding => ctx.min(window),
+        LayerKind::Ssm | LayerKind::Linear => 0,
+    }
+}
+
+/// Effective CPU read bandwidth, GB/s: `min(peak × fraction, threads_on_big_cores ×
+/// per_core_gbps)` — a few cores cannot saturate LPDDR, and more cores than that add nothing.
+pub fn cpu_bandwidth_gbps(peak_gbps: f64, fraction: f64, per_core_gbps: f64, threads: u32) -> f64 {
+    (peak_gbps * fraction).min(threads as f64 * per_core_gbps)
+}
+
+/// CPU cycles per weight of a decode GEMV in format `f` on one core:
+/// `1 / (macs_per_cycle × efficiency) + dequant_cycles × (128 / simd_bits) × (2 / pipes)`.
+/// Quantized formats dot against int8 activations (`int8 MACs/cycle`), float formats use f32
+/// FMAs; dequantization cost is given for a 128-bit, 2-pipe core and scales with SIMD width.
+pub fn cycles_per_weight(
+    quantized: bool,
+    int8_macs: f64,
+    f32_fmas: f64,
+    efficiency: f64,
+    dequant_cycles_128: f64,
+    simd_bits: u32,
+    pipes: u32,
+) -> (f64, f64) {
+    let arith = 1.0 / ((if quantized { int8_macs } else { f32_fmas }) * efficiency);
+    let dequant = dequant_cycles_128 * (128.0 / simd_bits as f64) * (2.0 / pipes as f64);
+    (arith, dequant)
+}
+
+/// Energy per decoded token, joules:
+/// `dram_bytes × 8 × pJ/bit × 1e−12 + (compute_w + static_w) × t_token`.
+/// Compute power is the loaded power of every thread's core for the whole token (ggml's
+/// threads spin between operators).
+pub fn energy_per_token_j(dram_bytes: f64, pj_per_bit: f64, compute_w: f64, static_w: f64, t_token_s: f64) -> f64 {
+    dram_bytes * 8.0 * pj_per_bit * 1e-12 + (compute_w + static_w) * t_token_s
+}
+
+/// Which term limits a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Binding {
+    /// DRAM bandwidth.
+    Memory,
+    /// Cache bandwidth (the working set fits in the last-level cache).
+    Cache,
+    /// Multiply-add throughput.
+    Compute,
+    /// Dequantization throughput.
+    Dequant,
+    /// Fixed per-operator and per-token costs.
+    Overhead,
+}
+
+impl Binding {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Binding::Memory => "memory",
+            Binding::Cache => "cache",
+            Binding::Compute => "compute",
+            Binding::Dequant => "dequant",
+            Binding::Overhead => "overhead",
+        }
+    }
+}
+
+/// The time terms of one step (a decoded token or a prefill chunk), seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StepTime {
+    /// Bytes moved / bandwidth (DRAM, or cache when the working set fits).
+    pub t_mem: f64,
+    /// Multiply-adds / throughput.
+    pub t_arith: f64,
+    /// Dequantization / throughput.
+    pub t_dequant: f64,
+    /// Per-operator and per-token overheads.
+    pub t_overhead: f64,
+    /// `overlap_time(t_mem, t_arith + t_dequant) + t_overhead`.
+    pub total: f64,
+    /// Whether memory traffic was served from cache.
+    pub from_cache: bool,
+}
+
+impl StepTime {
+    /// The largest term.
+    pub fn binding(&self) -> Binding {
+        let mem = if self.from_cache { Binding::Cache } else { Binding::Memory };
+        [
+            (self.t_mem, mem),
+            (self.t_arith, Binding::Compute),
+            (self.t_dequant, Binding::Dequant),
+            (self.t_overhead, Binding::Overhead),
+        ]
+        .into_iter()
+        .fold((f64::NEG_INFINITY, Binding::Memory), |acc, x| if x.0 > acc.0 { x } else { acc })
+        .1
+    }
+}
+
+/// Bytes and work of one step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct StepWork {
+    /// Weight bytes read.
+    pub weight_bytes: f64,
+    /// KV-cache and recurrent-state bytes read and written.
+    pub kv_bytes: f64,
+    /// Activation bytes (assumed cache-resident, not paid at DRAM).
+    pub activation_bytes: f64,
+    /// Weight multiply-adds.
+    pub weight_macs: f64,
+    /// Attention / state-update multiply-adds.
+    pub attn_macs: f64,
+    /// CPU cycles of dequantization work (summed over weights, per core).
+    pub dequant_cycles: f64,
+    /// CPU cycles of arithmetic (summed over weights, per core).
+    pub arith_cycles: f64,
+    /// Graph operators executed.
+    pub ops: f64,
+}
+
+/// Per-scenario constants, computed once and shared by the analytic estimator and the
+/// simulator.
+#[derive(Debug, Clone)]
+pub struct CostPlan {
+    /// Weight bytes of the whole model.
+    pub weights: WeightBytes,
+    /// Footprint against the device.
+    pub footprint: Footprint,
+    /// Weight bytes read per token outside routed experts.
+    pub dense_bytes: f64,
+    /// Weight elements read per token outside routed experts.
+    pub dense_elems: f64,
+    /// Arithmetic and dequant cycles (per core, fastest cluster normalized) outside experts.
+    dense_cycles: (f64, f64),
+    /// Bytes, elements and (arith, dequant) cycles of ONE routed expert across all MoE layers.
+    expert: (f64, f64, (f64, f64)),
+    /// Routed experts per MoE layer, top-k, MoE layers.
+    moe: Option<(u32, u32, u64)>,
+    /// KV bytes per cached token per full-attention layer set, and per sliding layer set.
+    kv_full_per_token: f64,
+    kv_sliding_per_token: f64,
+    window: u64,
+    /// Attention multiply-adds per attended token (summed over full layers, sliding layers).
+    attn_full_macs: f64,
+    attn_sliding_macs: f64,
+    /// Recurrent-state bytes read + written per token and their multiply-adds.
+    state_bytes: f64,
+    state_macs: f64,
+    /// Activation bytes per token.
+    act_bytes: f64,
+    ops_per_token: f64,
+    /// Weighted core-cycle throughput: Σ threads × Hz (per cluster) — relative to cycles of
+    /// the cluster each thread runs on (see `cycles_rate`).
+    cycles_rate: f64,
+    bandwidth_bps: f64,
+    cache_bandwidth_bps: f64,
+    cache_bytes: f64,
+    accel_macs_per_s: Option<f64>,
+    threads: u32,
+    compute_w: f64,
+    /// Scenario knobs.
+    overlap: f64,
+    per_op_s: f64,
+    per_token_s: f64,
+    prefill_reuse: f64,
+    arith_eff_decode: f64,
+    arith_eff_prefill: f64,
+    skew: f64,
+    batch: u32,
+    pj_per_bit: f64,
+    static_w: f64,
+}
+
+impl CostPlan {
+    /// Precompute everything that does not depend on the context position.
+    pub fn new(s: &Scenario) -> Result<Self, SimError> {
+        s.validate()?;
+        let m = &s.model;
+        let d = &s.device;
+        let c = &s.cost;
+        let wl = &s.workload;
+        let threads = s.threads();
+        let weights = WeightBytes::new(m, &s.weights);
+        let footprint = Footprint::with_weights(s, weights.total);
+
+        // Threads run on the fastest cores first; cycles per weight differ per cluster, so
+        // throughput is a weighted sum: weights/s = Σ_cluster n × Hz / cycles_per_weight.
+        // We normalise to the first cluster's cycles and fold the ratio into `cycles_rate`.
+        let placement = d.placement(threads);
+        let (lead, _) = placement[0];
+        let cpw = |f: QuantFormat, cl: &memwall_spec::ClusterSpec, eff: f64| {
+            cycles_per_weight(
+                f.is_quantized(),
+                cl.int8_macs_per_cycle(),
+                cl.f32_fmas_per_cycle(),
+                eff,
+                c.dequant_cycles(f),
+                cl.simd_bits,
+                cl.simd_pipes,
+            )
+        };
+        // Relative speed of each cluster on a Q4_K-like reference mix.
+        let reference = QuantFormat::Ggml(memwall_spec::GgmlType::Q4_K);
+        let lead_cpw = {
+            let (a, q) = cpw(reference, lead, c.arith_efficiency_decode);
+            a + q
+        };
+        let cycles_rate: f64 = placement
+            .iter()
+            .map(|(cl, n)| {
+                let (a, q) = cpw(reference, cl, c.arith_efficiency_decode);
+                *n as f64 * cl.max_ghz * 1e9 * lead_cpw / (a + q)
+            })
+            .sum();
+        let compute_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
+
+        let mut dense_bytes = 0.0;
+        let mut dense_elems = 0.0;
+        let mut dense_cycles = (0.0, 0.0);
+        let mut expert = (0.0, 0.0, (0.0, 0.0));
+        let mut n_moe_layers = 0u64;
+        for (t, f, bytes) in &weights.tensors {
+            let (a, q) = cpw(*f, lead, 1.0);
+            if t.class.is_routed_expert() {
+                let per = t.experts as f64;
+                let el = (t.elements() as f64) / per;
+                expert.0 += *bytes as f64 / per;
+                expert.1 += el;
+                expert.2.0 += el * a;
+                expert.2.1 += el * q;
+                if t.class == TensorClass::FfnUpExps {
+                    n_moe_layers += 1;
+                }
+                continue;
+            }
+            if t.is_vector() {
+                dense_bytes += *bytes as f64;
+                continue;
+            }
+            let (b, el) = if t.class == TensorClass::TokenEmbd && !m.tied_embeddings {
+                // One row is looked up per token.
+                (*bytes as f64 / t.rows as f64, t.row_len as f64)
+            } else {
+                (*bytes as f64, t.elements() as f64)
+            };
+            dense_bytes += b;
+            if t.class != TensorClass::TokenEmbd || m.tied_embeddings {
+                dense_elems += el;
+                dense_cycles.0 += el * a;
+                dense_cycles.1 += el * q;
+            }
+        }
+
+        let (k_row, v_row) = m.kv_row_elems();
+        let kv_token = (s.kv.k.padded_bytes(k_row) + if v_row > 0 { s.kv.v.padded_bytes(v_row) } else { 0 }) as f64;
+        let kv_layers = m.kv_cache_layers();
+        let n_full_kv = kv_layers.iter().filter(|x| x.1 == LayerKind::Full).count() as f64;
+        let n_sliding_kv = kv_layers.iter().filter(|x| x.1 == LayerKind::Sliding).count() as f64;
+        let kinds = m.layer_kinds();
+        let n_full = kinds.iter().filter(|k| **k == LayerKind::Full).count() as f64;
+        let n_sliding = kinds.iter().filter(|k| **k == LayerKind::Sliding).count() as f64;
+        // Attention multiply-adds per attended token and layer: QKᵀ and AV over every head.
+        let per_head = match &m.mla {
+            Some(a) => (a.kv_lora_rank + a.qk_rope_head_dim + a.kv_lora_rank) as f64,
+            None => 2.0 * m.head_dim() as f64,
+        };
+        let attn_layer = m.n_heads as f64 * per_head;
+        let state_bytes: f64 = kinds.iter().map(|k| 2.0 * m.state_bytes(*k) as f64).sum();
+        // A state update touches every state element a few times (decay, outer product, read-out).
+        let state_macs = 3.0 * state_bytes / 8.0;
+        let ffn_width = m.moe.as_ref().map_or(m.ffn, |mo| mo.top_k as u64 * mo.expert_ffn);
+        let act_bytes = 4.0 * m.n_layers as f64 * (6.0 * m.hidden as f64 + 3.0 * ffn_width as f64);
+        let matrices = weights.tensors.iter().filter(|x| !x.0.is_vector()).count() as f64;
+        let ops_per_token = 2.0 * matrices + 4.0 * m.n_layers as f64 + 4.0;
+
+        let mem = &d.memory;
+        let fraction = c.bandwidth_fraction.unwrap_or(mem.achievable_fraction);
+        let (bandwidth_gbps, accel_macs_per_s, compute_w) = match wl.backend {
+            Backend::Cpu => {
+                (cpu_bandwidth_gbps(mem.peak_gbps(), fraction, mem.per_core_gbps, threads), None, compute_w)
+            }
+            Backend::Gpu => (
+                mem.peak_gbps() * mem.accel_achievable_fraction.unwrap_or(fraction),
+                d.accelerators.gpu_fp16_tflops.map(|t| t * 1e12 / 2.0 * c.accel_efficiency),
+                d.accelerators.gpu_power_w.unwrap_or(0.0),
+            ),
+            Backend::Npu => (
+                mem.peak_gbps() * mem.accel_achievable_fraction.unwrap_or(fraction),
+                d.accelerators.npu_int8_tops.map(|t| t * 1e12 / 2.0 * c.accel_efficiency),
+                d.accelerators.npu_power_w.unwrap_or(0.0),
+            ),
+        };
+        let llc = d.last_level_cache();
+        Ok(CostPlan {
+            footprint,
+            dense_bytes,
+            dense_elems,
+            dense_cycles,
+            expert,
+            moe: m.moe.as_ref().map(|mo| (mo.n_experts, mo.top_k, n_moe_layers)),
+            kv_full_per_token: n_full_kv * kv_token,
+            kv_sliding_per_token: n_sliding_kv * kv_token,
+            window: m.sliding_window.unwrap_or(u64::MAX),
+            attn_full_macs: n_full * attn_layer,
+            attn_sliding_macs: n_sliding * attn_layer,
+            state_bytes,
+            state_macs,
+            act_bytes,
+            ops_per_token,
+            cycles_rate,
+            bandwidth_bps: bandwidth_gbps * 1e9,
+            cache_bandwidth_bps: llc.map_or(0.0, |l| l.bandwidth_gbps * 1e9),
+            cache_bytes: llc.map_or(0.0, |l| l.size_bytes as f64 * c.cache_usable_fraction),
+            accel_macs_per_s,
+            threads,
+            compute_w,
+            overlap: c.overlap,
+            per_op_s: c.per_op_overhead_s + threads.saturating_sub(1) as f64 * c.per_thread_sync_s,
+            per_token_s: c.per_token_overhead_s,
+            prefill_reuse: c.prefill_dequant_reuse,
+            arith_eff_decode: c.arith_efficiency_decode,
+            arith_eff_prefill: c.arith_efficiency_prefill,
+            skew: wl.routing_skew,
+            batch: wl.batch,
+            pj_per_bit: mem.dram_pj_per_bit,
+            static_w: d.power.static_w,
+            weights,
+        })
+    }
+
+    /// Threads in use.
+    pub fn threads(&self) -> u32 {
+        self.threads
+    }
+
+    /// Expert bytes, elements and cycles read for `tokens` tokens processed together.
+    fn expert_work(&self, tokens: u64) -> (f64, f64, f64, f64) {
+        match self.moe {
+            Some((e, k, layers)) if layers > 0 => {
+                let distinct = expected_distinct_experts(e, k, tokens, self.skew);
+                let (b, el, (a, q)) = self.expert;
+                // Bytes and dequantization scale with the distinct experts; arithmetic with
+                // the experts each token uses.
+                (distinct * b, distinct * el, tokens as f64 * k as f64 * a, distinct * q)
+            }
+            _ => (0.0, 0.0, 0.0, 0.0),
+        }
+    }
+
+    /// KV bytes (read) and attention multiply-adds for one query at context `ctx` (tokens
+    /// held including the new one).
+    fn attention(&self, ctx: u64) -> (f64, f64) {
+        let full = attended_tokens(LayerKind::Full, ctx, self.window) as f64;
+        let sliding = attended_tokens(LayerKind::Sliding, ctx, self.window) as f64;
+        (
+            full * self.kv_full_per_token + sliding * self.kv_sliding_per_token,
+            full * self.attn_full_macs + sliding * self.attn_sliding_macs,
+        )
+    }
+
+    /// Work of decoding one token per sequence when `ctx` tokens are already cached.
+    pub fn decode_work(&self, ctx: u64) -> StepWork {
+        let b = self.batch as f64;
+        let (eb, _eel, ea, eq) = self.expert_work(self.batch as u64);
+        let (kv_read, attn_macs) = self.attention(ctx + 1);
+        let kv_write = self.kv_full_per_token + self.kv_sliding_per_token;
+        StepWork {
+            weight_bytes: self.dense_bytes + eb,
+            kv_bytes: b * (kv_read + kv_write + self.state_bytes),
+            activation_bytes: b * self.act_bytes,
+            weight_macs: b * self.dense_elems + self.expert_weight_macs(self.batch as u64),
+            attn_macs: b * (attn_macs + self.state_macs),
+            arith_cycles: b * self.dense_cycles.0 + ea,
+            dequant_cycles: self.dense_cycles.1 + eq,
+            ops: self.ops_per_token,
+        }
+    }
+
+    fn expert_weight_macs(&self, tokens: u64) -> f64 {
+        match self.moe {
+            Some((_, k, layers)) if layers > 0 => tokens as f64 * k as f64 * self.expert.1,
+            _ => 0.0,
+        }
+    }
+
+    /// Time of a step's work.
+    ///
+    /// `t_mem = bytes / bandwidth` (cache bandwidth when weights + KV fit the usable
+    /// last-level cache, which LRU then keeps between tokens; DRAM otherwise, where a
+    /// cyclic sweep larger than the cache gets no reuse). CPU: `t_arith = arith_cycles /
+    /// (efficiency × cycle rate)`, `t_dequant = dequant_cycles / cycle rate`; accelerators:
+    /// `t_arith = MACs / MAC rate`. `total = overlap_time(t_mem, t_arith + t_dequant) +
+    /// ops × per-op cost + per-token cost`.
+    pub fn step_time(&self, w: &StepWork, efficiency: f64, per_token: bool) -> StepTime {
+        let bytes = w.weight_bytes + w.kv_bytes;
+        let from_cache = self.cache_bandwidth_bps > 0.0 && bytes <= self.cache_bytes;
+        let t_mem = bytes / if from_cache { self.cache_bandwidth_bps } else { self.bandwidth_bps };
+        let (t_arith, t_dequant) = match self.accel_macs_per_s {
+            Some(rate) => ((w.weight_macs + w.attn_macs) / rate, 0.0),
+            None => {
+                // Attention arithmetic runs in f16/f32 at the f32 FMA rate ≈ ¼ of int8 MACs.
+                let attn_cycles = w.attn_macs * 4.0 * self.dense_arith_cycle_per_mac();
+                ((w.arith_cycles + attn_cycles) / (efficiency * self.cycles_rate), w.dequant_cycles / self.cycles_rate)
+            }
+        };
+        let t_overhead = w.ops * self.per_op_s + if per_token { self.per_token_s } else { 0.0 };
+        let total = overlap_time(t_mem, t_arith + t_dequant, self.overlap) + t_overhead;
+        StepTime { t_mem, t_arith, t_dequant, t_overhead, total, from_cache }
+    }
+
+    fn dense_arith_cycle_per_mac(&self) -> f64 {
+        if self.dense_elems > 0.0 { self.dense_cycles.0 / self.dense_elems } else { 0.0 }
+    }
+
+    /// DRAM bytes of a step (0 when served from cache, except KV writes which are small).
+    pub fn dram_bytes(&self, w: &StepWork, t: &StepTime) -> f64 {
+        if t.from_cache { 0.0 } else { w.weight_bytes + w.kv_bytes }
+    }
+
+    /// Decode one token (per sequence) at context `ctx`.
+    pub fn decode_step(&self, ctx: u64) -> (StepWork, StepTime) {
+        let w = self.decode_work(ctx);
+        let t = self.step_time(&w, self.arith_eff_decode, true);
+        (w, t)
+    }
+
+    /// Work of a prefill chunk of `n` tokens starting at position `start`.
+    ///
+    /// Weights are read once per chunk (routed experts: the distinct ones the chunk hits);
+    /// the KV cache up to the chunk's end is read once; arithmetic scales with tokens;
+    /// dequantization is shared by `prefill_dequant_reuse` tokens.
+    pub fn prefill_work(&self, start: u64, n: u64) -> StepWork {
+        let (eb, _eel, ea, eq) = self.expert_work(n);
+        let (kv_read, _) = self.attention(start + n);
+        // Σ over the chunk's queries of attended tokens: sum of an arithmetic sequence,
+        // capped by the window for sliding layers.
+        let mut attn = 0.0;
+        for p in start + 1..=start + n {
+            attn += self.attention(p).1;
+        }
+        let reuse = (n as f64 / self.prefill_reuse).max(1.0);
+        StepWork {
+            weight_bytes: self.dense_bytes + eb,
+            kv_bytes: kv_read + n as f64 * (self.kv_full_per_token + self.kv_sliding_per_token + self.state_bytes),
+            activation_bytes: n as f64 * self.act_bytes,
+            weight_macs: n as f64 * self.dense_elems + self.expert_weight_macs(n),
+            attn_macs: attn + n as f64 * self.state_macs,
+            arith_cycles: n as f64 * self.dense_cycles.0 + ea,
+            dequant_cycles: reuse * (self.dense_cycles.1 + eq),
+            ops: self.ops_per_token,
+        }
+    }
+
+    /// Prefill `prompt` tokens in chunks of `ubatch`; returns (seconds, the last chunk's time).
+    pub fn prefill(&self, prompt: u64, ubatch: u64) -> (f64, Option<StepTime>) {
+        let mut t = 0.0;
+        let mut last = None;
+        let mut start = 0;
+        while start < prompt {
+            let n = ubatch.min(prompt - start);
+            let w = self.prefill_work(start, n);
+            let st = self.step_time(&w, self.arith_eff_prefill, false);
+            t += st.total * self.batch as f64;
+            last = Some(st);
+            start += n;
+        }
+        (t, last)
+    }
+
+    /// Energy of a step, joules.
+    pub fn step_energy(&self, w: &StepWork, t: &StepTime) -> f64 {
+        energy_per_token_j(self.dram_bytes(w, t), self.pj_per_bit, self.compute_w, self.static_w, t.total)
+    }
+}
+
+/// The analytic estimate of one scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct Estimate {
+    /// Total parameters.
+    pub params: u64,
+    /// Parameters whose weights a decoded token reads.
+    pub active_params: u64,
+    /// Weight bytes.
+    pub weight_bytes: u64,
+    /// Average bits per weight.
+    pub weight_bpw: f64,
+    /// KV cache bytes.
+    pub kv_bytes: u64,
+    /// Recurrent state bytes.
+    pub state_bytes: u64,
+    /// Compute-buffer bytes.
+    pub compute_bytes: u64,
+    /// Runtime overhead bytes.
+    pub overhead_bytes: u64,
+    /// Total footprint bytes.
+    pub total_bytes: u64,
+    /// Budget: RAM − OS − other apps − margin.
+    pub budget_bytes: i64,
+    /// Fits within the budget.
+    pub fits: bool,
+    /// Budget − total (negative: shortfall).
+    pub headroom_bytes: i64,
+    /// Threads.
+    pub threads: u32,
+    /// Decode tokens/s (all sequences), averaged over the generated tokens.
+    pub decode_tok_s: f64,
+    /// Mean seconds per decode step.
+    pub decode_s_per_token: f64,
+    /// Prefill tokens/s.
+    pub prefill_tok_s: f64,
+    /// Prefill seconds.
+    pub prefill_s: f64,
+    /// Time to first token: prefill + sampling, seconds.
+    pub ttft_s: f64,
+    /// Joules per decoded token.
+    pub energy_j_per_token: f64,
+    /// DRAM bytes per decoded token (at the mean context).
+    pub dram_bytes_per_token: f64,
+    /// Weight bytes per decoded token.
+    pub weight_bytes_per_token: f64,
+    /// KV/state bytes per decoded token.
+    pub kv_bytes_per_token: f64,
+    /// Multiply-adds per decoded token.
+    pub macs_per_token: f64,
+    /// Decode time terms at the mean context.
+    pub decode_terms: StepTime,
+    /// What limits decode.
+    pub binding: Binding,
+    /// What limits prefill.
+    pub prefill_binding: Option<Binding>,
+}
+
+/// Estimate one scenario in closed form.
+pub fn estimate(s: &Scenario) -> Result<Estimate, SimError> {
+    let plan = CostPlan::new(s)?;
+    Ok(estimate_with(&plan, s))
+}
+
+/// Estimate with a precomputed plan.
+pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
+    let wl = &s.workload;
+    let p = wl.prompt_tokens;
+    let g = wl.gen_tokens.max(1);
+    // Decode: Σ over generated tokens of the step time at their context (exact sum; the
+    // per-token cost is O(1)).
+    let mut decode_s = 0.0;
+    let mut energy = 0.0;
+    for j in 0..g {
+        let (w, t) = plan.decode_step(p + j);
+        decode_s += t.total;
+        energy += plan.step_energy(&w, &t);
+    }
+    let mid = p + g / 2;
+    let (w_mid, t_mid) = plan.decode_step(mid);
+    let (prefill_s, prefill_last) = plan.prefill(p, wl.ubatch);
+    let fp = &plan.footprint;
+    let b = wl.batch as f64;
+    let params = s.model.params();
+    Estimate {
+        params: plan.weights.params,
+        active_params: params.active_per_token,
+        weight_bytes: fp.weights,
+        weight_bpw: plan.weights.bits_per_weight(),
+        kv_bytes: fp.kv,
+        state_bytes: fp.state,
+        compute_bytes: fp.compute,
+        overhead_bytes: fp.overhead,
+        total_bytes: fp.total,
+        budget_bytes: fp.budget,
+        fits: fp.fits,
+        headroom_bytes: fp.headroom,
+        threads: plan.threads(),
+        decode_tok_s: b * g as f64 / decode_s,
+        decode_s_per_token: decode_s / g as f64,
+        prefill_tok_s: if prefill_s > 0.0 { b * p as f64 / prefill_s } else { 0.0 },
+        prefill_s,
+        ttft_s: if p > 0 { prefill_s + plan.per_token_s } else { plan.decode_step(0).1.total },
+        energy_j_per_token: energy / (g as f64 * b),
+        dram_bytes_per_token: plan.dram_bytes(&w_mid, &t_mid) / b,
+        weight_bytes_per_token: w_mid.weight_bytes / b,
+        kv_bytes_per_token: w_mid.kv_bytes / b,
+        macs_per_token: (w_mid.weight_macs + w_mid.attn_macs) / b,
+        decode_terms: t_mid,
+        binding: t_mid.binding(),
+        prefill_binding: prefill_last.map(|t| t.binding()),
+    }
+}

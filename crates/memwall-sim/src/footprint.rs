@@ -1,0 +1,237 @@
+//! Memory accounting: weight bytes per tensor (exact from block formats and shapes), KV cache
+//! bytes under the per-layer rules, recurrent state, compute buffers and runtime overhead,
+//! checked against what the device leaves the app.
+
+use memwall_spec::{LayerKind, ModelSpec, QuantFormat, Scenario, Tensor, TensorClass, WeightQuant, Workload};
+
+/// Bytes of one tensor stored in `f`: `rows × experts × row_bytes(row_len)`, where a row
+/// that ends mid-block (possible only for generic group formats, since ggml types fall back)
+/// pads its last block.
+pub fn tensor_bytes(t: &Tensor, f: QuantFormat) -> u64 {
+    let row = f.row_bytes(t.row_len).unwrap_or_else(|| f.padded_bytes(t.row_len));
+    t.rows * t.experts * row
+}
+
+/// Weight bytes of every tensor under a quantization mix.
+#[derive(Debug, Clone)]
+pub struct WeightBytes {
+    /// `(tensor, format, bytes)` in GGUF order.
+    pub tensors: Vec<(Tensor, QuantFormat, u64)>,
+    /// Sum of all tensor bytes.
+    pub total: u64,
+    /// Parameters.
+    pub params: u64,
+}
+
+impl WeightBytes {
+    /// Assign formats with the mix rules and count bytes.
+    pub fn new(model: &ModelSpec, weights: &WeightQuant) -> Self {
+        let tensors: Vec<_> = weights.assign(model).into_iter().map(|(t, f)| (t, f, tensor_bytes(&t, f))).collect();
+        let total = tensors.iter().map(|x| x.2).sum();
+        let params = tensors.iter().map(|x| x.0.elements()).sum();
+        WeightBytes { tensors, total, params }
+    }
+
+    /// Average bits per weight over the whole model, `8 × bytes / params`.
+    pub fn bits_per_weight(&self) -> f64 {
+        8.0 * self.total as f64 / self.params as f64
+    }
+
+    /// Bytes of the tensors of one class.
+    pub fn class_bytes(&self, class: TensorClass) -> u64 {
+        self.tensors.iter().filter(|x| x.0.class == class).map(|x| x.2).sum()
+    }
+}
+
+/// GGUF alignment of tensor data (`general.alignment`, 32 bytes by default).
+pub const GGUF_ALIGNMENT: u64 = 32;
+
+/// Estimated size of a GGUF file holding these weights, bytes.
+///
+/// `Σ align32(tensor bytes) + header`, where the header is 24 B fixed, ~96 B of tensor info
+/// per tensor and ~56 B of tokenizer metadata per vocabulary entry (token text ~8 B + length
+/// 8 B + score 4 B + type 4 B, plus BPE merges of about the same count at ~32 B). The header
+/// is an estimate; the tensor data is exact.
+pub fn gguf_file_bytes(model: &ModelSpec, w: &WeightBytes) -> u64 {
+    let data: u64 = w.tensors.iter().map(|x| x.2.div_ceil(GGUF_ALIGNMENT) * GGUF_ALIGNMENT).sum();
+    data + 24 + 96 * w.tensors.len() as u64 + 56 * model.vocab
+}
+
+/// Cells llama.cpp allocates for a sliding-window layer: `min(context, pad256(window + ubatch))`.
+pub fn swa_cells(context: u64, window: u64, ubatch: u64) -> u64 {
+    context.min((window + ubatch).div_ceil(256) * 256)
+}
+
+/// KV-cache bytes for `tokens` cached tokens and `batch` sequences:
+/// `Σ_kv layers cells(layer) × (row_bytes_K + row_bytes_V) × batch`, where a row holds one
+/// token of one layer (`n_kv_heads × head_dim` elements, or MLA's latent) and
+/// `cells = tokens` for full attention, `min(tokens, pad256(window + ubatch))` for sliding
+/// window. Quantized formats include their per-block scale bytes.
+///
+/// Example: 48 layers × 8 KV heads × 128 × 4096 tokens × 2 B × 2 (K and V) = 805,306,368 B.
+pub fn kv_cache_bytes(model: &ModelSpec, k: QuantFormat, v: QuantFormat, tokens: u64, ubatch: u64, batch: u32) -> u64 {
+    let (k_row, v_row) = model.kv_row_elems();
+    let per_token = k.padded_bytes(k_row) + if v_row > 0 { v.padded_bytes(v_row) } else { 0 };
+    let window = model.sliding_window.unwrap_or(u64::MAX);
+    model
+        .kv_cache_layers()
+        .iter()
+        .map(|&(_, kind)| {
+            let cells = if kind == LayerKind::Sliding { swa_cells(tokens, window, ubatch) } else { tokens };
+            cells * per_token
+        })
+        .sum::<u64>()
+        * batch as u64
+}
+
+/// Recurrent state of the SSM and linear-attention layers, bytes: `Σ state_bytes × batch`.
+pub fn recurrent_state_bytes(model: &ModelSpec, batch: u32) -> u64 {
+    model.layer_kinds().into_iter().map(|k| model.state_bytes(k)).sum::<u64>() * batch as u64
+}
+
+/// Estimated compute buffer (activations and scratch) of llama.cpp's worst-case graph, bytes.
+///
+/// `4 × u × (vocab + 4 × hidden + 2 × f) + attention scratch`, with `u = min(ubatch,
+/// context) × batch` tokens in flight, `f` the widest FFN a token passes (dense `ffn`, or
+/// `top_k × expert_ffn + shared`), and the attention scratch `4 × u × n_heads × kv_tokens`
+/// without flash attention (the score matrix) or `4 × u × n_heads × 256` with it (one tile).
+pub fn compute_buffer_bytes(model: &ModelSpec, w: &Workload) -> u64 {
+    let u = w.ubatch.min(w.context_tokens) * w.batch as u64;
+    let f = match &model.moe {
+        Some(m) => {
+            let routed = m.top_k as u64 * m.expert_ffn;
+            let shared = m.n_shared as u64 * m.shared_ffn.unwrap_or(m.expert_ffn);
+            (routed + shared).max(model.ffn)
+        }
+        None => model.ffn,
+    };
+    let scores = if w.flash_attention { 256 } else { w.kv_tokens() };
+    4 * u * (model.vocab + 4 * model.hidden + 2 * f) + 4 * u * model.n_heads * scores
+}
+
+/// Memory footprint of a scenario against the device budget.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Footprint {
+    /// Weights, bytes.
+    pub weights: u64,
+    /// KV cache, bytes.
+    pub kv: u64,
+    /// SSM / linear-attention state, bytes.
+    pub state: u64,
+    /// Compute buffers, bytes.
+    pub compute: u64,
+    /// Runtime overhead, bytes.
+    pub overhead: u64,
+    /// Sum of the above.
+    pub total: u64,
+    /// What the device leaves the model: RAM − OS − other apps − margin, bytes.
+    pub budget: i64,
+    /// The margin kept free, bytes.
+    pub margin: u64,
+    /// `total <= budget`.
+    pub fits: bool,
+    /// `budget − total`: spare bytes when it fits, the shortfall (negative) when not.
+    pub headroom: i64,
+}
+
+impl Footprint {
+    /// Account every component of a scenario.
+    pub fn of(s: &Scenario) -> Self {
+        let w = WeightBytes::new(&s.model, &s.weights);
+        Self::with_weights(s, w.total)
+    }
+
+    /// Account with precomputed weight bytes.
+    pub fn with_weights(s: &Scenario, weights: u64) -> Self {
+        let wl = &s.workload;
+        let kv = kv_cache_bytes(&s.model, s.kv.k, s.kv.v, wl.kv_tokens(), wl.ubatch, wl.batch);
+        let state = recurrent_state_bytes(&s.model, wl.batch);
+        let compute = compute_buffer_bytes(&s.model, wl);
+        let overhead = s.cost.runtime_overhead_bytes;
+        let total = weights + kv + state + compute + overhead;
+        let budget = s.device.memory.available_bytes() as i64 - wl.margin_bytes as i64;
+        let headroom = budget - total as i64;
+        Footprint {
+            weights,
+            kv,
+            state,
+            compute,
+            overhead,
+            total,
+            budget,
+            margin: wl.margin_bytes,
+            fits: headroom >= 0,
+            headroom,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memwall_spec::GgmlType;
+
+    fn dense(layers: u32, hidden: u64, kv_heads: u64) -> ModelSpec {
+        toml::from_str(&format!(
+            "name = \"t\"\nn_layers = {layers}\nhidden = {hidden}\nn_heads = 48\nn_kv_heads = {kv_heads}\n\
+             head_dim = 128\nffn = 16384\nvocab = 32000\nsliding_window = 1024"
+        ))
+        .unwrap()
+    }
+
+    const F16: QuantFormat = QuantFormat::Ggml(GgmlType::F16);
+
+    #[test]
+    fn seed_kv_figures_are_exact() {
+        let m = dense(48, 6144, 8);
+        assert_eq!(kv_cache_bytes(&m, F16, F16, 4096, 512, 1), 805_306_368);
+        let mha = dense(48, 6144, 48);
+        assert_eq!(kv_cache_bytes(&mha, F16, F16, 4096, 512, 1), 6 * 805_306_368);
+        assert_eq!(kv_cache_bytes(&m, F16, F16, 32768, 512, 1), 6_442_450_944);
+    }
+
+    #[test]
+    fn q8_0_kv_counts_scale_bytes() {
+        // 1024 elements per row = 32 blocks × 34 B = 1088 B per token-layer, for K and V.
+        let m = dense(1, 6144, 8);
+        let q8 = QuantFormat::Ggml(GgmlType::Q8_0);
+        assert_eq!(kv_cache_bytes(&m, q8, q8, 10, 512, 1), 10 * 2 * 1088);
+        // K in q8_0 and V in f16: 1088 + 2048 per token.
+        assert_eq!(kv_cache_bytes(&m, q8, F16, 10, 512, 1), 10 * (1088 + 2048));
+    }
+
+    #[test]
+    fn sliding_window_caps_kv_growth() {
+        let mut m = dense(4, 6144, 8);
+        m.layer_pattern = vec![LayerKind::Sliding];
+        let at_8k = kv_cache_bytes(&m, F16, F16, 8192, 512, 1);
+        let at_32k = kv_cache_bytes(&m, F16, F16, 32768, 512, 1);
+        assert_eq!(at_8k, at_32k);
+        // window 1024 + ubatch 512 = 1536 cells (already a multiple of 256).
+        assert_eq!(at_8k, 4 * 1536 * 2 * 2048);
+    }
+
+    #[test]
+    fn state_of_a_mamba1_layer() {
+        let m: ModelSpec = toml::from_str(
+            "name = \"m\"\nn_layers = 2\nhidden = 1024\nn_heads = 1\nn_kv_heads = 1\nffn = 0\nvocab = 100\n\
+             layer_pattern = [\"ssm\"]\n[ssm]\nkind = \"mamba1\"\nd_state = 16\nd_conv = 4\nd_inner = 2048",
+        )
+        .unwrap();
+        // ((4 − 1) × 2048 + 2048 × 16) × 4 B = 155,648 B per layer.
+        assert_eq!(recurrent_state_bytes(&m, 1), 2 * 155_648);
+        assert_eq!(kv_cache_bytes(&m, F16, F16, 4096, 512, 1), 0);
+    }
+
+    #[test]
+    fn ffn_rows_that_do_not_fill_k_blocks_fall_back() {
+        // A 1000-wide FFN: ffn_down rows of 1000 elements cannot hold Q4_K (256) nor Q5_0 (32):
+        // llama.cpp stores them as F16.
+        let mut m = dense(1, 4096, 8);
+        m.ffn = 1000;
+        let w = WeightBytes::new(&m, &WeightQuant::new("pure-q4_K".parse().unwrap()));
+        let down = w.tensors.iter().find(|x| x.0.class == TensorClass::FfnDown).unwrap();
+        assert_eq!(down.1, F16);
+        assert_eq!(down.2, 4096 * 1000 * 2);
+    }
+}

@@ -1,0 +1,181 @@
+//! The analytic estimator against the physics it must reproduce.
+
+use memwall_sim::analytic::{Binding, overlap_time};
+use memwall_sim::{estimate, expected_distinct_experts};
+use memwall_spec::{KvQuant, LayerKind, Scenario, WeightQuant};
+
+const DEVICE: &str = r#"
+name = "test-phone"
+[memory]
+ram_bytes = 17179869184
+os_reserved_bytes = 3000000000
+other_apps_bytes = 1000000000
+lpddr = "LPDDR5X"
+channels = 4
+channel_width_bits = 16
+data_rate_mtps = 6250.0
+achievable_fraction = 1.0
+per_core_gbps = 20.0
+dram_pj_per_bit = 4.0
+[[clusters]]
+name = "big"
+cores = 6
+max_ghz = 3.0
+simd_bits = 128
+simd_pipes = 4
+int8_dot = true
+power_w_per_core = 1.5
+[[clusters]]
+name = "little"
+cores = 2
+max_ghz = 2.0
+simd_bits = 128
+simd_pipes = 2
+int8_dot = true
+power_w_per_core = 0.3
+[storage]
+kind = "UFS 4.0"
+read_gbps = 4.0
+[power]
+static_w = 0.5
+"#;
+
+const MODEL: &str = r#"
+name = "llama-like-8b"
+n_layers = 32
+hidden = 4096
+n_heads = 32
+n_kv_heads = 8
+head_dim = 128
+ffn = 14336
+vocab = 128256
+sliding_window = 1024
+"#;
+
+fn scenario(mix: &str) -> Scenario {
+    Scenario {
+        model: toml::from_str(MODEL).unwrap(),
+        device: toml::from_str(DEVICE).unwrap(),
+        weights: WeightQuant::new(mix.parse().unwrap()),
+        kv: KvQuant::default(),
+        workload: toml::from_str("prompt_tokens = 256\ngen_tokens = 64\ncontext_tokens = 4096").unwrap(),
+        cost: Default::default(),
+    }
+}
+
+#[test]
+fn distinct_experts_follow_the_uniform_formula() {
+    // E(1 − (1 − k/E)^T) for E = 128, k = 8.
+    assert!((expected_distinct_experts(128, 8, 1, 0.0) - 8.0).abs() < 1e-9);
+    let t4 = 128.0 * (1.0 - (1.0f64 - 8.0 / 128.0).powi(4));
+    assert!((expected_distinct_experts(128, 8, 4, 0.0) - t4).abs() < 1e-9);
+    // Skewed routing concentrates on fewer experts.
+    assert!(expected_distinct_experts(128, 8, 16, 1.0) < expected_distinct_experts(128, 8, 16, 0.0));
+}
+
+#[test]
+fn overlap_time_by_hand() {
+    // max(2, 1) + (1 − 0.75) × 1 = 2.25
+    assert!((overlap_time(2.0, 1.0, 0.75) - 2.25).abs() < 1e-12);
+    assert_eq!(overlap_time(2.0, 1.0, 1.0), 2.0);
+    assert_eq!(overlap_time(2.0, 1.0, 0.0), 3.0);
+}
+
+#[test]
+fn bandwidth_bound_decode_scales_with_bandwidth() {
+    // The seed's observation: 50 → 80 GB/s gave about +40 % decode speed.
+    let slow = scenario("Q4_K_M");
+    let mut fast = scenario("Q4_K_M");
+    fast.device.memory.data_rate_mtps = 10_000.0;
+    fast.device.memory.per_core_gbps = 40.0;
+    assert!((slow.device.memory.peak_gbps() - 50.0).abs() < 1e-9);
+    assert!((fast.device.memory.peak_gbps() - 80.0).abs() < 1e-9);
+    let (a, b) = (estimate(&slow).unwrap(), estimate(&fast).unwrap());
+    assert_eq!(a.binding, Binding::Memory);
+    let gain = b.decode_tok_s / a.decode_tok_s;
+    assert!(gain > 1.3 && gain <= 1.6, "gain {gain}");
+}
+
+#[test]
+fn more_cores_do_not_speed_a_bandwidth_bound_decode() {
+    let mut four = scenario("Q4_K_M");
+    four.workload.threads = Some(4);
+    let mut eight = scenario("Q4_K_M");
+    eight.workload.threads = Some(8);
+    let (a, b) = (estimate(&four).unwrap(), estimate(&eight).unwrap());
+    assert_eq!(a.binding, Binding::Memory);
+    assert!(b.decode_tok_s <= a.decode_tok_s * 1.01, "{} vs {}", b.decode_tok_s, a.decode_tok_s);
+}
+
+#[test]
+fn two_bit_is_slower_than_four_bit_when_dequantization_binds() {
+    let mut q2 = scenario("pure-q2_K");
+    let mut q4 = scenario("pure-q4_K");
+    for s in [&mut q2, &mut q4] {
+        s.workload.threads = Some(1);
+        s.device.memory.per_core_gbps = 60.0;
+        s.device.clusters[0].max_ghz = 1.0;
+        s.device.clusters[0].simd_pipes = 2;
+    }
+    let (a, b) = (estimate(&q2).unwrap(), estimate(&q4).unwrap());
+    assert_eq!(a.binding, Binding::Dequant);
+    assert!(a.weight_bytes < b.weight_bytes);
+    assert!(a.decode_tok_s < b.decode_tok_s, "q2_K {} vs q4_K {}", a.decode_tok_s, b.decode_tok_s);
+}
+
+#[test]
+fn sliding_window_caps_kv_growth() {
+    let at = |ctx: u64, kind: LayerKind| {
+        let mut s = scenario("Q4_K_M");
+        s.model.layer_pattern = vec![kind];
+        s.workload.context_tokens = ctx;
+        s.workload.prompt_tokens = ctx - 64;
+        estimate(&s).unwrap()
+    };
+    let (w8, w32) = (at(8192, LayerKind::Sliding), at(32768, LayerKind::Sliding));
+    assert_eq!(w8.kv_bytes, w32.kv_bytes);
+    assert!((w8.decode_tok_s - w32.decode_tok_s).abs() / w8.decode_tok_s < 1e-9);
+    let (f8, f32k) = (at(8192, LayerKind::Full), at(32768, LayerKind::Full));
+    assert_eq!(f32k.kv_bytes, 4 * f8.kv_bytes);
+    assert!(f32k.decode_tok_s < 0.8 * f8.decode_tok_s);
+}
+
+#[test]
+fn mqa_is_cheaper_than_gqa_is_cheaper_than_mha() {
+    let at = |kv_heads: u64| {
+        let mut s = scenario("Q4_K_M");
+        s.model.n_kv_heads = kv_heads;
+        s.workload.context_tokens = 16384;
+        s.workload.prompt_tokens = 16000;
+        estimate(&s).unwrap()
+    };
+    let (mqa, gqa, mha) = (at(1), at(8), at(32));
+    assert!(mqa.kv_bytes < gqa.kv_bytes && gqa.kv_bytes < mha.kv_bytes);
+    assert!(mqa.decode_tok_s > gqa.decode_tok_s && gqa.decode_tok_s > mha.decode_tok_s);
+}
+
+#[test]
+fn small_working_sets_are_served_from_cache() {
+    let mut s = scenario("Q4_K_M");
+    s.model = toml::from_str(
+        "name = \"tiny\"\nn_layers = 2\nhidden = 256\nn_heads = 4\nn_kv_heads = 4\nffn = 512\nvocab = 1024",
+    )
+    .unwrap();
+    s.device
+        .caches
+        .push(toml::from_str("name = \"SLC\"\nlevel = 4\nsize_bytes = 8388608\nbandwidth_gbps = 200.0").unwrap());
+    let e = estimate(&s).unwrap();
+    assert!(e.decode_terms.from_cache);
+    assert_eq!(e.dram_bytes_per_token, 0.0);
+}
+
+#[test]
+fn energy_counts_dram_and_core_power() {
+    let e = estimate(&scenario("Q4_K_M")).unwrap();
+    // Hand bound: DRAM energy alone is bytes × 8 × 4 pJ.
+    let dram_j = e.dram_bytes_per_token * 8.0 * 4e-12;
+    assert!(e.energy_j_per_token > dram_j);
+    // Six big cores at 1.5 W plus 0.5 W static over one token time bounds the rest.
+    let upper = dram_j * 1.2 + (6.0 * 1.5 + 0.5) * e.decode_s_per_token * 1.2;
+    assert!(e.energy_j_per_token < upper, "{} vs {upper}", e.energy_j_per_token);
+}
