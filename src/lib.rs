@@ -1,1 +1,29 @@
-//! memwall
+//! # memwall
+//!
+//! The memory wall of on-device LLM inference: whether a model design fits a phone or edge
+//! board, how fast it decodes there, and what limits it. This facade re-exports the public
+//! API of the workspace:
+//!
+//! - [`spec`]: models, devices, quantization formats and mixes, workloads, cost-model data.
+//! - [`sim`]: byte-exact memory accounting and the analytic estimator.
+//! - [`io`]: presets, experiments and sweeps, Arrow results and Parquet export.
+//!
+//! ```
+//! use memwall::io::{load_device, load_model};
+//! use memwall::spec::{KvQuant, Scenario, WeightQuant};
+//!
+//! let s = Scenario {
+//!     model: load_model("llama-3.1-8b").unwrap(),
+//!     device: load_device("snapdragon-8-gen3-16gb").unwrap(),
+//!     weights: WeightQuant::new("Q4_K_M".parse().unwrap()),
+//!     kv: KvQuant::default(),
+//!     workload: Default::default(),
+//!     cost: Default::default(),
+//! };
+//! let e = memwall::sim::estimate(&s).unwrap();
+//! assert!(e.fits && e.decode_tok_s > 1.0);
+//! ```
+
+pub use memwall_io as io;
+pub use memwall_sim as sim;
+pub use memwall_spec as spec;

@@ -1,1 +1,322 @@
-fn main() {}
+//! `memwall`: footprint, speed and limits of on-device LLM inference from the command line.
+//!
+//! Every error is printed with the field and value it concerns and exits with status 2.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use memwall_io::{Experiment, QualityTable, load_device, load_model};
+use memwall_sim::{Estimate, WeightBytes, estimate};
+use memwall_spec::units::{GB, to_gb};
+use memwall_spec::{Backend, ContextPolicy, KvQuant, QuantFormat, Scenario, WeightQuant, Workload};
+
+#[derive(Parser)]
+#[command(name = "memwall", version, about = "The memory wall of on-device LLM inference")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the model and device presets.
+    Presets {
+        /// Only `models` or `devices`.
+        kind: Option<String>,
+    },
+    /// Memory footprint by component, and whether it fits the device with the margin.
+    Footprint(ScenarioArgs),
+    /// Decode tok/s, TTFT, energy per token and the binding term of one design point.
+    Estimate(ScenarioArgs),
+    /// Run an experiment (a base scenario and a grid) and write the results as Parquet.
+    Run {
+        /// The experiment TOML.
+        #[arg(default_value = "experiments/phone-35b.toml")]
+        experiment: PathBuf,
+        /// Output Parquet file (default: results/<experiment name>.parquet).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Print at most this many rows of the summary table (0: all).
+        #[arg(long, default_value_t = 0)]
+        max_rows: usize,
+    },
+}
+
+#[derive(Args)]
+struct ScenarioArgs {
+    /// Model preset name or TOML path.
+    #[arg(long)]
+    model: String,
+    /// Device preset name or TOML path.
+    #[arg(long)]
+    device: String,
+    /// Weight mix: a llama.cpp file type (Q4_K_M, Q2_K, IQ4_XS, TQ1_0, ...) or a format
+    /// (q4_0, int4-g128, ...).
+    #[arg(long, default_value = "Q4_K_M")]
+    weights: String,
+    /// KV-cache format for both K and V.
+    #[arg(long, default_value = "f16")]
+    kv: String,
+    /// K-cache format (overrides --kv).
+    #[arg(long)]
+    kv_k: Option<String>,
+    /// V-cache format (overrides --kv).
+    #[arg(long)]
+    kv_v: Option<String>,
+    /// Context the KV cache is allocated for, tokens.
+    #[arg(long, default_value_t = 4096)]
+    context: u64,
+    /// Prompt tokens.
+    #[arg(long, default_value_t = 512)]
+    prompt: u64,
+    /// Generated tokens.
+    #[arg(long, default_value_t = 128)]
+    gen_tokens: u64,
+    /// Let the KV cache grow with the tokens seen instead of allocating the whole context.
+    #[arg(long)]
+    grow: bool,
+    /// Sequences decoded together.
+    #[arg(long, default_value_t = 1)]
+    batch: u32,
+    /// CPU threads (default: the device's big cores).
+    #[arg(long)]
+    threads: Option<u32>,
+    /// Compute unit: cpu, gpu or npu.
+    #[arg(long, default_value = "cpu")]
+    backend: String,
+    /// Safety margin kept free, GB.
+    #[arg(long, default_value_t = 2.0)]
+    margin_gb: f64,
+}
+
+impl ScenarioArgs {
+    fn scenario(&self) -> Result<Scenario> {
+        let fmt = |field: &str, v: &str| -> Result<QuantFormat> {
+            v.parse::<QuantFormat>().map_err(|e| e.within(field)).context("bad KV format")
+        };
+        let both = fmt("kv", &self.kv)?;
+        let kv = KvQuant {
+            k: self.kv_k.as_deref().map(|v| fmt("kv_k", v)).transpose()?.unwrap_or(both),
+            v: self.kv_v.as_deref().map(|v| fmt("kv_v", v)).transpose()?.unwrap_or(both),
+        };
+        let backend = match self.backend.as_str() {
+            "cpu" => Backend::Cpu,
+            "gpu" => Backend::Gpu,
+            "npu" => Backend::Npu,
+            other => anyhow::bail!("unknown backend `{other}` for `--backend`; expected cpu, gpu or npu"),
+        };
+        if !(self.margin_gb.is_finite() && self.margin_gb >= 0.0) {
+            anyhow::bail!("invalid `--margin-gb` = {}: must be a finite number >= 0", self.margin_gb);
+        }
+        let workload = Workload {
+            prompt_tokens: self.prompt,
+            gen_tokens: self.gen_tokens,
+            context_tokens: self.context,
+            context_policy: if self.grow { ContextPolicy::Grow } else { ContextPolicy::Allocate },
+            batch: self.batch,
+            threads: self.threads,
+            backend,
+            margin_bytes: (self.margin_gb * GB as f64) as u64,
+            ..Workload::default()
+        };
+        let s = Scenario {
+            model: load_model(&self.model)?,
+            device: load_device(&self.device)?,
+            weights: WeightQuant::new(self.weights.parse().map_err(|e: memwall_spec::SpecError| e.within("weights"))?),
+            kv,
+            workload,
+            cost: Default::default(),
+        };
+        s.validate()?;
+        Ok(s)
+    }
+}
+
+fn gb(bytes: u64) -> String {
+    format!("{:.3}", to_gb(bytes))
+}
+
+fn signed_gb(bytes: i64) -> String {
+    format!("{:+.3}", bytes as f64 / GB as f64)
+}
+
+fn presets(kind: Option<&str>) -> Result<()> {
+    if !matches!(kind, None | Some("models") | Some("devices")) {
+        anyhow::bail!("unknown preset kind `{}`; expected models or devices", kind.unwrap_or_default());
+    }
+    if kind != Some("devices") {
+        println!("{:<24} {:>8} {:>9} {:>7} {:>6}  {:<}", "model", "params", "active", "layers", "hidden", "layer kinds");
+        for (name, _) in memwall_io::presets::MODELS {
+            let m = load_model(name)?;
+            let p = m.params();
+            let mut kinds: Vec<String> = Vec::new();
+            for k in m.layer_kinds() {
+                let k = format!("{k:?}").to_lowercase();
+                if !kinds.contains(&k) {
+                    kinds.push(k);
+                }
+            }
+            let extra = [m.moe.as_ref().map(|_| "moe"), m.mla.as_ref().map(|_| "mla")].into_iter().flatten();
+            kinds.extend(extra.map(String::from));
+            println!(
+                "{:<24} {:>7.2}B {:>8.2}B {:>7} {:>6}  {}",
+                name,
+                p.total as f64 / 1e9,
+                p.active_per_token as f64 / 1e9,
+                m.n_layers,
+                m.hidden,
+                kinds.join("+")
+            );
+        }
+    }
+    if kind.is_none() {
+        println!();
+    }
+    if kind != Some("models") {
+        println!("{:<28} {:>7} {:>9} {:>6} {:>8}  {:<}", "device", "RAM GB", "peak GB/s", "cores", "free GB", "memory");
+        for (name, _) in memwall_io::presets::DEVICES {
+            let d = load_device(name)?;
+            println!(
+                "{:<28} {:>7.1} {:>9.1} {:>6} {:>8.2}  {}",
+                name,
+                to_gb(d.memory.ram_bytes),
+                d.memory.peak_gbps(),
+                d.total_cores(),
+                to_gb(d.memory.available_bytes()),
+                d.memory.lpddr
+            );
+        }
+    }
+    Ok(())
+}
+
+fn footprint(a: &ScenarioArgs) -> Result<()> {
+    let s = a.scenario()?;
+    let e = estimate(&s)?;
+    let w = WeightBytes::new(&s.model, &s.weights);
+    println!("{} on {}: weights {}, KV {}/{}, {} context tokens", s.model.name, s.device.name, s.weights.mix, s.kv.k, s.kv.v, s.workload.kv_tokens());
+    println!("{:<18} {:>12}", "component", "GB");
+    for (name, v) in [
+        ("weights", e.weight_bytes),
+        ("kv cache", e.kv_bytes),
+        ("recurrent state", e.state_bytes),
+        ("compute buffers", e.compute_bytes),
+        ("runtime", e.overhead_bytes),
+        ("total", e.total_bytes),
+    ] {
+        println!("{name:<18} {:>12}", gb(v));
+    }
+    println!("{:<18} {:>12}", "available", gb(s.device.memory.available_bytes()));
+    println!("{:<18} {:>12}", "margin", gb(s.workload.margin_bytes));
+    println!("{:<18} {:>12}", "budget", signed_gb(e.budget_bytes));
+    println!("{:<18} {:>12}", "headroom", signed_gb(e.headroom_bytes));
+    println!("fits: {}  ({:.3} bits/weight over {:.3}e9 parameters)", if e.fits { "yes" } else { "NO" }, w.bits_per_weight(), w.params as f64 / 1e9);
+    Ok(())
+}
+
+fn print_estimate(s: &Scenario, e: &Estimate) {
+    let q = QualityTable::default().lookup(&s.weights, &s.kv);
+    println!("{} on {} ({} threads, {}), weights {}, KV {}/{}", s.model.name, s.device.name, e.threads, s.workload.backend.name(), s.weights.mix, s.kv.k, s.kv.v);
+    println!("decode        {:>10.2} tok/s  ({:.2} ms/token, bound by {})", e.decode_tok_s, e.decode_s_per_token * 1e3, e.binding.name());
+    println!("  terms       mem {:.2} ms | arith {:.2} ms | dequant {:.2} ms | overhead {:.2} ms", e.decode_terms.t_mem * 1e3, e.decode_terms.t_arith * 1e3, e.decode_terms.t_dequant * 1e3, e.decode_terms.t_overhead * 1e3);
+    println!("  per token   {:.3} GB weights, {:.3} GB KV/state, {:.2} GMAC", e.weight_bytes_per_token / 1e9, e.kv_bytes_per_token / 1e9, e.macs_per_token / 1e9);
+    println!("prefill       {:>10.1} tok/s  ({} tokens in {:.2} s, bound by {})", e.prefill_tok_s, s.workload.prompt_tokens, e.prefill_s, e.prefill_binding.map_or("-", |b| b.name()));
+    println!("TTFT          {:>10.3} s", e.ttft_s);
+    println!("energy        {:>10.3} J/token", e.energy_j_per_token);
+    println!("footprint     {:>10} GB of {} GB budget: {}", gb(e.total_bytes), signed_gb(e.budget_bytes), if e.fits { "fits" } else { "DOES NOT FIT" });
+    let show = |d: Option<f64>| d.map_or("unknown".to_string(), |v| format!("{v:+.4}"));
+    println!("quality       dPPL weights {} | KV {}  [{}]", show(q.ppl_delta_weights), show(q.ppl_delta_kv), q.source);
+}
+
+fn run(path: &PathBuf, out: Option<PathBuf>, max_rows: usize) -> Result<()> {
+    let exp = Experiment::load(path)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}.parquet", exp.name)));
+    let n = exp.len();
+    eprintln!("{}: {} design points", exp.name, n);
+    let bar = indicatif::ProgressBar::new(n as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {elapsed_precise} (eta {eta})")
+            .expect("valid template"),
+    );
+    let rows = memwall_io::run_sweep(&exp, |done, _| {
+        if done % 64 == 0 || done == n {
+            bar.set_position(done as u64);
+        }
+    })?;
+    bar.finish_and_clear();
+    let batch = memwall_io::to_record_batch(Some(&exp), &rows)?;
+    memwall_io::write_parquet(&out, &batch, &memwall_io::metadata(Some(&exp)))?;
+
+    // Summary: one line per design, fitting designs marked.
+    let axes: Vec<&memwall_io::Axis> = exp.axes.iter().filter(|a| a.values.len() > 1).collect();
+    let mut header: Vec<String> = axes.iter().map(|a| a.key.clone()).collect();
+    header.extend(["total GB", "fits", "headroom GB", "decode tok/s", "bound by", "dPPL w"].map(String::from));
+    let mut table: Vec<Vec<String>> = Vec::new();
+    for r in &rows {
+        let mut line: Vec<String> = axes.iter().map(|a| {
+            let i = exp.axes.iter().position(|x| x.key == a.key).unwrap_or(0);
+            a.display(r.choice[i])
+        }).collect();
+        let e = &r.estimate;
+        line.push(gb(e.total_bytes));
+        line.push(if e.fits { "yes".into() } else { "no".into() });
+        line.push(signed_gb(e.headroom_bytes));
+        line.push(format!("{:.2}", e.decode_tok_s));
+        line.push(e.binding.name().into());
+        line.push(r.quality.ppl_delta_weights.map_or("?".into(), |d| format!("{d:+.3}")));
+        table.push(line);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| table.iter().map(|l| l[c].len()).chain([header[c].len()]).max().unwrap_or(0))
+        .collect();
+    let fmt_line = |l: &[String]| l.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect::<Vec<_>>().join("  ");
+    println!("{}", fmt_line(&header));
+    let shown = if max_rows == 0 { table.len() } else { max_rows.min(table.len()) };
+    for l in &table[..shown] {
+        println!("{}", fmt_line(l));
+    }
+    if shown < table.len() {
+        println!("... {} more rows in {}", table.len() - shown, out.display());
+    }
+    let fitting: Vec<&memwall_io::Row> = rows.iter().filter(|r| r.estimate.fits).collect();
+    let margin = rows.first().map_or(0, |r| r.scenario.workload.margin_bytes);
+    println!("\n{} of {} designs fit with a {:.1} GB margin.", fitting.len(), rows.len(), to_gb(margin));
+    if let Some(best) = fitting.iter().max_by(|a, b| a.estimate.decode_tok_s.total_cmp(&b.estimate.decode_tok_s)) {
+        println!(
+            "fastest fitting design: {} ({:.2} tok/s, {} GB)",
+            exp.describe(&best.choice),
+            best.estimate.decode_tok_s,
+            gb(best.estimate.total_bytes)
+        );
+    }
+    println!("results: {} ({} rows)", out.display(), rows.len());
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match &cli.command {
+        Command::Presets { kind } => presets(kind.as_deref()),
+        Command::Footprint(a) => footprint(a),
+        Command::Estimate(a) => a.scenario().map(|s| {
+            let e = estimate(&s);
+            e.map(|e| print_estimate(&s, &e))
+        }).and_then(|r| r.map_err(Into::into)),
+        Command::Run { experiment, out, max_rows } => run(experiment, out.clone(), *max_rows),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

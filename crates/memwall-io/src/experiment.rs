@@ -1,0 +1,270 @@
+//! Experiments: a base scenario plus a grid of parameters to sweep over. Any field of the
+//! scenario is addressable by its dotted path (`workload.context_tokens`, `model.n_kv_heads`,
+//! `device.memory.data_rate_mtps`); `a+b` sets several paths to the same value
+//! (`"kv.k+kv.v" = ["f16", "q8_0"]`); `model` and `device` take preset names or paths.
+//!
+//! ```toml
+//! name = "phone-35b"
+//! seed = 0
+//! [base]
+//! model = "hypothetical-35b-dense"
+//! device = "snapdragon-8-gen3-16gb"
+//! weights = { mix = "Q4_K_M" }
+//! [grid]
+//! "weights.mix" = ["Q8_0", "Q4_K_M"]
+//! "workload.context_tokens" = [4096, 32768]
+//! [labels]                       # optional display labels for an axis
+//! "workload.context_tokens" = ["4K", "32K"]
+//! ```
+
+use std::path::Path;
+
+use memwall_spec::{Scenario, SpecError, from_toml};
+use serde::Deserialize;
+
+use crate::error::{IoError, Result};
+use crate::presets::resolve_value;
+
+/// One sweep axis.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// The key as written (`"kv.k+kv.v"`).
+    pub key: String,
+    /// The dotted paths it sets.
+    pub paths: Vec<String>,
+    /// Values as written (preset names stay names).
+    pub values: Vec<toml::Value>,
+    /// Values to assign (preset names resolved to tables).
+    resolved: Vec<toml::Value>,
+    /// Display labels, one per value.
+    pub labels: Option<Vec<String>>,
+}
+
+impl Axis {
+    /// Display text of value `i`: its label, or the value (strings unquoted).
+    pub fn display(&self, i: usize) -> String {
+        match &self.labels {
+            Some(l) => l[i].clone(),
+            None => display_value(&self.values[i]),
+        }
+    }
+}
+
+/// Render a TOML value for people: strings bare, everything else as TOML.
+pub fn display_value(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    seed: u64,
+    base: toml::Table,
+    #[serde(default)]
+    grid: toml::Table,
+    #[serde(default)]
+    labels: toml::Table,
+}
+
+/// A parsed experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    /// Name.
+    pub name: String,
+    /// What it asks.
+    pub description: String,
+    /// Seed recorded with the results.
+    pub seed: u64,
+    /// The base scenario with presets resolved.
+    base: toml::Table,
+    /// Axes in file order; the last varies fastest.
+    pub axes: Vec<Axis>,
+    /// The experiment's TOML text, stored in the results' metadata.
+    pub text: String,
+}
+
+/// One point of the grid.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Index in the sweep.
+    pub index: usize,
+    /// Value index per axis.
+    pub choice: Vec<usize>,
+    /// The resolved, validated scenario.
+    pub scenario: Scenario,
+}
+
+fn invalid(field: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> IoError {
+    IoError::Spec(SpecError::invalid(field, value, reason))
+}
+
+fn resolve_top(table: &mut toml::Table) -> Result<()> {
+    for key in ["model", "device"] {
+        if let Some(v) = table.get(key) {
+            let r = resolve_value(key, v).map_err(|e| match e {
+                IoError::Spec(s) => IoError::Spec(s.within("base")),
+                other => other,
+            })?;
+            table.insert(key.to_string(), r);
+        }
+    }
+    Ok(())
+}
+
+/// Set `path` (dotted) in `doc` to `v`, creating tables on the way.
+fn set_path(doc: &mut toml::Table, path: &str, v: toml::Value) -> Result<()> {
+    let segs: Vec<&str> = path.split('.').collect();
+    let mut cur = doc;
+    for (i, seg) in segs.iter().enumerate() {
+        if seg.is_empty() {
+            return Err(invalid(format!("grid.\"{path}\""), path, "empty path segment"));
+        }
+        if i + 1 == segs.len() {
+            cur.insert(seg.to_string(), v);
+            return Ok(());
+        }
+        let entry = cur.entry(seg.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        match entry {
+            toml::Value::Table(t) => cur = t,
+            other => {
+                return Err(invalid(
+                    format!("grid.\"{path}\""),
+                    other.to_string(),
+                    format!("`{}` is not a table, so `{path}` cannot be set", segs[..=i].join(".")),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Experiment {
+    /// Parse an experiment from TOML text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self> {
+        let raw: Raw = from_toml(text, origin)?;
+        if raw.name.trim().is_empty() {
+            return Err(invalid("name", "\"\"", "an experiment needs a name"));
+        }
+        let mut base = raw.base;
+        resolve_top(&mut base)?;
+        let mut axes = Vec::new();
+        for (key, values) in raw.grid {
+            let field = format!("grid.\"{key}\"");
+            let toml::Value::Array(values) = values else {
+                return Err(invalid(field, values, "a grid axis is an array of values"));
+            };
+            if values.is_empty() {
+                return Err(invalid(field, "[]", "a grid axis needs at least one value"));
+            }
+            let paths: Vec<String> = key.split('+').map(|p| p.trim().to_string()).collect();
+            let resolved = if paths.iter().any(|p| p == "model" || p == "device") {
+                let kind = if paths.iter().any(|p| p == "model") { "model" } else { "device" };
+                values.iter().map(|v| resolve_value(kind, v)).collect::<Result<Vec<_>>>().map_err(|e| match e {
+                    IoError::Spec(s) => IoError::Spec(s.within("grid")),
+                    other => other,
+                })?
+            } else {
+                values.clone()
+            };
+            axes.push(Axis { key, paths, values, resolved, labels: None });
+        }
+        for (key, labels) in raw.labels {
+            let field = format!("labels.\"{key}\"");
+            let axis = axes.iter_mut().find(|a| a.key == key).ok_or_else(|| {
+                IoError::Spec(SpecError::Unknown {
+                    field: field.clone(),
+                    what: "grid axis",
+                    value: key.clone(),
+                    hint: "; labels must name a key of [grid]".into(),
+                })
+            })?;
+            let toml::Value::Array(labels) = labels else {
+                return Err(invalid(field, labels, "labels are an array of strings"));
+            };
+            if labels.len() != axis.values.len() {
+                return Err(invalid(
+                    field,
+                    format!("{} labels", labels.len()),
+                    format!("the axis has {} values", axis.values.len()),
+                ));
+            }
+            axis.labels = Some(labels.iter().map(display_value).collect());
+        }
+        let exp = Experiment { name: raw.name, description: raw.description, seed: raw.seed, base, axes, text: text.into() };
+        // The base scenario must be valid on its own when there is no grid; with a grid, the
+        // first point is checked now so that typos fail before any work.
+        exp.point(0)?;
+        Ok(exp)
+    }
+
+    /// Read and parse an experiment file.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.into(), source })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Number of grid points.
+    pub fn len(&self) -> usize {
+        self.axes.iter().map(|a| a.values.len()).product()
+    }
+
+    /// Whether the grid is empty (never: an experiment has at least its base point).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Value index per axis of point `index` (the last axis varies fastest).
+    pub fn choice(&self, mut index: usize) -> Vec<usize> {
+        let mut c = vec![0; self.axes.len()];
+        for (i, a) in self.axes.iter().enumerate().rev() {
+            c[i] = index % a.values.len();
+            index /= a.values.len();
+        }
+        c
+    }
+
+    /// `path=value` text of a point.
+    pub fn describe(&self, choice: &[usize]) -> String {
+        self.axes.iter().zip(choice).map(|(a, &i)| format!("{}={}", a.key, a.display(i))).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Build and validate point `index`.
+    pub fn point(&self, index: usize) -> Result<Point> {
+        let choice = self.choice(index);
+        let wrap = |e: IoError| IoError::Point { index, params: self.describe(&choice), source: Box::new(e) };
+        let mut doc = self.base.clone();
+        // Whole-object assignments (`model`) before the paths inside them (`model.n_layers`).
+        let mut sets: Vec<(&str, &toml::Value)> = self
+            .axes
+            .iter()
+            .zip(&choice)
+            .flat_map(|(a, &i)| a.paths.iter().map(move |p| (p.as_str(), &a.resolved[i])))
+            .collect();
+        sets.sort_by_key(|(p, _)| p.matches('.').count());
+        for (p, v) in sets {
+            set_path(&mut doc, p, v.clone()).map_err(wrap)?;
+        }
+        let value = toml::Value::Table(doc);
+        let scenario: Scenario = match value.clone().try_into() {
+            Ok(s) => s,
+            Err(_) => {
+                // Re-parse as text for an error that quotes the offending key and line.
+                let text = toml::to_string(&value).unwrap_or_default();
+                let e = from_toml::<Scenario>(&text, "scenario").err().unwrap_or_else(|| SpecError::Parse {
+                    origin: "scenario".into(),
+                    message: "does not match the scenario schema".into(),
+                });
+                return Err(wrap(IoError::Spec(e)));
+            }
+        };
+        scenario.validate().map_err(|e| wrap(IoError::Spec(e)))?;
+        Ok(Point { index, choice, scenario })
+    }
+}

@@ -1,0 +1,87 @@
+//! Presets shipped in `datasets/`, embedded at build time, and loading specs from files.
+
+use std::path::Path;
+
+use memwall_spec::{DeviceSpec, ModelSpec, SpecError, from_toml};
+
+use crate::error::{IoError, Result};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/presets.rs"));
+}
+
+pub use embedded::{DEVICES, MODELS, QUANT_QUALITY_CSV};
+
+fn find<'a>(table: &'a [(&'a str, &'a str)], name: &str) -> Option<&'a str> {
+    table.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, t)| *t)
+}
+
+fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> IoError {
+    IoError::Spec(SpecError::Unknown {
+        field: what.to_string(),
+        what: if what == "model" { "model preset" } else { "device preset" },
+        value: name.to_string(),
+        hint: format!(
+            "; presets: {} (or a path to a .toml file)",
+            table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        ),
+    })
+}
+
+/// Raw TOML text of a model preset.
+pub fn model_text(name: &str) -> Option<&'static str> {
+    find(MODELS, name)
+}
+
+/// Raw TOML text of a device preset.
+pub fn device_text(name: &str) -> Option<&'static str> {
+    find(DEVICES, name)
+}
+
+fn read(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.to_path_buf(), source })
+}
+
+fn is_path(name: &str) -> bool {
+    name.ends_with(".toml") || name.contains('/') || name.contains('\\')
+}
+
+/// A model by preset name or `.toml` path, validated.
+pub fn load_model(name: &str) -> Result<ModelSpec> {
+    let m: ModelSpec = if is_path(name) {
+        from_toml(&read(Path::new(name))?, name)?
+    } else {
+        let text = model_text(name).ok_or_else(|| unknown("model", name, MODELS))?;
+        from_toml(text, &format!("model preset {name}"))?
+    };
+    m.validate().map_err(|e| e.within("model"))?;
+    Ok(m)
+}
+
+/// A device by preset name or `.toml` path, validated.
+pub fn load_device(name: &str) -> Result<DeviceSpec> {
+    let d: DeviceSpec = if is_path(name) {
+        from_toml(&read(Path::new(name))?, name)?
+    } else {
+        let text = device_text(name).ok_or_else(|| unknown("device", name, DEVICES))?;
+        from_toml(text, &format!("device preset {name}"))?
+    };
+    d.validate().map_err(|e| e.within("device"))?;
+    Ok(d)
+}
+
+/// Resolve a `model`/`device` entry of a scenario: a preset name or path becomes its table.
+pub(crate) fn resolve_value(kind: &str, v: &toml::Value) -> Result<toml::Value> {
+    let toml::Value::String(name) = v else { return Ok(v.clone()) };
+    let text = if is_path(name) {
+        read(Path::new(name))?
+    } else {
+        let (table, text) = match kind {
+            "model" => (MODELS, model_text(name)),
+            _ => (DEVICES, device_text(name)),
+        };
+        text.ok_or_else(|| unknown(if kind == "model" { "model" } else { "device" }, name, table))?.to_string()
+    };
+    let parsed: toml::Table = from_toml(&text, name)?;
+    Ok(toml::Value::Table(parsed))
+}

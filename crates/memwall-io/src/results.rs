@@ -1,0 +1,194 @@
+//! Sweep results as Arrow record batches (one column per input parameter and per metric)
+//! and their Parquet export with key-value metadata, written atomically.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, UInt32Array, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema};
+use arrow::record_batch::RecordBatch;
+use memwall_sim::Estimate;
+use memwall_spec::Scenario;
+use parquet::arrow::ArrowWriter;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{IoError, Result};
+use crate::experiment::Experiment;
+use crate::quality::Quality;
+
+/// One evaluated design point.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Value index per grid axis.
+    pub choice: Vec<usize>,
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The estimate.
+    pub estimate: Estimate,
+    /// The looked-up quality.
+    pub quality: Quality,
+}
+
+/// Identity columns every result carries, named by their scenario path.
+pub const IDENTITY_COLUMNS: &[&str] = &[
+    "model",
+    "device",
+    "weights.mix",
+    "kv.k",
+    "kv.v",
+    "workload.context_tokens",
+    "workload.prompt_tokens",
+    "workload.gen_tokens",
+    "workload.batch",
+    "workload.backend",
+];
+
+enum Col {
+    Str(Vec<String>),
+    F64(Vec<f64>),
+    OptF64(Vec<Option<f64>>),
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+    U32(Vec<u32>),
+    Bool(Vec<bool>),
+}
+
+impl Col {
+    fn finish(self, name: &str) -> (Field, ArrayRef) {
+        let (dt, nullable, arr): (DataType, bool, ArrayRef) = match self {
+            Col::Str(v) => (DataType::Utf8, false, Arc::new(StringArray::from(v))),
+            Col::F64(v) => (DataType::Float64, false, Arc::new(Float64Array::from(v))),
+            Col::OptF64(v) => (DataType::Float64, true, Arc::new(Float64Array::from(v))),
+            Col::I64(v) => (DataType::Int64, false, Arc::new(Int64Array::from(v))),
+            Col::U64(v) => (DataType::UInt64, false, Arc::new(UInt64Array::from(v))),
+            Col::U32(v) => (DataType::UInt32, false, Arc::new(UInt32Array::from(v))),
+            Col::Bool(v) => (DataType::Boolean, false, Arc::new(BooleanArray::from(v))),
+        };
+        (Field::new(name, dt, nullable), arr)
+    }
+}
+
+/// Column type of a grid axis: integers, floats, booleans or text.
+fn axis_column(exp: &Experiment, axis: usize, rows: &[Row]) -> Col {
+    let a = &exp.axes[axis];
+    let vals = rows.iter().map(|r| &a.values[r.choice[axis]]);
+    if a.labels.is_none() {
+        if a.values.iter().all(|v| v.is_integer()) {
+            return Col::I64(vals.map(|v| v.as_integer().unwrap_or_default()).collect());
+        }
+        if a.values.iter().all(|v| v.is_float() || v.is_integer()) {
+            return Col::F64(vals.map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)).unwrap_or_default()).collect());
+        }
+        if a.values.iter().all(|v| v.is_bool()) {
+            return Col::Bool(vals.map(|v| v.as_bool().unwrap_or_default()).collect());
+        }
+    }
+    Col::Str(rows.iter().map(|r| a.display(r.choice[axis])).collect())
+}
+
+/// Build the results table of a sweep.
+pub fn to_record_batch(exp: Option<&Experiment>, rows: &[Row]) -> Result<RecordBatch> {
+    let mut cols: Vec<(String, Col)> = Vec::new();
+    let s = |f: &dyn Fn(&Row) -> String| Col::Str(rows.iter().map(f).collect());
+    let f = |f: &dyn Fn(&Row) -> f64| Col::F64(rows.iter().map(f).collect());
+    let u = |f: &dyn Fn(&Row) -> u64| Col::U64(rows.iter().map(f).collect());
+    let i = |f: &dyn Fn(&Row) -> i64| Col::I64(rows.iter().map(f).collect());
+    cols.push(("model".into(), s(&|r| r.scenario.model.name.clone())));
+    cols.push(("device".into(), s(&|r| r.scenario.device.name.clone())));
+    cols.push(("weights.mix".into(), s(&|r| r.scenario.weights.mix.to_string())));
+    cols.push(("kv.k".into(), s(&|r| r.scenario.kv.k.to_string())));
+    cols.push(("kv.v".into(), s(&|r| r.scenario.kv.v.to_string())));
+    cols.push(("workload.context_tokens".into(), u(&|r| r.scenario.workload.context_tokens)));
+    cols.push(("workload.prompt_tokens".into(), u(&|r| r.scenario.workload.prompt_tokens)));
+    cols.push(("workload.gen_tokens".into(), u(&|r| r.scenario.workload.gen_tokens)));
+    cols.push(("workload.batch".into(), Col::U32(rows.iter().map(|r| r.scenario.workload.batch).collect())));
+    cols.push(("workload.backend".into(), s(&|r| r.scenario.workload.backend.name().to_string())));
+    if let Some(exp) = exp {
+        for (ai, a) in exp.axes.iter().enumerate() {
+            if a.paths.iter().all(|p| IDENTITY_COLUMNS.contains(&p.as_str())) && a.labels.is_none() {
+                continue;
+            }
+            let name = if IDENTITY_COLUMNS.contains(&a.key.as_str()) { format!("{} (label)", a.key) } else { a.key.clone() };
+            cols.push((name, axis_column(exp, ai, rows)));
+        }
+    }
+    cols.push(("threads".into(), Col::U32(rows.iter().map(|r| r.estimate.threads).collect())));
+    cols.push(("params".into(), u(&|r| r.estimate.params)));
+    cols.push(("active_params".into(), u(&|r| r.estimate.active_params)));
+    cols.push(("weight_bytes".into(), u(&|r| r.estimate.weight_bytes)));
+    cols.push(("weight_bpw".into(), f(&|r| r.estimate.weight_bpw)));
+    cols.push(("kv_bytes".into(), u(&|r| r.estimate.kv_bytes)));
+    cols.push(("state_bytes".into(), u(&|r| r.estimate.state_bytes)));
+    cols.push(("compute_bytes".into(), u(&|r| r.estimate.compute_bytes)));
+    cols.push(("overhead_bytes".into(), u(&|r| r.estimate.overhead_bytes)));
+    cols.push(("total_bytes".into(), u(&|r| r.estimate.total_bytes)));
+    cols.push(("budget_bytes".into(), i(&|r| r.estimate.budget_bytes)));
+    cols.push(("headroom_bytes".into(), i(&|r| r.estimate.headroom_bytes)));
+    cols.push(("fits".into(), Col::Bool(rows.iter().map(|r| r.estimate.fits).collect())));
+    cols.push(("decode_tok_s".into(), f(&|r| r.estimate.decode_tok_s)));
+    cols.push(("decode_ms_per_token".into(), f(&|r| r.estimate.decode_s_per_token * 1e3)));
+    cols.push(("prefill_tok_s".into(), f(&|r| r.estimate.prefill_tok_s)));
+    cols.push(("ttft_s".into(), f(&|r| r.estimate.ttft_s)));
+    cols.push(("energy_j_per_token".into(), f(&|r| r.estimate.energy_j_per_token)));
+    cols.push(("dram_bytes_per_token".into(), f(&|r| r.estimate.dram_bytes_per_token)));
+    cols.push(("weight_bytes_per_token".into(), f(&|r| r.estimate.weight_bytes_per_token)));
+    cols.push(("kv_bytes_per_token".into(), f(&|r| r.estimate.kv_bytes_per_token)));
+    cols.push(("macs_per_token".into(), f(&|r| r.estimate.macs_per_token)));
+    cols.push(("t_mem_ms".into(), f(&|r| r.estimate.decode_terms.t_mem * 1e3)));
+    cols.push(("t_arith_ms".into(), f(&|r| r.estimate.decode_terms.t_arith * 1e3)));
+    cols.push(("t_dequant_ms".into(), f(&|r| r.estimate.decode_terms.t_dequant * 1e3)));
+    cols.push(("t_overhead_ms".into(), f(&|r| r.estimate.decode_terms.t_overhead * 1e3)));
+    cols.push(("binding".into(), s(&|r| r.estimate.binding.name().to_string())));
+    cols.push((
+        "prefill_binding".into(),
+        s(&|r| r.estimate.prefill_binding.map_or("none", |b| b.name()).to_string()),
+    ));
+    cols.push(("ppl_delta_weights".into(), Col::OptF64(rows.iter().map(|r| r.quality.ppl_delta_weights).collect())));
+    cols.push(("ppl_delta_kv".into(), Col::OptF64(rows.iter().map(|r| r.quality.ppl_delta_kv).collect())));
+    cols.push(("quality_source".into(), s(&|r| r.quality.source.clone())));
+
+    let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().map(|(n, c)| c.finish(&n)).unzip();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+        .map_err(|e| IoError::Write { path: "<record batch>".into(), message: e.to_string() })
+}
+
+/// Key-value metadata stored with every results file.
+pub fn metadata(exp: Option<&Experiment>) -> Vec<(String, String)> {
+    let mut kv = vec![("memwall_version".to_string(), env!("CARGO_PKG_VERSION").to_string())];
+    if let Some(e) = exp {
+        kv.push(("experiment_name".into(), e.name.clone()));
+        kv.push(("experiment_toml".into(), e.text.clone()));
+        kv.push(("seed".into(), e.seed.to_string()));
+    }
+    kv
+}
+
+/// Write `batch` to a Parquet file at `path` with `metadata`. The file is written to a
+/// temporary file in the same directory and renamed into place, so a failure never leaves a
+/// partial file.
+pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: &[(String, String)]) -> Result<()> {
+    let werr = |m: String| IoError::Write { path: path.to_path_buf(), message: m };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|source| IoError::File { path: dir.clone(), source })?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".memwall-")
+        .suffix(".parquet.tmp")
+        .tempfile_in(&dir)
+        .map_err(|source| IoError::File { path: dir.clone(), source })?;
+    let file: File = tmp.reopen().map_err(|source| IoError::File { path: tmp.path().into(), source })?;
+    let props = WriterProperties::builder()
+        .set_key_value_metadata(Some(
+            metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), Some(v.clone()))).collect(),
+        ))
+        .build();
+    let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| werr(e.to_string()))?;
+    w.write(batch).map_err(|e| werr(e.to_string()))?;
+    w.close().map_err(|e| werr(e.to_string()))?;
+    tmp.persist(path).map_err(|e| IoError::File { path: path.to_path_buf(), source: e.error })?;
+    Ok(())
+}
