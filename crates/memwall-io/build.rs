@@ -20,13 +20,19 @@ fn main() {
         for f in files {
             println!("cargo:rerun-if-changed={}", f.display());
             let name = f.file_stem().unwrap().to_string_lossy();
-            writeln!(out, "    ({name:?}, include_str!({:?})),", f.canonicalize().unwrap().display().to_string()).unwrap();
+            writeln!(out, "    ({name:?}, include_str!({:?})),", f.canonicalize().unwrap().display().to_string())
+                .unwrap();
         }
         writeln!(out, "];").unwrap();
     }
     let quality = root.join("quant_quality.csv");
     println!("cargo:rerun-if-changed={}", quality.display());
     writeln!(out, "/// The quantization-quality table (datasets/quant_quality.csv).").unwrap();
-    writeln!(out, "pub static QUANT_QUALITY_CSV: &str = include_str!({:?});", quality.canonicalize().unwrap().display().to_string()).unwrap();
+    writeln!(
+        out,
+        "pub static QUANT_QUALITY_CSV: &str = include_str!({:?});",
+        quality.canonicalize().unwrap().display().to_string()
+    )
+    .unwrap();
     std::fs::write(Path::new(&std::env::var("OUT_DIR").unwrap()).join("presets.rs"), out).unwrap();
 }

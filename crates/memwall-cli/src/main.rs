@@ -147,7 +147,10 @@ fn presets(kind: Option<&str>) -> Result<()> {
         anyhow::bail!("unknown preset kind `{}`; expected models or devices", kind.unwrap_or_default());
     }
     if kind != Some("devices") {
-        println!("{:<24} {:>8} {:>9} {:>7} {:>6}  {:<}", "model", "params", "active", "layers", "hidden", "layer kinds");
+        println!(
+            "{:<24} {:>8} {:>9} {:>7} {:>6}  {:<}",
+            "model", "params", "active", "layers", "hidden", "layer kinds"
+        );
         for (name, _) in memwall_io::presets::MODELS {
             let m = load_model(name)?;
             let p = m.params();
@@ -196,7 +199,15 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
     let s = a.scenario()?;
     let e = estimate(&s)?;
     let w = WeightBytes::new(&s.model, &s.weights);
-    println!("{} on {}: weights {}, KV {}/{}, {} context tokens", s.model.name, s.device.name, s.weights.mix, s.kv.k, s.kv.v, s.workload.kv_tokens());
+    println!(
+        "{} on {}: weights {}, KV {}/{}, {} context tokens",
+        s.model.name,
+        s.device.name,
+        s.weights.mix,
+        s.kv.k,
+        s.kv.v,
+        s.workload.kv_tokens()
+    );
     println!("{:<18} {:>12}", "component", "GB");
     for (name, v) in [
         ("weights", e.weight_bytes),
@@ -212,20 +223,61 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
     println!("{:<18} {:>12}", "margin", gb(s.workload.margin_bytes));
     println!("{:<18} {:>12}", "budget", signed_gb(e.budget_bytes));
     println!("{:<18} {:>12}", "headroom", signed_gb(e.headroom_bytes));
-    println!("fits: {}  ({:.3} bits/weight over {:.3}e9 parameters)", if e.fits { "yes" } else { "NO" }, w.bits_per_weight(), w.params as f64 / 1e9);
+    println!(
+        "fits: {}  ({:.3} bits/weight over {:.3}e9 parameters)",
+        if e.fits { "yes" } else { "NO" },
+        w.bits_per_weight(),
+        w.params as f64 / 1e9
+    );
     Ok(())
 }
 
 fn print_estimate(s: &Scenario, e: &Estimate) {
     let q = QualityTable::default().lookup(&s.weights, &s.kv);
-    println!("{} on {} ({} threads, {}), weights {}, KV {}/{}", s.model.name, s.device.name, e.threads, s.workload.backend.name(), s.weights.mix, s.kv.k, s.kv.v);
-    println!("decode        {:>10.2} tok/s  ({:.2} ms/token, bound by {})", e.decode_tok_s, e.decode_s_per_token * 1e3, e.binding.name());
-    println!("  terms       mem {:.2} ms | arith {:.2} ms | dequant {:.2} ms | overhead {:.2} ms", e.decode_terms.t_mem * 1e3, e.decode_terms.t_arith * 1e3, e.decode_terms.t_dequant * 1e3, e.decode_terms.t_overhead * 1e3);
-    println!("  per token   {:.3} GB weights, {:.3} GB KV/state, {:.2} GMAC", e.weight_bytes_per_token / 1e9, e.kv_bytes_per_token / 1e9, e.macs_per_token / 1e9);
-    println!("prefill       {:>10.1} tok/s  ({} tokens in {:.2} s, bound by {})", e.prefill_tok_s, s.workload.prompt_tokens, e.prefill_s, e.prefill_binding.map_or("-", |b| b.name()));
+    println!(
+        "{} on {} ({} threads, {}), weights {}, KV {}/{}",
+        s.model.name,
+        s.device.name,
+        e.threads,
+        s.workload.backend.name(),
+        s.weights.mix,
+        s.kv.k,
+        s.kv.v
+    );
+    println!(
+        "decode        {:>10.2} tok/s  ({:.2} ms/token, bound by {})",
+        e.decode_tok_s,
+        e.decode_s_per_token * 1e3,
+        e.binding.name()
+    );
+    println!(
+        "  terms       mem {:.2} ms | arith {:.2} ms | dequant {:.2} ms | overhead {:.2} ms",
+        e.decode_terms.t_mem * 1e3,
+        e.decode_terms.t_arith * 1e3,
+        e.decode_terms.t_dequant * 1e3,
+        e.decode_terms.t_overhead * 1e3
+    );
+    println!(
+        "  per token   {:.3} GB weights, {:.3} GB KV/state, {:.2} GMAC",
+        e.weight_bytes_per_token / 1e9,
+        e.kv_bytes_per_token / 1e9,
+        e.macs_per_token / 1e9
+    );
+    println!(
+        "prefill       {:>10.1} tok/s  ({} tokens in {:.2} s, bound by {})",
+        e.prefill_tok_s,
+        s.workload.prompt_tokens,
+        e.prefill_s,
+        e.prefill_binding.map_or("-", |b| b.name())
+    );
     println!("TTFT          {:>10.3} s", e.ttft_s);
     println!("energy        {:>10.3} J/token", e.energy_j_per_token);
-    println!("footprint     {:>10} GB of {} GB budget: {}", gb(e.total_bytes), signed_gb(e.budget_bytes), if e.fits { "fits" } else { "DOES NOT FIT" });
+    println!(
+        "footprint     {:>10} GB of {} GB budget: {}",
+        gb(e.total_bytes),
+        signed_gb(e.budget_bytes),
+        if e.fits { "fits" } else { "DOES NOT FIT" }
+    );
     let show = |d: Option<f64>| d.map_or("unknown".to_string(), |v| format!("{v:+.4}"));
     println!("quality       dPPL weights {} | KV {}  [{}]", show(q.ppl_delta_weights), show(q.ppl_delta_kv), q.source);
 }
@@ -255,10 +307,13 @@ fn run(path: &PathBuf, out: Option<PathBuf>, max_rows: usize) -> Result<()> {
     header.extend(["total GB", "fits", "headroom GB", "decode tok/s", "bound by", "dPPL w"].map(String::from));
     let mut table: Vec<Vec<String>> = Vec::new();
     for r in &rows {
-        let mut line: Vec<String> = axes.iter().map(|a| {
-            let i = exp.axes.iter().position(|x| x.key == a.key).unwrap_or(0);
-            a.display(r.choice[i])
-        }).collect();
+        let mut line: Vec<String> = axes
+            .iter()
+            .map(|a| {
+                let i = exp.axes.iter().position(|x| x.key == a.key).unwrap_or(0);
+                a.display(r.choice[i])
+            })
+            .collect();
         let e = &r.estimate;
         line.push(gb(e.total_bytes));
         line.push(if e.fits { "yes".into() } else { "no".into() });
@@ -306,10 +361,13 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Presets { kind } => presets(kind.as_deref()),
         Command::Footprint(a) => footprint(a),
-        Command::Estimate(a) => a.scenario().map(|s| {
-            let e = estimate(&s);
-            e.map(|e| print_estimate(&s, &e))
-        }).and_then(|r| r.map_err(Into::into)),
+        Command::Estimate(a) => a
+            .scenario()
+            .map(|s| {
+                let e = estimate(&s);
+                e.map(|e| print_estimate(&s, &e))
+            })
+            .and_then(|r| r.map_err(Into::into)),
         Command::Run { experiment, out, max_rows } => run(experiment, out.clone(), *max_rows),
     };
     match result {

@@ -145,6 +145,42 @@ fn set_path(doc: &mut toml::Table, path: &str, v: toml::Value) -> Result<()> {
     Ok(())
 }
 
+/// Find which section of a scenario table fails to parse, for an error that names it.
+fn section_error(doc: &toml::Table) -> Option<SpecError> {
+    use memwall_spec::{CostModel, DeviceSpec, KvQuant, ModelSpec, WeightQuant, Workload};
+    fn check<T: serde::de::DeserializeOwned>(key: &str, v: &toml::Value) -> Option<SpecError> {
+        let text = match v {
+            toml::Value::Table(t) => toml::to_string(t).unwrap_or_default(),
+            other => return Some(SpecError::invalid(key, other, "must be a table")),
+        };
+        from_toml::<T>(&text, key).err()
+    }
+    const KNOWN: [&str; 6] = ["model", "device", "weights", "kv", "workload", "cost"];
+    for key in doc.keys() {
+        if !KNOWN.contains(&key.as_str()) {
+            return Some(SpecError::Unknown {
+                field: "base".into(),
+                what: "scenario section",
+                value: key.clone(),
+                hint: format!("; expected one of {}", KNOWN.join(", ")),
+            });
+        }
+    }
+    for key in ["model", "device", "weights"] {
+        if !doc.contains_key(key) {
+            return Some(SpecError::invalid(key, "missing", "a scenario needs model, device and weights"));
+        }
+    }
+    doc.iter().find_map(|(k, v)| match k.as_str() {
+        "model" => check::<ModelSpec>(k, v),
+        "device" => check::<DeviceSpec>(k, v),
+        "weights" => check::<WeightQuant>(k, v),
+        "kv" => check::<KvQuant>(k, v),
+        "workload" => check::<Workload>(k, v),
+        _ => check::<CostModel>(k, v),
+    })
+}
+
 impl Experiment {
     /// Parse an experiment from TOML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
@@ -197,10 +233,18 @@ impl Experiment {
             }
             axis.labels = Some(labels.iter().map(display_value).collect());
         }
-        let exp = Experiment { name: raw.name, description: raw.description, seed: raw.seed, base, axes, text: text.into() };
-        // The base scenario must be valid on its own when there is no grid; with a grid, the
-        // first point is checked now so that typos fail before any work.
+        let exp =
+            Experiment { name: raw.name, description: raw.description, seed: raw.seed, base, axes, text: text.into() };
+        // Check the first point and every axis value (others at their first value) now, so
+        // that typos fail before any work; combinations are checked as the sweep reaches them.
         exp.point(0)?;
+        for (ai, axis) in exp.axes.iter().enumerate() {
+            for vi in 1..axis.values.len() {
+                let mut choice = vec![0; exp.axes.len()];
+                choice[ai] = vi;
+                exp.point_at(exp.index_of(&choice), choice)?;
+            }
+        }
         Ok(exp)
     }
 
@@ -235,9 +279,17 @@ impl Experiment {
         self.axes.iter().zip(choice).map(|(a, &i)| format!("{}={}", a.key, a.display(i))).collect::<Vec<_>>().join(", ")
     }
 
+    /// Index of the point with value indices `choice`.
+    fn index_of(&self, choice: &[usize]) -> usize {
+        self.axes.iter().zip(choice).fold(0, |acc, (a, &c)| acc * a.values.len() + c)
+    }
+
     /// Build and validate point `index`.
     pub fn point(&self, index: usize) -> Result<Point> {
-        let choice = self.choice(index);
+        self.point_at(index, self.choice(index))
+    }
+
+    fn point_at(&self, index: usize, choice: Vec<usize>) -> Result<Point> {
         let wrap = |e: IoError| IoError::Point { index, params: self.describe(&choice), source: Box::new(e) };
         let mut doc = self.base.clone();
         // Whole-object assignments (`model`) before the paths inside them (`model.n_layers`).
@@ -251,17 +303,14 @@ impl Experiment {
         for (p, v) in sets {
             set_path(&mut doc, p, v.clone()).map_err(wrap)?;
         }
-        let value = toml::Value::Table(doc);
-        let scenario: Scenario = match value.clone().try_into() {
+        let value = toml::Value::Table(doc.clone());
+        let scenario: Scenario = match value.try_into() {
             Ok(s) => s,
-            Err(_) => {
-                // Re-parse as text for an error that quotes the offending key and line.
-                let text = toml::to_string(&value).unwrap_or_default();
-                let e = from_toml::<Scenario>(&text, "scenario").err().unwrap_or_else(|| SpecError::Parse {
-                    origin: "scenario".into(),
-                    message: "does not match the scenario schema".into(),
-                });
-                return Err(wrap(IoError::Spec(e)));
+            Err(e) => {
+                return Err(wrap(IoError::Spec(
+                    section_error(&doc)
+                        .unwrap_or_else(|| SpecError::Parse { origin: "scenario".into(), message: e.to_string() }),
+                )));
             }
         };
         scenario.validate().map_err(|e| wrap(IoError::Spec(e)))?;

@@ -96,7 +96,10 @@ impl QualityTable {
             (false, Some(r)) => (r, ""),
             _ => match board(w.imatrix).or(options) {
                 Some(r) => (r, ""),
-                None => (board(!w.imatrix)?, if w.imatrix { " (measured without imatrix)" } else { " (measured with imatrix)" }),
+                None => (
+                    board(!w.imatrix)?,
+                    if w.imatrix { " (measured without imatrix)" } else { " (measured with imatrix)" },
+                ),
             },
         };
         Some((row.delta_abs?, format!("Llama-3-8B wikitext-2 dPPL{note}: {}", row.source)))

@@ -79,7 +79,9 @@ fn axis_column(exp: &Experiment, axis: usize, rows: &[Row]) -> Col {
             return Col::I64(vals.map(|v| v.as_integer().unwrap_or_default()).collect());
         }
         if a.values.iter().all(|v| v.is_float() || v.is_integer()) {
-            return Col::F64(vals.map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)).unwrap_or_default()).collect());
+            return Col::F64(
+                vals.map(|v| v.as_float().or(v.as_integer().map(|i| i as f64)).unwrap_or_default()).collect(),
+            );
         }
         if a.values.iter().all(|v| v.is_bool()) {
             return Col::Bool(vals.map(|v| v.as_bool().unwrap_or_default()).collect());
@@ -110,7 +112,8 @@ pub fn to_record_batch(exp: Option<&Experiment>, rows: &[Row]) -> Result<RecordB
             if a.paths.iter().all(|p| IDENTITY_COLUMNS.contains(&p.as_str())) && a.labels.is_none() {
                 continue;
             }
-            let name = if IDENTITY_COLUMNS.contains(&a.key.as_str()) { format!("{} (label)", a.key) } else { a.key.clone() };
+            let name =
+                if IDENTITY_COLUMNS.contains(&a.key.as_str()) { format!("{} (label)", a.key) } else { a.key.clone() };
             cols.push((name, axis_column(exp, ai, rows)));
         }
     }
@@ -141,10 +144,7 @@ pub fn to_record_batch(exp: Option<&Experiment>, rows: &[Row]) -> Result<RecordB
     cols.push(("t_dequant_ms".into(), f(&|r| r.estimate.decode_terms.t_dequant * 1e3)));
     cols.push(("t_overhead_ms".into(), f(&|r| r.estimate.decode_terms.t_overhead * 1e3)));
     cols.push(("binding".into(), s(&|r| r.estimate.binding.name().to_string())));
-    cols.push((
-        "prefill_binding".into(),
-        s(&|r| r.estimate.prefill_binding.map_or("none", |b| b.name()).to_string()),
-    ));
+    cols.push(("prefill_binding".into(), s(&|r| r.estimate.prefill_binding.map_or("none", |b| b.name()).to_string())));
     cols.push(("ppl_delta_weights".into(), Col::OptF64(rows.iter().map(|r| r.quality.ppl_delta_weights).collect())));
     cols.push(("ppl_delta_kv".into(), Col::OptF64(rows.iter().map(|r| r.quality.ppl_delta_kv).collect())));
     cols.push(("quality_source".into(), s(&|r| r.quality.source.clone())));
@@ -182,9 +182,7 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: &[(String, Stri
         .map_err(|source| IoError::File { path: dir.clone(), source })?;
     let file: File = tmp.reopen().map_err(|source| IoError::File { path: tmp.path().into(), source })?;
     let props = WriterProperties::builder()
-        .set_key_value_metadata(Some(
-            metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), Some(v.clone()))).collect(),
-        ))
+        .set_key_value_metadata(Some(metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), Some(v.clone()))).collect()))
         .build();
     let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| werr(e.to_string()))?;
     w.write(batch).map_err(|e| werr(e.to_string()))?;

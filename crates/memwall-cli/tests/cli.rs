@@ -1,0 +1,124 @@
+//! The `memwall` binary as a user runs it: results, exit status 2 on bad input, and no
+//! file left behind when it fails.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+fn memwall(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memwall")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+const SMALL: &str = r#"
+name = "small"
+seed = 7
+[base]
+model = "llama-3.2-1b"
+device = "raspberry-pi-5-8gb"
+weights = { mix = "Q4_K_M" }
+[grid]
+"weights.mix" = ["Q8_0", "Q4_K_M"]
+"workload.context_tokens" = [2048, 8192]
+"#;
+
+#[test]
+fn run_writes_parquet_with_metadata_and_prints_a_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.toml"), SMALL).unwrap();
+    let o = memwall(&["run", "small.toml", "--out", "out/small.parquet"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("4 of 4 designs fit"), "{out}");
+    let file = std::fs::File::open(dir.path().join("out/small.parquet")).unwrap();
+    let reader = SerializedFileReader::new(file).unwrap();
+    let meta = reader.metadata().file_metadata();
+    assert_eq!(meta.num_rows(), 4);
+    let kv = meta.key_value_metadata().unwrap();
+    let get = |k: &str| kv.iter().find(|x| x.key == k).and_then(|x| x.value.clone()).unwrap();
+    assert_eq!(get("seed"), "7");
+    assert!(get("experiment_toml").contains("raspberry-pi-5-8gb"));
+    assert_eq!(get("memwall_version"), env!("CARGO_PKG_VERSION"));
+    let cols: Vec<String> = meta.schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
+    for c in ["model", "weights.mix", "workload.context_tokens", "decode_tok_s", "fits", "binding", "ppl_delta_weights"]
+    {
+        assert!(cols.iter().any(|x| x == c), "missing column {c}: {cols:?}");
+    }
+    // No temporary file is left next to the result.
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().collect();
+    assert_eq!(leftovers.len(), 1);
+}
+
+#[test]
+fn bad_input_exits_2_names_the_field_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str)] = &[
+        (&SMALL.replace("\"Q4_K_M\"]", "\"Q4_K_Z\"]"), "`Q4_K_Z`"),
+        (&SMALL.replace("context_tokens\" = [2048", "context_tokens\" = [0"), "workload.context_tokens"),
+        (&SMALL.replace("raspberry-pi-5-8gb", "pi-6"), "`pi-6`"),
+        (&SMALL.replace("seed = 7", "seed = -1"), "seed"),
+    ];
+    for (toml, needle) in cases {
+        std::fs::write(dir.path().join("bad.toml"), toml).unwrap();
+        let o = memwall(&["run", "bad.toml", "--out", "bad.parquet"], dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(needle), "stderr `{err}` lacks `{needle}`");
+        assert!(!dir.path().join("bad.parquet").exists());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("parquet"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn bad_flags_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let args: &[(&[&str], &str)] = &[
+        (&["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--weights", "Q7"], "`Q7`"),
+        (&["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--kv", "q4_K"], "q4_K"),
+        (
+            &["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--threads", "99"],
+            "workload.threads",
+        ),
+        (&["footprint", "--model", "nope", "--device", "raspberry-pi-5-8gb"], "`nope`"),
+        (&["footprint", "--model", "missing.toml", "--device", "raspberry-pi-5-8gb"], "missing.toml"),
+        (&["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--backend", "gpu"], "gpu"),
+        (&["run", "does-not-exist.toml"], "does-not-exist.toml"),
+        (&["estimate", "--model", "llama-3.1-8b"], "--device"),
+    ];
+    for (a, needle) in args {
+        let o = memwall(a, dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(needle), "{a:?}: stderr `{err}` lacks `{needle}`");
+    }
+}
+
+#[test]
+fn estimate_and_footprint_report_the_basics() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = memwall(&["estimate", "--model", "llama-3.1-8b", "--device", "snapdragon-8-gen3-16gb"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    for needle in ["tok/s", "TTFT", "J/token", "bound by memory", "dPPL weights +0.1754"] {
+        assert!(out.contains(needle), "{out}");
+    }
+    let o = memwall(
+        &["footprint", "--model", "hypothetical-35b-dense", "--device", "snapdragon-8-gen3-16gb", "--weights", "F16"],
+        dir.path(),
+    );
+    let (out, _) = text(&o);
+    assert!(o.status.success());
+    assert!(out.contains("fits: NO"), "{out}");
+    let o = memwall(&["presets"], dir.path());
+    let (out, _) = text(&o);
+    assert!(out.contains("qwen3-30b-a3b") && out.contains("raspberry-pi-5-8gb"));
+}
