@@ -191,13 +191,11 @@ impl DeviceSpec {
     }
 
     /// Cores of every cluster but the slowest one (the "big" cores llama.cpp should use);
-    /// all cores when there is a single cluster.
+    /// all cores when every cluster runs at the same clock.
     pub fn big_cores(&self) -> u32 {
-        if self.clusters.len() <= 1 {
-            return self.total_cores();
-        }
         let slowest = self.clusters.iter().map(|c| c.max_ghz).fold(f64::INFINITY, f64::min);
-        self.clusters.iter().filter(|c| c.max_ghz > slowest).map(|c| c.cores).sum()
+        let big: u32 = self.clusters.iter().filter(|c| c.max_ghz > slowest).map(|c| c.cores).sum();
+        if big == 0 { self.total_cores() } else { big }
     }
 
     /// The clusters that `threads` threads run on, fastest cores first, as
@@ -290,5 +288,41 @@ impl DeviceSpec {
         non_negative("power.static_w", self.power.static_w)?;
         non_negative("power.idle_w", self.power.idle_w)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(name: &str, cores: u32, ghz: f64) -> ClusterSpec {
+        ClusterSpec {
+            name: name.into(),
+            cores,
+            max_ghz: ghz,
+            simd_bits: 128,
+            simd_pipes: 2,
+            int8_dot: true,
+            power_w_per_core: 1.0,
+        }
+    }
+
+    #[test]
+    fn big_cores_skip_the_slowest_cluster_unless_all_are_equal() {
+        let mut d: DeviceSpec = toml::from_str(
+            "name = \"d\"\nclusters = []\n[memory]\nram_bytes = 8\nos_reserved_bytes = 1\nlpddr = \"x\"\n\
+             channels = 1\nchannel_width_bits = 16\ndata_rate_mtps = 1.0\nachievable_fraction = 0.5\n\
+             per_core_gbps = 1.0\ndram_pj_per_bit = 1.0\n[storage]\nkind = \"x\"\nread_gbps = 1.0\n\
+             [power]\nstatic_w = 0.0",
+        )
+        .unwrap();
+        d.clusters = vec![cluster("big", 2, 3.0), cluster("little", 4, 2.0)];
+        assert_eq!(d.big_cores(), 2);
+        assert_eq!(
+            d.placement(3).iter().map(|(c, n)| (c.name.as_str(), *n)).collect::<Vec<_>>(),
+            vec![("big", 2), ("little", 1)]
+        );
+        d.clusters = vec![cluster("a", 4, 1.7), cluster("b", 2, 1.7)];
+        assert_eq!(d.big_cores(), 6);
     }
 }
