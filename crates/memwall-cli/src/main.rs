@@ -282,7 +282,7 @@ fn print_estimate(s: &Scenario, e: &Estimate) {
     println!("quality       dPPL weights {} | KV {}  [{}]", show(q.ppl_delta_weights), show(q.ppl_delta_kv), q.source);
 }
 
-fn run(path: &PathBuf, out: Option<PathBuf>, max_rows: usize) -> Result<()> {
+fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize) -> Result<()> {
     let exp = Experiment::load(path)?;
     let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}.parquet", exp.name)));
     let n = exp.len();

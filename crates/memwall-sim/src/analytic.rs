@@ -174,6 +174,8 @@ pub struct CostPlan {
     expert: (f64, f64, (f64, f64)),
     /// Routed experts per MoE layer, top-k, MoE layers.
     moe: Option<(u32, u32, u64)>,
+    /// Expected distinct experts per layer for one decode step of `batch` tokens.
+    decode_distinct: f64,
     /// KV bytes per cached token per full-attention layer set, and per sliding layer set.
     kv_full_per_token: f64,
     kv_sliding_per_token: f64,
@@ -336,6 +338,10 @@ impl CostPlan {
             dense_cycles,
             expert,
             moe: m.moe.as_ref().map(|mo| (mo.n_experts, mo.top_k, n_moe_layers)),
+            decode_distinct: m
+                .moe
+                .as_ref()
+                .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
             kv_full_per_token: n_full_kv * kv_token,
             kv_sliding_per_token: n_sliding_kv * kv_token,
             window: m.sliding_window.unwrap_or(u64::MAX),
@@ -375,7 +381,11 @@ impl CostPlan {
     fn expert_work(&self, tokens: u64) -> (f64, f64, f64, f64) {
         match self.moe {
             Some((e, k, layers)) if layers > 0 => {
-                let distinct = expected_distinct_experts(e, k, tokens, self.skew);
+                let distinct = if tokens == self.batch as u64 {
+                    self.decode_distinct
+                } else {
+                    expected_distinct_experts(e, k, tokens, self.skew)
+                };
                 let (b, el, (a, q)) = self.expert;
                 // Bytes and dequantization scale with the distinct experts; arithmetic with
                 // the experts each token uses.

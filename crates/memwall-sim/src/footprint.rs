@@ -166,6 +166,12 @@ impl Footprint {
     }
 }
 
+/// Idealized weight bytes of `params` parameters at `bits` bits each, with no scale
+/// overhead: `params × bits / 8`. (35e9 parameters at 16 bits = 70e9 B; at 4 bits = 17.5e9 B.)
+pub fn ideal_weight_bytes(params: f64, bits: f64) -> f64 {
+    params * bits / 8.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -234,10 +240,4 @@ mod tests {
         assert_eq!(down.1, F16);
         assert_eq!(down.2, 4096 * 1000 * 2);
     }
-}
-
-/// Idealized weight bytes of `params` parameters at `bits` bits each, with no scale
-/// overhead: `params × bits / 8`. (35e9 parameters at 16 bits = 70e9 B; at 4 bits = 17.5e9 B.)
-pub fn ideal_weight_bytes(params: f64, bits: f64) -> f64 {
-    params * bits / 8.0
 }

@@ -292,7 +292,7 @@ impl RuleState {
     fn new(model: &ModelSpec, tensors: &[Tensor]) -> Self {
         let n_attention_wv =
             tensors.iter().filter(|t| matches!(t.class, TensorClass::AttnV | TensorClass::AttnKvB)).count() as u32;
-        let n_gqa = if model.n_kv_heads > 0 { model.n_heads / model.n_kv_heads } else { 1 };
+        let n_gqa = model.n_heads.checked_div(model.n_kv_heads).unwrap_or(1);
         RuleState { n_attention_wv, i_attention_wv: 0, n_gqa, n_expert: model.moe.as_ref().map_or(0, |m| m.n_experts) }
     }
 }
@@ -316,7 +316,7 @@ fn tensor_type(ftype: FileType, imatrix: bool, model: &ModelSpec, t: &Tensor, st
     let class = t.class;
     let is_output = class == C::Output || (model.tied_embeddings && class == C::TokenEmbd);
     if is_output {
-        if ftype == F::MXFP4_MOE || t.row_len % default.block_size() != 0 {
+        if ftype == F::MXFP4_MOE || !t.row_len.is_multiple_of(default.block_size()) {
             return G::Q8_0;
         }
         if matches!(ftype, F::IQ2_XXS | F::IQ2_XS | F::IQ3_XXS | F::IQ1_S | F::IQ2_S | F::IQ2_M | F::IQ1_M) {
@@ -490,7 +490,7 @@ fn tensor_type(ftype: FileType, imatrix: bool, model: &ModelSpec, t: &Tensor, st
 /// llama.cpp's fallback when a row of `row_len` elements does not fill whole blocks of `f`:
 /// K- and IQ-quants fall back to a 32-element format of similar size, then to F16.
 pub fn fallback(f: QuantFormat, row_len: u64) -> QuantFormat {
-    if row_len % f.block_elems() == 0 {
+    if row_len.is_multiple_of(f.block_elems()) {
         return f;
     }
     use GgmlType as G;
@@ -515,7 +515,7 @@ pub fn fallback(f: QuantFormat, row_len: u64) -> QuantFormat {
         QuantFormat::Group(_) => None,
     };
     match alt {
-        Some(a) if row_len % a.block_size() == 0 => QuantFormat::Ggml(a),
+        Some(a) if row_len.is_multiple_of(a.block_size()) => QuantFormat::Ggml(a),
         _ => QuantFormat::Ggml(G::F16),
     }
 }

@@ -426,7 +426,7 @@ pub struct ParamCounts {
 impl ModelSpec {
     /// Per-head dimension.
     pub fn head_dim(&self) -> u64 {
-        self.head_dim.unwrap_or(if self.n_heads > 0 { self.hidden / self.n_heads } else { 0 })
+        self.head_dim.unwrap_or_else(|| self.hidden.checked_div(self.n_heads).unwrap_or(0))
     }
 
     /// Kind of every layer, `n_layers` long.
@@ -673,7 +673,7 @@ impl ModelSpec {
                     format!("cannot exceed n_heads = {}", self.n_heads),
                 ));
             }
-            if self.n_heads % self.n_kv_heads != 0 {
+            if !self.n_heads.is_multiple_of(self.n_kv_heads) {
                 return Err(SpecError::invalid(
                     "n_kv_heads",
                     self.n_kv_heads,
@@ -828,7 +828,8 @@ mod tests {
 
     #[test]
     fn impossible_models_name_the_field() {
-        let cases: Vec<(fn(&mut ModelSpec), &str)> = vec![
+        type Mutation = fn(&mut ModelSpec);
+        let cases: Vec<(Mutation, &str)> = vec![
             (|m| m.n_kv_heads = 7, "n_kv_heads"),
             (|m| m.n_layers = 0, "n_layers"),
             (|m| m.layer_pattern = vec![LayerKind::Sliding], "sliding_window"),

@@ -190,7 +190,7 @@ impl QuantFormat {
     /// size (ggml cannot store such a row in this format).
     pub fn row_bytes(&self, n: u64) -> Option<u64> {
         let b = self.block_elems();
-        (n % b == 0).then(|| n / b * self.block_bytes())
+        n.is_multiple_of(b).then(|| n / b * self.block_bytes())
     }
 
     /// Bytes of `n` elements when the row may end mid-block (the last block is padded, as a
@@ -276,7 +276,7 @@ impl FromStr for QuantFormat {
         if !(2..=8).contains(&bits) {
             return Err(SpecError::invalid("", s, "group-wise formats take 2 to 8 bits per weight"));
         }
-        if group == 0 || group % 8 != 0 {
+        if group == 0 || !group.is_multiple_of(8) {
             return Err(SpecError::invalid("", s, "group size must be a positive multiple of 8"));
         }
         Ok(QuantFormat::Group(GroupQuant { bits, group, asym, scale }))

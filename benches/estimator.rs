@@ -1,0 +1,33 @@
+//! Analytic-estimator throughput: design points per second on real presets (a dense 8B
+//! model and a 128-expert MoE), full decode of 128 tokens and a 512-token prefill each.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use memwall::io::{load_device, load_model};
+use memwall::sim::{CostPlan, estimate, analytic::estimate_with};
+use memwall::spec::{KvQuant, Scenario, WeightQuant};
+
+fn scenario(model: &str) -> Scenario {
+    Scenario {
+        model: load_model(model).unwrap(),
+        device: load_device("snapdragon-8-gen3-16gb").unwrap(),
+        weights: WeightQuant::new("Q4_K_M".parse().unwrap()),
+        kv: KvQuant::default(),
+        workload: Default::default(),
+        cost: Default::default(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("estimate");
+    g.throughput(Throughput::Elements(1));
+    for model in ["llama-3.1-8b", "qwen3-30b-a3b"] {
+        let s = scenario(model);
+        g.bench_function(format!("{model}/full"), |b| b.iter(|| estimate(std::hint::black_box(&s)).unwrap()));
+        let plan = CostPlan::new(&s).unwrap();
+        g.bench_function(format!("{model}/planned"), |b| b.iter(|| estimate_with(std::hint::black_box(&plan), &s)));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
