@@ -3,7 +3,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use memwall::io::{load_device, load_model};
-use memwall::sim::{CostPlan, estimate, analytic::estimate_with};
+use memwall::sim::{CostPlan, analytic::estimate_with, estimate};
 use memwall::spec::{KvQuant, Scenario, WeightQuant};
 
 fn scenario(model: &str) -> Scenario {
