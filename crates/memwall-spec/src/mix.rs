@@ -550,6 +550,37 @@ mod tests {
     }
 
     #[test]
+    fn sensitive_layer_overrides_apply_after_the_mix_rules() {
+        let model: ModelSpec = toml::from_str(
+            "name = \"m\"\nn_layers = 8\nhidden = 512\nn_heads = 8\nn_kv_heads = 2\nffn = 1024\nvocab = 1000",
+        )
+        .unwrap();
+        let mut w = WeightQuant::new(Mix::File(FileType::Q4_K_M));
+        let before = w.assign(&model);
+        w.overrides.push(Override {
+            tensors: vec!["attn_output".into(), "output".into()],
+            layers: LayerSelector("first:2,last:2".into()),
+            format: QuantFormat::Ggml(GgmlType::Q8_0),
+        });
+        w.validate().unwrap();
+        let after = w.assign(&model);
+        let q8 = QuantFormat::Ggml(GgmlType::Q8_0);
+        for ((t, f0), (_, f1)) in before.iter().zip(&after) {
+            let hit = t.class == TensorClass::AttnOutput && matches!(t.layer, Some(0 | 1 | 6 | 7));
+            if hit {
+                assert_eq!(*f1, q8, "{t:?}");
+            } else {
+                // Global `output` is not selected by a layer list; everything else is untouched.
+                assert_eq!(f0, f1, "{t:?}");
+            }
+        }
+        // The Q4_K_M rules themselves: attn_v and ffn_down of layer 0 get Q6_K.
+        let q6 = QuantFormat::Ggml(GgmlType::Q6_K);
+        assert!(before.iter().any(|(t, f)| t.class == TensorClass::AttnV && t.layer == Some(0) && *f == q6));
+        assert!(before.iter().any(|(t, f)| t.class == TensorClass::Output && *f == q6));
+    }
+
+    #[test]
     fn mix_names_parse() {
         assert_eq!("q4_k_m".parse::<Mix>().unwrap(), Mix::File(FileType::Q4_K_M));
         assert_eq!("pure-q4_0".parse::<Mix>().unwrap(), Mix::Pure(QuantFormat::Ggml(GgmlType::Q4_0)));
