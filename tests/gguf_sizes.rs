@@ -1,14 +1,15 @@
 //! Predicted GGUF file sizes of Llama-3(.1)-8B against the sizes llama.cpp publishes
 //! (datasets/quant_quality.csv, `size` column): every type within 1 %.
 
+mod common;
+
 use memwall::io::load_model;
 use memwall::sim::{WeightBytes, gguf_file_bytes};
 use memwall::spec::{FileType, Mix, WeightQuant};
 
 /// (file type, published GiB, source row) from the Llama-3-8B and Llama-3.1-8B rows.
 fn published() -> Vec<(FileType, f64, String)> {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/quant_quality.csv")).unwrap();
-    let mut r = csv_rows(&text);
+    let mut r = common::dataset_csv("quant_quality.csv");
     let header = r.remove(0);
     let col = |n: &str| header.iter().position(|h| h == n).unwrap();
     let (model, qt, size, metric) = (col("model"), col("quant_type"), col("size"), col("metric"));
@@ -24,27 +25,6 @@ fn published() -> Vec<(FileType, f64, String)> {
         out.push((ft, gib, format!("{m} {}", row[qt])));
     }
     out
-}
-
-/// Minimal CSV splitter for quoted fields (the test reads the file independently of
-/// memwall-io's parser).
-fn csv_rows(text: &str) -> Vec<Vec<String>> {
-    let mut rows = Vec::new();
-    for line in text.lines() {
-        let mut fields = Vec::new();
-        let mut cur = String::new();
-        let mut quoted = false;
-        for ch in line.chars() {
-            match (ch, quoted) {
-                ('"', _) => quoted = !quoted,
-                (',', false) => fields.push(std::mem::take(&mut cur)),
-                _ => cur.push(ch),
-            }
-        }
-        fields.push(cur);
-        rows.push(fields);
-    }
-    rows
 }
 
 #[test]

@@ -5,6 +5,8 @@
 //! other sources. The test prints the table (run with `--nocapture`) and asserts that every
 //! prediction is within a factor of 2.5 of the measurement.
 
+mod common;
+
 use memwall::io::{load_device, load_model};
 use memwall::sim::estimate;
 use memwall::spec::{Backend, KvQuant, Scenario, WeightQuant, Workload};
@@ -60,30 +62,9 @@ fn map(row: &[String], col: impl Fn(&str) -> usize) -> Option<Case> {
     Some(Case { device, model, weights, backend })
 }
 
-fn csv_rows(text: &str) -> Vec<Vec<String>> {
-    text.lines()
-        .map(|line| {
-            let mut fields = Vec::new();
-            let mut cur = String::new();
-            let mut quoted = false;
-            for ch in line.chars() {
-                match (ch, quoted) {
-                    ('"', _) => quoted = !quoted,
-                    (',', false) => fields.push(std::mem::take(&mut cur)),
-                    _ => cur.push(ch),
-                }
-            }
-            fields.push(cur);
-            fields
-        })
-        .collect()
-}
-
 #[test]
 fn predictions_against_published_decode_measurements() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/datasets/device_decode_measurements.csv"))
-        .unwrap();
-    let mut rows = csv_rows(&text);
+    let mut rows = common::dataset_csv("device_decode_measurements.csv");
     let header = rows.remove(0);
     let col = |n: &str| header.iter().position(|h| h == n).unwrap_or_else(|| panic!("no column {n}"));
     let mut errors = Vec::new();
