@@ -48,6 +48,12 @@ fn run_writes_parquet_with_metadata_and_prints_a_summary() {
     {
         assert!(cols.iter().any(|x| x == c), "missing column {c}: {cols:?}");
     }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("out/small.parquet")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
+    }
     // No temporary file is left next to the result.
     let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().collect();
     assert_eq!(leftovers.len(), 1);

@@ -17,22 +17,29 @@ pub use presets::{load_device, load_model};
 pub use quality::{Quality, QualityTable};
 pub use results::{Row, metadata, to_record_batch, write_parquet};
 
-/// Evaluate every point of an experiment with the analytic estimator, calling `progress(done,
-/// total)` as it goes.
-pub fn run_sweep(exp: &Experiment, mut progress: impl FnMut(usize, usize)) -> Result<Vec<Row>> {
+/// Evaluate every point of an experiment with the analytic estimator, in parallel over the
+/// points (rows come back in grid order, identical whatever the thread count), calling
+/// `progress(done, total)` as points finish. On failure, the error of the lowest failing
+/// point is returned.
+pub fn run_sweep(exp: &Experiment, progress: impl Fn(usize, usize) + Sync) -> Result<Vec<Row>> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
     let quality = QualityTable::default();
     let n = exp.len();
-    let mut rows = Vec::with_capacity(n);
-    for index in 0..n {
-        let p = exp.point(index)?;
-        let estimate = memwall_sim::estimate(&p.scenario).map_err(|e| IoError::Point {
-            index,
-            params: exp.describe(&p.choice),
-            source: Box::new(e.into()),
-        })?;
-        let q = quality.lookup(&p.scenario.weights, &p.scenario.kv);
-        rows.push(Row { choice: p.choice, scenario: p.scenario, estimate, quality: q });
-        progress(index + 1, n);
-    }
-    Ok(rows)
+    let done = AtomicUsize::new(0);
+    let rows: Vec<Result<Row>> = (0..n)
+        .into_par_iter()
+        .map(|index| {
+            let p = exp.point(index)?;
+            let estimate = memwall_sim::estimate(&p.scenario).map_err(|e| IoError::Point {
+                index,
+                params: exp.describe(&p.choice),
+                source: Box::new(e.into()),
+            })?;
+            let q = quality.lookup(&p.scenario.weights, &p.scenario.kv);
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, n);
+            Ok(Row { choice: p.choice, scenario: p.scenario, estimate, quality: q })
+        })
+        .collect();
+    rows.into_iter().collect()
 }

@@ -187,6 +187,13 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: &[(String, Stri
     let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| werr(e.to_string()))?;
     w.write(batch).map_err(|e| werr(e.to_string()))?;
     w.close().map_err(|e| werr(e.to_string()))?;
+    // Temporary files are created private (0600); a results file is an ordinary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))
+            .map_err(|source| IoError::File { path: tmp.path().into(), source })?;
+    }
     tmp.persist(path).map_err(|e| IoError::File { path: path.to_path_buf(), source: e.error })?;
     Ok(())
 }
