@@ -164,19 +164,21 @@ pub struct CostPlan {
     pub weights: WeightBytes,
     /// Footprint against the device.
     pub footprint: Footprint,
+    /// Parameters read per decoded token.
+    pub active_params: u64,
     /// Weight bytes read per token outside routed experts.
     pub dense_bytes: f64,
     /// Weight elements read per token outside routed experts.
     pub dense_elems: f64,
-    /// Arithmetic and dequant cycles (per core, fastest cluster normalized) outside experts.
+    /// Arithmetic and dequantization cycles (on the fastest cluster's cores) outside experts.
     dense_cycles: (f64, f64),
-    /// Bytes, elements and (arith, dequant) cycles of ONE routed expert across all MoE layers.
+    /// Bytes, elements and (arith, dequant) cycles of one routed expert summed over the MoE layers.
     expert: (f64, f64, (f64, f64)),
     /// Routed experts per MoE layer, top-k, MoE layers.
     moe: Option<(u32, u32, u64)>,
     /// Expected distinct experts per layer for one decode step of `batch` tokens.
     decode_distinct: f64,
-    /// KV bytes per cached token per full-attention layer set, and per sliding layer set.
+    /// KV bytes per cached token, summed over the full-attention KV layers and the sliding ones.
     kv_full_per_token: f64,
     kv_sliding_per_token: f64,
     window: u64,
@@ -189,8 +191,8 @@ pub struct CostPlan {
     /// Activation bytes per token.
     act_bytes: f64,
     ops_per_token: f64,
-    /// Weighted core-cycle throughput: Σ threads × Hz (per cluster) — relative to cycles of
-    /// the cluster each thread runs on (see `cycles_rate`).
+    /// Core cycles per second of all threads, in cycles of the fastest cluster:
+    /// `Σ_cluster threads × Hz × cpw_lead / cpw_cluster` (cpw on a Q4_K reference).
     cycles_rate: f64,
     bandwidth_bps: f64,
     cache_bandwidth_bps: f64,
@@ -333,6 +335,7 @@ impl CostPlan {
         let llc = d.last_level_cache();
         Ok(CostPlan {
             footprint,
+            active_params: m.params().active_per_token,
             dense_bytes,
             dense_elems,
             dense_cycles,
@@ -419,7 +422,8 @@ impl CostPlan {
             weight_macs: b * self.dense_elems + self.expert_weight_macs(self.batch as u64),
             attn_macs: b * (attn_macs + self.state_macs),
             arith_cycles: b * self.dense_cycles.0 + ea,
-            dequant_cycles: self.dense_cycles.1 + eq,
+            // As in prefill, `prefill_dequant_reuse` sequences share one dequantization.
+            dequant_cycles: (b / self.prefill_reuse).max(1.0) * (self.dense_cycles.1 + eq),
             ops: self.ops_per_token,
         }
     }
@@ -603,10 +607,9 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
     let (prefill_s, prefill_last) = plan.prefill(p, wl.ubatch);
     let fp = &plan.footprint;
     let b = wl.batch as f64;
-    let params = s.model.params();
     Estimate {
         params: plan.weights.params,
-        active_params: params.active_per_token,
+        active_params: plan.active_params,
         weight_bytes: fp.weights,
         weight_bpw: plan.weights.bits_per_weight(),
         kv_bytes: fp.kv,

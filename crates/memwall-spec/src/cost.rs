@@ -82,7 +82,8 @@ pub struct CostModel {
     /// Fixed cost per decoded token (sampling, graph build), seconds. Default 0.3 ms.
     #[serde(default = "d_token")]
     pub per_token_overhead_s: f64,
-    /// Tokens that share one dequantization of a weight block in prefill (tiling).
+    /// Tokens (prefill) or sequences (batched decode) that share one dequantization of a
+    /// weight block (tiling).
     /// Default 4.
     #[serde(default = "d_reuse")]
     pub prefill_dequant_reuse: f64,
