@@ -1,0 +1,145 @@
+//! GGUF-compatible block formats: byte layouts, reference quantization (f32 → blocks) and
+//! dequantization (blocks → f32).
+//!
+//! Every block is a plain byte slice of exactly [`GgmlType::type_size`] bytes laid out as
+//! ggml's `block_*` structs in `ggml-common.h` (little-endian, no padding), so a row
+//! produced here can be written into a GGUF file and read by llama.cpp, and vice versa.
+//! The per-format modules document each layout with its byte count.
+
+pub mod float;
+pub mod group;
+pub mod kquants;
+pub mod legacy;
+pub mod ternary;
+
+use memwall_spec::GgmlType;
+
+use crate::KernelError;
+
+/// Read a little-endian binary16 at `b[0..2]` as f32.
+#[inline]
+pub fn f16_at(b: &[u8]) -> f32 {
+    half::f16::from_le_bytes([b[0], b[1]]).to_f32()
+}
+
+/// Write `v` as little-endian binary16 (round to nearest even) into `b[0..2]`.
+#[inline]
+pub fn put_f16(b: &mut [u8], v: f32) {
+    b[..2].copy_from_slice(&half::f16::from_f32(v).to_le_bytes());
+}
+
+/// `v` rounded through binary16, as the stored scale will be read back.
+#[inline]
+pub fn through_f16(v: f32) -> f32 {
+    half::f16::from_f32(v).to_f32()
+}
+
+/// ggml's `nearest_int`: round half to even.
+#[inline]
+pub fn nearest_int(v: f32) -> i32 {
+    v.round_ties_even() as i32
+}
+
+/// One block format: how `BLOCK` weights are stored in `BYTES` bytes.
+pub trait BlockFormat {
+    /// The ggml type.
+    const TYPE: GgmlType;
+    /// Weights per block.
+    const BLOCK: usize;
+    /// Bytes per block.
+    const BYTES: usize;
+    /// Quantize one block of `BLOCK` floats into `BYTES` bytes (ggml's reference,
+    /// round-to-nearest behaviour).
+    fn quantize_block(x: &[f32], out: &mut [u8]);
+    /// Dequantize one block into `BLOCK` floats.
+    fn dequantize_block(b: &[u8], out: &mut [f32]);
+}
+
+fn check_len(t: GgmlType, n: usize) -> Result<(), KernelError> {
+    let block = t.block_size() as usize;
+    if n % block != 0 {
+        return Err(KernelError::RowLength { format: t.name(), len: n, block });
+    }
+    Ok(())
+}
+
+fn quantize_with<F: BlockFormat>(x: &[f32]) -> Vec<u8> {
+    let mut out = vec![0u8; x.len() / F::BLOCK * F::BYTES];
+    for (xb, ob) in x.chunks_exact(F::BLOCK).zip(out.chunks_exact_mut(F::BYTES)) {
+        F::quantize_block(xb, ob);
+    }
+    out
+}
+
+fn dequantize_with<F: BlockFormat>(b: &[u8], out: &mut [f32]) {
+    for (bb, ob) in b.chunks_exact(F::BYTES).zip(out.chunks_exact_mut(F::BLOCK)) {
+        F::dequantize_block(bb, ob);
+    }
+}
+
+macro_rules! dispatch {
+    ($t:expr, $f:ident, $($arg:expr),*) => {
+        match $t {
+            GgmlType::F32 => $f::<float::F32>($($arg),*),
+            GgmlType::F16 => $f::<float::F16>($($arg),*),
+            GgmlType::BF16 => $f::<float::BF16>($($arg),*),
+            GgmlType::Q4_0 => $f::<legacy::Q4_0>($($arg),*),
+            GgmlType::Q4_1 => $f::<legacy::Q4_1>($($arg),*),
+            GgmlType::Q5_0 => $f::<legacy::Q5_0>($($arg),*),
+            GgmlType::Q5_1 => $f::<legacy::Q5_1>($($arg),*),
+            GgmlType::Q8_0 => $f::<legacy::Q8_0>($($arg),*),
+            GgmlType::IQ4_NL => $f::<legacy::IQ4_NL>($($arg),*),
+            GgmlType::Q2_K => $f::<kquants::Q2_K>($($arg),*),
+            GgmlType::Q3_K => $f::<kquants::Q3_K>($($arg),*),
+            GgmlType::Q4_K => $f::<kquants::Q4_K>($($arg),*),
+            GgmlType::Q5_K => $f::<kquants::Q5_K>($($arg),*),
+            GgmlType::Q6_K => $f::<kquants::Q6_K>($($arg),*),
+            GgmlType::Q8_K => $f::<kquants::Q8_K>($($arg),*),
+            GgmlType::TQ1_0 => $f::<ternary::TQ1_0>($($arg),*),
+            GgmlType::TQ2_0 => $f::<ternary::TQ2_0>($($arg),*),
+            other => return Err(KernelError::Unsupported { format: other.name() }),
+        }
+    };
+}
+
+/// The ggml types this crate quantizes and dequantizes.
+pub const SUPPORTED: &[GgmlType] = &[
+    GgmlType::F32,
+    GgmlType::F16,
+    GgmlType::BF16,
+    GgmlType::Q4_0,
+    GgmlType::Q4_1,
+    GgmlType::Q5_0,
+    GgmlType::Q5_1,
+    GgmlType::Q8_0,
+    GgmlType::IQ4_NL,
+    GgmlType::Q2_K,
+    GgmlType::Q3_K,
+    GgmlType::Q4_K,
+    GgmlType::Q5_K,
+    GgmlType::Q6_K,
+    GgmlType::Q8_K,
+    GgmlType::TQ1_0,
+    GgmlType::TQ2_0,
+];
+
+/// Quantize a row of floats into ggml blocks of type `t`.
+pub fn quantize(t: GgmlType, x: &[f32]) -> Result<Vec<u8>, KernelError> {
+    check_len(t, x.len())?;
+    if let Some(i) = x.iter().position(|v| !v.is_finite()) {
+        return Err(KernelError::NonFinite { index: i, value: x[i] });
+    }
+    Ok(dispatch!(t, quantize_with, x))
+}
+
+/// Dequantize ggml blocks of type `t` holding `n` weights.
+pub fn dequantize(t: GgmlType, bytes: &[u8], n: usize) -> Result<Vec<f32>, KernelError> {
+    check_len(t, n)?;
+    let expected = n / t.block_size() as usize * t.type_size() as usize;
+    if bytes.len() != expected {
+        return Err(KernelError::ByteLength { format: t.name(), len: bytes.len(), expected });
+    }
+    let mut out = vec![0f32; n];
+    dispatch!(t, dequantize_with, bytes, &mut out);
+    Ok(out)
+}
