@@ -70,7 +70,7 @@ fn get_bits(buf: &[u8], i: usize, n: u32) -> u32 {
 /// Quantize `x` (a multiple of the group size) into a generic group format.
 pub fn quantize_group(g: GroupQuant, x: &[f32]) -> Result<Vec<u8>, KernelError> {
     let group = g.group as usize;
-    if x.len() % group != 0 {
+    if !x.len().is_multiple_of(group) {
         return Err(KernelError::RowLength { format: "intN", len: x.len(), block: group });
     }
     let gb = QuantFormat::Group(g).block_bytes() as usize;
@@ -108,7 +108,7 @@ pub fn quantize_group(g: GroupQuant, x: &[f32]) -> Result<Vec<u8>, KernelError> 
 /// Dequantize `n` weights of a generic group format.
 pub fn dequantize_group(g: GroupQuant, bytes: &[u8], n: usize) -> Result<Vec<f32>, KernelError> {
     let group = g.group as usize;
-    if n % group != 0 {
+    if !n.is_multiple_of(group) {
         return Err(KernelError::RowLength { format: "intN", len: n, block: group });
     }
     let gb = QuantFormat::Group(g).block_bytes() as usize;

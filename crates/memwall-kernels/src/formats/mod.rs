@@ -57,7 +57,7 @@ pub trait BlockFormat {
 
 fn check_len(t: GgmlType, n: usize) -> Result<(), KernelError> {
     let block = t.block_size() as usize;
-    if n % block != 0 {
+    if !n.is_multiple_of(block) {
         return Err(KernelError::RowLength { format: t.name(), len: n, block });
     }
     Ok(())

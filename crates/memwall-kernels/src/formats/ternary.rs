@@ -31,7 +31,7 @@ fn trits(x: &[f32]) -> (f32, [u8; 256]) {
 /// The first trit takes weight 81, the fifth weight 1 (absent trits count as 0).
 fn pack_trits(q: impl Iterator<Item = u8>) -> u8 {
     let v: u16 = q.enumerate().map(|(t, qt)| qt as u16 * 3u16.pow(4 - t as u32)).sum();
-    ((v * 256 + 242) / 243) as u8
+    (v * 256).div_ceil(243) as u8
 }
 
 /// Trit `t` of a packed byte, as −1, 0 or +1.
