@@ -4,7 +4,11 @@
 //! GGUF-compatible block quantization ([`formats`]). Every kernel has a scalar reference
 //! that is always compiled and serves as the test oracle.
 
+pub mod acts;
+pub mod dot;
 pub mod formats;
+pub mod gemv;
+pub mod simd;
 
 pub use formats::{dequantize, quantize};
 
@@ -38,6 +42,16 @@ pub enum KernelError {
         index: usize,
         /// The value.
         value: f32,
+    },
+    /// A vector has the wrong length for the matrix.
+    #[error("{what} has length {len}; the matrix needs {expected}")]
+    Shape {
+        /// Which argument.
+        what: &'static str,
+        /// Its length.
+        len: usize,
+        /// The length needed.
+        expected: usize,
     },
     /// The format has no kernel here.
     #[error("format {format} is not supported by memwall-kernels")]

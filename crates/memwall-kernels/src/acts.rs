@@ -1,0 +1,70 @@
+//! Activation quantization for integer dot products, as ggml does for a GEMV: the input
+//! vector is quantized once per call to 8-bit blocks, Q8_0-style (32 weights, f16-rounded
+//! scale) for the 32-weight formats and Q8_K-style (256 weights, f32 scale) for K-quants and
+//! ternary formats. Both keep the sum of every 16 codes (`bsums`), which the formats with a
+//! minimum or an offset (Q4_1, Q5_1, K-quants, TQ) need.
+
+use crate::formats::{nearest_int, through_f16};
+
+/// Quantized activations.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Q8Acts {
+    /// Weights per block (32 or 256).
+    pub block: usize,
+    /// int8 codes.
+    pub qs: Vec<i8>,
+    /// Scale per block.
+    pub d: Vec<f32>,
+    /// Sum of each 16 consecutive codes.
+    pub bsums: Vec<i32>,
+}
+
+impl Q8Acts {
+    /// Q8_0-style: `d = f16(max|x| / 127)`, `q = round(x / d)` (ggml's `quantize_row_q8_0`).
+    pub fn q8_0(x: &[f32]) -> Self {
+        let mut qs = vec![0i8; x.len()];
+        let mut d = Vec::with_capacity(x.len() / 32);
+        for (xb, qb) in x.chunks_exact(32).zip(qs.chunks_exact_mut(32)) {
+            let amax = xb.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let s = amax / 127.0;
+            let id = if s != 0.0 { 1.0 / s } else { 0.0 };
+            for (q, &v) in qb.iter_mut().zip(xb) {
+                *q = (v * id).round() as i8;
+            }
+            d.push(through_f16(s));
+        }
+        let bsums = sums16(&qs);
+        Q8Acts { block: 32, qs, d, bsums }
+    }
+
+    /// Q8_K-style: `d = max / −127` with the signed extreme, `q = nearest(x / d)`
+    /// (ggml's `quantize_row_q8_K`).
+    pub fn q8_k(x: &[f32]) -> Self {
+        let mut qs = vec![0i8; x.len()];
+        let mut d = Vec::with_capacity(x.len() / 256);
+        for (xb, qb) in x.chunks_exact(256).zip(qs.chunks_exact_mut(256)) {
+            let (mut max, mut amax) = (0f32, 0f32);
+            for &v in xb {
+                if v.abs() > amax {
+                    amax = v.abs();
+                    max = v;
+                }
+            }
+            if amax == 0.0 {
+                d.push(0.0);
+                continue;
+            }
+            let iscale = -127.0 / max;
+            for (q, &v) in qb.iter_mut().zip(xb) {
+                *q = nearest_int(iscale * v).min(127) as i8;
+            }
+            d.push(1.0 / iscale);
+        }
+        let bsums = sums16(&qs);
+        Q8Acts { block: 256, qs, d, bsums }
+    }
+}
+
+fn sums16(qs: &[i8]) -> Vec<i32> {
+    qs.chunks_exact(16).map(|c| c.iter().map(|&q| q as i32).sum()).collect()
+}

@@ -1,0 +1,317 @@
+//! Dot products of one quantized weight row with the (quantized) activations — the inner
+//! loop of a GEMV. [`scalar`] holds the reference of every format, always compiled and the
+//! oracle of the SIMD paths; [`Kernel`] picks the fastest path this CPU supports at run time.
+
+use memwall_spec::GgmlType;
+
+use crate::KernelError;
+use crate::acts::Q8Acts;
+use crate::formats::f16_at;
+use crate::formats::kquants::{q3k_scale, q6k_level, scale_min_k4};
+use crate::formats::legacy::IQ4_NL_VALUES;
+use crate::formats::ternary::tq1_trit;
+
+/// What a weight format dots against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActKind {
+    /// f32 activations (float weight formats).
+    F32,
+    /// Q8_0-style 32-blocks.
+    Q8_0,
+    /// Q8_K-style 256-blocks.
+    Q8K,
+}
+
+/// The activation type of a weight format, as in ggml's `vec_dot_type`.
+pub fn act_kind(t: GgmlType) -> Result<ActKind, KernelError> {
+    use GgmlType as G;
+    Ok(match t {
+        G::F32 | G::F16 | G::BF16 => ActKind::F32,
+        G::Q4_0 | G::Q4_1 | G::Q5_0 | G::Q5_1 | G::Q8_0 | G::IQ4_NL => ActKind::Q8_0,
+        G::Q2_K | G::Q3_K | G::Q4_K | G::Q5_K | G::Q6_K | G::TQ1_0 | G::TQ2_0 => ActKind::Q8K,
+        other => return Err(KernelError::Unsupported { format: other.name() }),
+    })
+}
+
+/// Activations prepared for a format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Acts {
+    /// Float activations.
+    F32(Vec<f32>),
+    /// Quantized activations.
+    Q8(Q8Acts),
+}
+
+impl Acts {
+    /// Prepare `x` for weights of kind `k`.
+    pub fn new(k: ActKind, x: &[f32]) -> Self {
+        match k {
+            ActKind::F32 => Acts::F32(x.to_vec()),
+            ActKind::Q8_0 => Acts::Q8(Q8Acts::q8_0(x)),
+            ActKind::Q8K => Acts::Q8(Q8Acts::q8_k(x)),
+        }
+    }
+}
+
+/// Scalar reference dot products, one per format: `Σ w_i x_i` over a row of `n` weights.
+pub mod scalar {
+    use super::*;
+    use crate::formats::float::BF16;
+    use crate::formats::{BlockFormat, float::F16};
+
+    /// Float formats against f32 activations.
+    pub fn float(t: GgmlType, w: &[u8], x: &[f32]) -> f32 {
+        let mut s = 0f32;
+        match t {
+            GgmlType::F32 => {
+                for (c, &xi) in w.chunks_exact(4).zip(x) {
+                    s += f32::from_le_bytes([c[0], c[1], c[2], c[3]]) * xi;
+                }
+            }
+            GgmlType::F16 => {
+                let mut v = [0f32];
+                for (c, &xi) in w.chunks_exact(2).zip(x) {
+                    F16::dequantize_block(c, &mut v);
+                    s += v[0] * xi;
+                }
+            }
+            _ => {
+                let mut v = [0f32];
+                for (c, &xi) in w.chunks_exact(2).zip(x) {
+                    BF16::dequantize_block(c, &mut v);
+                    s += v[0] * xi;
+                }
+            }
+        }
+        s
+    }
+
+    /// Integer sum of a 32-weight block's codes (as `q(j)`) against 32 activation codes.
+    #[inline]
+    fn isum(a: &[i8], q: impl Fn(usize) -> i32) -> i32 {
+        (0..a.len()).map(|j| q(j) * a[j] as i32).sum()
+    }
+
+    #[inline]
+    fn nib(qs: &[u8], j: usize) -> i32 {
+        (if j < 16 { qs[j] & 0x0f } else { qs[j - 16] >> 4 }) as i32
+    }
+
+    #[inline]
+    fn q5(b: &[u8], j: usize) -> i32 {
+        let qh = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        nib(&b[4..], j) | ((((qh >> j) & 1) as i32) << 4)
+    }
+
+    /// 32-weight formats against Q8_0 activations.
+    pub fn q8_0_family(t: GgmlType, w: &[u8], a: &Q8Acts) -> f32 {
+        let bytes = t.type_size() as usize;
+        let mut s = 0f32;
+        for (i, b) in w.chunks_exact(bytes).enumerate() {
+            let qa = &a.qs[32 * i..32 * i + 32];
+            let da = a.d[i];
+            let asum = (a.bsums[2 * i] + a.bsums[2 * i + 1]) as f32;
+            s += match t {
+                GgmlType::Q8_0 => f16_at(b) * da * isum(qa, |j| b[2 + j] as i8 as i32) as f32,
+                GgmlType::Q4_0 => f16_at(b) * da * isum(qa, |j| nib(&b[2..], j) - 8) as f32,
+                GgmlType::Q4_1 => f16_at(b) * da * isum(qa, |j| nib(&b[4..], j)) as f32 + f16_at(&b[2..]) * da * asum,
+                GgmlType::Q5_0 => f16_at(b) * da * isum(qa, |j| q5(&b[2..], j) - 16) as f32,
+                GgmlType::Q5_1 => f16_at(b) * da * isum(qa, |j| q5(&b[4..], j)) as f32 + f16_at(&b[2..]) * da * asum,
+                _ => f16_at(b) * da * isum(qa, |j| IQ4_NL_VALUES[nib(&b[2..], j) as usize] as i32) as f32,
+            };
+        }
+        s
+    }
+
+    /// K-quants and ternary formats against Q8_K activations.
+    pub fn q8_k_family(t: GgmlType, w: &[u8], a: &Q8Acts) -> f32 {
+        let bytes = t.type_size() as usize;
+        let mut s = 0f32;
+        for (i, b) in w.chunks_exact(bytes).enumerate() {
+            let qa = &a.qs[256 * i..256 * i + 256];
+            let bs = &a.bsums[16 * i..16 * i + 16];
+            let da = a.d[i];
+            let sub = |g: usize, len: usize, q: &dyn Fn(usize) -> i32| -> i32 {
+                (g * len..g * len + len).map(|e| q(e) * qa[e] as i32).sum()
+            };
+            s += match t {
+                GgmlType::Q2_K => {
+                    let (sc, qs) = (&b[..16], &b[16..80]);
+                    let (d, dmin) = (f16_at(&b[80..]), f16_at(&b[82..]));
+                    let two = |e: usize| ((qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) as i32;
+                    let (mut isum, mut msum) = (0i32, 0i32);
+                    for g in 0..16 {
+                        isum += (sc[g] & 0x0f) as i32 * sub(g, 16, &two);
+                        msum += (sc[g] >> 4) as i32 * bs[g];
+                    }
+                    da * (d * isum as f32 - dmin * msum as f32)
+                }
+                GgmlType::Q3_K => {
+                    let (hmask, qs, sc) = (&b[..32], &b[32..96], &b[96..108]);
+                    let d = f16_at(&b[108..]);
+                    let q = |e: usize| {
+                        let low = ((qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) as i32;
+                        low - if (hmask[e % 32] >> (e / 32)) & 1 == 1 { 0 } else { 4 }
+                    };
+                    let isum: i32 = (0..16).map(|g| q3k_scale(sc, g) * sub(g, 16, &q)).sum();
+                    da * d * isum as f32
+                }
+                GgmlType::Q4_K | GgmlType::Q5_K => {
+                    let (d, dmin, sc) = (f16_at(b), f16_at(&b[2..]), &b[4..16]);
+                    let q = |e: usize| {
+                        let (c, n, l) = (e / 64, (e % 64) / 32, e % 32);
+                        if t == GgmlType::Q4_K {
+                            ((b[16 + 32 * c + l] >> (4 * n)) & 0x0f) as i32
+                        } else {
+                            let low = ((b[48 + 32 * c + l] >> (4 * n)) & 0x0f) as i32;
+                            low | ((((b[16 + e % 32] >> (e / 32)) & 1) as i32) << 4)
+                        }
+                    };
+                    let (mut isum, mut msum) = (0i32, 0i32);
+                    for g in 0..8 {
+                        let (s8, m8) = scale_min_k4(g, sc);
+                        isum += s8 as i32 * sub(g, 32, &q);
+                        msum += m8 as i32 * (bs[2 * g] + bs[2 * g + 1]);
+                    }
+                    da * (d * isum as f32 - dmin * msum as f32)
+                }
+                GgmlType::Q6_K => {
+                    let (ql, qh, sc) = (&b[..128], &b[128..192], &b[192..208]);
+                    let d = f16_at(&b[208..]);
+                    let q = |e: usize| q6k_level(ql, qh, e);
+                    let isum: i32 = (0..16).map(|g| sc[g] as i8 as i32 * sub(g, 16, &q)).sum();
+                    da * d * isum as f32
+                }
+                GgmlType::TQ2_0 => {
+                    let q = |e: usize| ((b[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3) as i32 - 1;
+                    da * f16_at(&b[64..]) * sub(0, 256, &q) as f32
+                }
+                _ => {
+                    let q = |e: usize| tq1_trit(b, e) as i32;
+                    da * f16_at(&b[52..]) * sub(0, 256, &q) as f32
+                }
+            };
+        }
+        s
+    }
+
+    /// Reference dot of a row of format `t` with prepared activations.
+    pub fn dot(t: GgmlType, w: &[u8], a: &Acts) -> f32 {
+        match a {
+            Acts::F32(x) => float(t, w, x),
+            Acts::Q8(q) if q.block == 32 => q8_0_family(t, w, q),
+            Acts::Q8(q) => q8_k_family(t, w, q),
+        }
+    }
+}
+
+/// An instruction-set path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// The scalar reference (every CPU).
+    Scalar,
+    /// x86-64 AVX2 + FMA + F16C.
+    Avx2,
+}
+
+impl Isa {
+    /// The best path this CPU supports.
+    pub fn best() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::avx2::available() {
+            return Isa::Avx2;
+        }
+        Isa::Scalar
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn supported(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => crate::simd::avx2::available(),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => false,
+        }
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+        }
+    }
+}
+
+/// The dot product of one weight format on one instruction-set path. A `Kernel` with a SIMD
+/// path can only be built on a CPU that supports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kernel {
+    format: GgmlType,
+    isa: Isa,
+    kind: ActKind,
+}
+
+impl Kernel {
+    /// The fastest kernel for `format` on this CPU.
+    pub fn new(format: GgmlType) -> Result<Self, KernelError> {
+        Self::with_isa(format, Isa::best())
+    }
+
+    /// A kernel on a given path (errors when the CPU lacks it).
+    pub fn with_isa(format: GgmlType, isa: Isa) -> Result<Self, KernelError> {
+        let kind = act_kind(format)?;
+        if !isa.supported() {
+            return Err(KernelError::Unsupported { format: isa.name() });
+        }
+        Ok(Kernel { format, isa, kind })
+    }
+
+    /// The weight format.
+    pub fn format(&self) -> GgmlType {
+        self.format
+    }
+
+    /// The path actually used for this format (formats without a SIMD kernel use scalar).
+    pub fn isa(&self) -> Isa {
+        if self.simd_available() { self.isa } else { Isa::Scalar }
+    }
+
+    fn simd_available(&self) -> bool {
+        use GgmlType as G;
+        self.isa == Isa::Avx2
+            && matches!(self.format, G::Q8_0 | G::Q4_0 | G::Q4_K | G::Q6_K | G::Q2_K | G::Q3_K | G::TQ2_0 | G::TQ1_0)
+    }
+
+    /// Quantize (or copy) activations for this format.
+    pub fn prepare(&self, x: &[f32]) -> Acts {
+        Acts::new(self.kind, x)
+    }
+
+    /// Dot one row (`cols` weights in this format) with prepared activations.
+    #[allow(unsafe_code)]
+    pub fn dot(&self, w: &[u8], a: &Acts) -> f32 {
+        #[cfg(target_arch = "x86_64")]
+        if self.simd_available()
+            && let Acts::Q8(q) = a
+        {
+            use crate::simd::avx2;
+            // SAFETY: `with_isa` only builds an AVX2 kernel when the CPU has AVX2, FMA and
+            // F16C; the callers pass rows of whole blocks matching the activations.
+            return unsafe {
+                match self.format {
+                    GgmlType::Q8_0 => avx2::q8_0(w, q),
+                    GgmlType::Q4_0 => avx2::q4_0(w, q),
+                    GgmlType::Q4_K => avx2::q4_k(w, q),
+                    GgmlType::Q6_K => avx2::q6_k(w, q),
+                    GgmlType::Q2_K => avx2::q2_k(w, q),
+                    GgmlType::Q3_K => avx2::q3_k(w, q),
+                    GgmlType::TQ2_0 => avx2::tq2_0(w, q),
+                    _ => avx2::tq1_0(w, q),
+                }
+            };
+        }
+        scalar::dot(self.format, w, a)
+    }
+}

@@ -1,0 +1,121 @@
+//! Quantized GEMV and GEMM: `y = W · x` for `W` stored row by row in a ggml format.
+//! Rows are independent; the multi-threaded GEMV hands contiguous row ranges to rayon.
+
+use memwall_spec::GgmlType;
+use rayon::prelude::*;
+
+use crate::KernelError;
+use crate::dot::Kernel;
+
+/// A row-major quantized matrix: `rows` rows of `cols` weights.
+#[derive(Debug, Clone, Copy)]
+pub struct QMatrix<'a> {
+    format: GgmlType,
+    rows: usize,
+    cols: usize,
+    row_bytes: usize,
+    data: &'a [u8],
+}
+
+impl<'a> QMatrix<'a> {
+    /// Wrap `data`, checking that it holds exactly `rows × cols` weights of `format`.
+    pub fn new(format: GgmlType, rows: usize, cols: usize, data: &'a [u8]) -> Result<Self, KernelError> {
+        let block = format.block_size() as usize;
+        if !cols.is_multiple_of(block) {
+            return Err(KernelError::RowLength { format: format.name(), len: cols, block });
+        }
+        let row_bytes = cols / block * format.type_size() as usize;
+        if data.len() != rows * row_bytes {
+            return Err(KernelError::ByteLength { format: format.name(), len: data.len(), expected: rows * row_bytes });
+        }
+        Ok(QMatrix { format, rows, cols, row_bytes, data })
+    }
+
+    /// Rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns.
+    pub fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Bytes of one row.
+    pub fn row_bytes(&self) -> usize {
+        self.row_bytes
+    }
+
+    /// The weight format.
+    pub fn format(&self) -> GgmlType {
+        self.format
+    }
+
+    /// Row `r`'s bytes.
+    pub fn row(&self, r: usize) -> &'a [u8] {
+        &self.data[r * self.row_bytes..(r + 1) * self.row_bytes]
+    }
+}
+
+fn check(k: &Kernel, m: &QMatrix, x: &[f32], y: &[f32]) -> Result<(), KernelError> {
+    if k.format() != m.format {
+        return Err(KernelError::Unsupported { format: m.format.name() });
+    }
+    if x.len() != m.cols {
+        return Err(KernelError::Shape { what: "x", len: x.len(), expected: m.cols });
+    }
+    if y.len() != m.rows {
+        return Err(KernelError::Shape { what: "y", len: y.len(), expected: m.rows });
+    }
+    Ok(())
+}
+
+/// `y = W x` on the calling thread.
+pub fn gemv(k: &Kernel, m: &QMatrix, x: &[f32], y: &mut [f32]) -> Result<(), KernelError> {
+    check(k, m, x, y)?;
+    let a = k.prepare(x);
+    for (r, out) in y.iter_mut().enumerate() {
+        *out = k.dot(m.row(r), &a);
+    }
+    Ok(())
+}
+
+/// `y = W x` over rayon's pool, `rows_per_task` rows per task (0: rows / (4 × threads)).
+pub fn gemv_par(k: &Kernel, m: &QMatrix, x: &[f32], y: &mut [f32], rows_per_task: usize) -> Result<(), KernelError> {
+    check(k, m, x, y)?;
+    let a = k.prepare(x);
+    let chunk =
+        if rows_per_task > 0 { rows_per_task } else { m.rows.div_ceil(4 * rayon::current_num_threads()).max(1) };
+    y.par_chunks_mut(chunk).enumerate().for_each(|(c, ys)| {
+        for (i, out) in ys.iter_mut().enumerate() {
+            *out = k.dot(m.row(c * chunk + i), &a);
+        }
+    });
+    Ok(())
+}
+
+/// `Y = X Wᵀ` for `tokens` input rows of `cols` (row-major), output `tokens × rows`: a GEMM
+/// as the prefill runs it, each weight row read once per block of tokens.
+pub fn gemm_par(k: &Kernel, m: &QMatrix, xs: &[f32], tokens: usize, ys: &mut [f32]) -> Result<(), KernelError> {
+    if xs.len() != tokens * m.cols {
+        return Err(KernelError::Shape { what: "xs", len: xs.len(), expected: tokens * m.cols });
+    }
+    if ys.len() != tokens * m.rows {
+        return Err(KernelError::Shape { what: "ys", len: ys.len(), expected: tokens * m.rows });
+    }
+    let acts: Vec<_> = xs.chunks_exact(m.cols).map(|x| k.prepare(x)).collect();
+    let rows = m.rows;
+    let out: Vec<Vec<f32>> = (0..rows)
+        .into_par_iter()
+        .map(|r| {
+            let w = m.row(r);
+            acts.iter().map(|a| k.dot(w, a)).collect()
+        })
+        .collect();
+    for (r, col) in out.into_iter().enumerate() {
+        for (t, v) in col.into_iter().enumerate() {
+            ys[t * rows + r] = v;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,370 @@
+//! AVX2 (+FMA, F16C) dot products of quantized rows with quantized activations.
+//!
+//! Integer products use `maddubs` (unsigned × signed bytes → i16 pairs) and `madd`
+//! (i16 × i16 → i32): formats whose codes are unsigned with an offset (Q2_K, Q3_K, Q6_K, TQ)
+//! dot the unsigned code and subtract `offset × Σ activations` from the block sums, as ggml's
+//! kernels do. Every function here is `unsafe` only because it needs the CPU features that
+//! [`available`] checks; the slices it reads are bounds-checked by its callers' shapes.
+#![allow(unsafe_code)]
+
+use std::arch::x86_64::*;
+
+use crate::acts::Q8Acts;
+
+/// Whether this CPU has AVX2, FMA and F16C.
+pub fn available() -> bool {
+    is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") && is_x86_feature_detected!("f16c")
+}
+
+#[inline(always)]
+unsafe fn f16(p: *const u8) -> f32 {
+    unsafe {
+        let h = u16::from_le_bytes([*p, *p.add(1)]);
+        _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h as i32)))
+    }
+}
+
+#[inline(always)]
+unsafe fn hsum(v: __m256) -> f32 {
+    unsafe {
+        let s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        let s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        let s = _mm_add_ss(s, _mm_movehdup_ps(s));
+        _mm_cvtss_f32(s)
+    }
+}
+
+/// Shift 16-bit lanes right by a run-time count.
+#[inline(always)]
+unsafe fn shr16(v: __m256i, n: usize) -> __m256i {
+    unsafe { _mm256_srl_epi16(v, _mm_cvtsi32_si128(n as i32)) }
+}
+
+#[inline(always)]
+unsafe fn load(p: *const u8) -> __m256i {
+    unsafe { _mm256_loadu_si256(p as *const __m256i) }
+}
+
+/// Σ over 32 signed × signed bytes, as 8 i32 partial sums.
+#[inline(always)]
+unsafe fn dot_ss(x: __m256i, y: __m256i) -> __m256i {
+    unsafe {
+        let ax = _mm256_sign_epi8(x, x);
+        let sy = _mm256_sign_epi8(y, x);
+        _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), _mm256_set1_epi16(1))
+    }
+}
+
+/// 32 unsigned × signed bytes → 16 i16 pair sums.
+#[inline(always)]
+unsafe fn dot_us16(u: __m256i, s: __m256i) -> __m256i {
+    unsafe { _mm256_maddubs_epi16(u, s) }
+}
+
+/// i16 pair sums weighted by the scale of their 16-weight group: `[a × 8, b × 8]`.
+#[inline(always)]
+unsafe fn scale_pairs(p16: __m256i, a: i16, b: i16) -> __m256i {
+    unsafe { _mm256_madd_epi16(p16, _mm256_setr_epi16(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b)) }
+}
+
+/// Q8_0 weights · Q8_0 activations.
+///
+/// # Safety
+/// The CPU must support AVX2, FMA and F16C ([`available`]); `w` holds `a.qs.len() / 32`
+/// blocks of 34 bytes.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q8_0(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let mut acc = _mm256_setzero_ps();
+        for i in 0..w.len() / 34 {
+            let b = w.as_ptr().add(34 * i);
+            let d = _mm256_set1_ps(f16(b) * a.d[i]);
+            let p = dot_ss(load(b.add(2)), load(a.qs.as_ptr().add(32 * i) as *const u8));
+            acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
+        }
+        hsum(acc)
+    }
+}
+
+#[inline(always)]
+unsafe fn nibbles32(p: *const u8) -> __m256i {
+    unsafe {
+        let q = _mm_loadu_si128(p as *const __m128i);
+        let m = _mm_set1_epi8(0x0f);
+        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m))
+    }
+}
+
+/// Q4_0 weights · Q8_0 activations.
+///
+/// # Safety
+/// As [`q8_0`], with 18-byte blocks.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q4_0(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let mut acc = _mm256_setzero_ps();
+        let eight = _mm256_set1_epi8(8);
+        for i in 0..w.len() / 18 {
+            let b = w.as_ptr().add(18 * i);
+            let d = _mm256_set1_ps(f16(b) * a.d[i]);
+            let q = _mm256_sub_epi8(nibbles32(b.add(2)), eight);
+            let p = dot_ss(q, load(a.qs.as_ptr().add(32 * i) as *const u8));
+            acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
+        }
+        hsum(acc)
+    }
+}
+
+/// Q4_K weights · Q8_K activations.
+///
+/// # Safety
+/// As [`q8_0`], with 144-byte blocks and Q8_K activations.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q4_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let m4 = _mm256_set1_epi8(0x0f);
+        let mut total = 0f32;
+        let mut acc = _mm256_setzero_ps();
+        for i in 0..w.len() / 144 {
+            let b = w.as_ptr().add(144 * i);
+            let sc = std::slice::from_raw_parts(b.add(4), 12);
+            let qa = a.qs.as_ptr().add(256 * i) as *const u8;
+            let mut sumi = _mm256_setzero_si256();
+            let mut msum = 0i32;
+            for c in 0..4 {
+                let (s0, m0) = crate::formats::kquants::scale_min_k4(2 * c, sc);
+                let (s1, m1) = crate::formats::kquants::scale_min_k4(2 * c + 1, sc);
+                msum += m0 as i32 * (a.bsums[16 * i + 4 * c] + a.bsums[16 * i + 4 * c + 1])
+                    + m1 as i32 * (a.bsums[16 * i + 4 * c + 2] + a.bsums[16 * i + 4 * c + 3]);
+                let q = load(b.add(16 + 32 * c));
+                let lo = _mm256_and_si256(q, m4);
+                let hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(s0 as i16));
+                let p1 = _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(s1 as i16));
+                sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
+            }
+            let da = a.d[i];
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b) * da), _mm256_cvtepi32_ps(sumi), acc);
+            total -= f16(b.add(2)) * da * msum as f32;
+        }
+        hsum(acc) + total
+    }
+}
+
+/// Q6_K weights · Q8_K activations.
+///
+/// # Safety
+/// As [`q8_0`], with 210-byte blocks and Q8_K activations.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let m4 = _mm256_set1_epi8(0x0f);
+        let m2 = _mm256_set1_epi8(0x03);
+        let mut acc = _mm256_setzero_ps();
+        for i in 0..w.len() / 210 {
+            let b = w.as_ptr().add(210 * i);
+            let sc = std::slice::from_raw_parts(b.add(192), 16);
+            let qa = a.qs.as_ptr().add(256 * i) as *const u8;
+            let mut sumi = _mm256_setzero_si256();
+            let bs = &a.bsums[16 * i..16 * i + 16];
+            let offset: i32 = sc.iter().zip(bs).map(|(&s, &b)| s as i8 as i32 * b).sum();
+            for h in 0..2 {
+                let q4a = load(b.add(64 * h));
+                let q4b = load(b.add(64 * h + 32));
+                let qh = load(b.add(128 + 32 * h));
+                let lows = [
+                    _mm256_and_si256(q4a, m4),
+                    _mm256_and_si256(q4b, m4),
+                    _mm256_and_si256(_mm256_srli_epi16(q4a, 4), m4),
+                    _mm256_and_si256(_mm256_srli_epi16(q4b, 4), m4),
+                ];
+                for (s, low) in lows.into_iter().enumerate() {
+                    let high = _mm256_and_si256(shr16(qh, 2 * s), m2);
+                    let u = _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
+                    let g = 8 * h + 2 * s;
+                    let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
+                    sumi = _mm256_add_epi32(sumi, scale_pairs(p, sc[g] as i8 as i16, sc[g + 1] as i8 as i16));
+                }
+            }
+            let sumi = _mm256_sub_epi32(sumi, _mm256_setr_epi32(32 * offset, 0, 0, 0, 0, 0, 0, 0));
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(208)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
+        }
+        hsum(acc)
+    }
+}
+
+/// Q2_K weights · Q8_K activations.
+///
+/// # Safety
+/// As [`q8_0`], with 84-byte blocks and Q8_K activations.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q2_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let m2 = _mm256_set1_epi8(0x03);
+        let mut acc = _mm256_setzero_ps();
+        let mut total = 0f32;
+        for i in 0..w.len() / 84 {
+            let b = w.as_ptr().add(84 * i);
+            let sc = std::slice::from_raw_parts(b, 16);
+            let qa = a.qs.as_ptr().add(256 * i) as *const u8;
+            let mut sumi = _mm256_setzero_si256();
+            let bs = &a.bsums[16 * i..16 * i + 16];
+            let msum: i32 = sc.iter().zip(bs).map(|(&s, &b)| (s >> 4) as i32 * b).sum();
+            for h in 0..2 {
+                let qv = load(b.add(16 + 32 * h));
+                for s in 0..4 {
+                    let u = _mm256_and_si256(shr16(qv, 2 * s), m2);
+                    let g = 8 * h + 2 * s;
+                    let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
+                    sumi = _mm256_add_epi32(sumi, scale_pairs(p, (sc[g] & 0x0f) as i16, (sc[g + 1] & 0x0f) as i16));
+                }
+            }
+            let da = a.d[i];
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(80)) * da), _mm256_cvtepi32_ps(sumi), acc);
+            total -= f16(b.add(82)) * da * msum as f32;
+        }
+        hsum(acc) + total
+    }
+}
+
+/// Q3_K weights · Q8_K activations.
+///
+/// # Safety
+/// As [`q8_0`], with 110-byte blocks and Q8_K activations.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let m2 = _mm256_set1_epi8(0x03);
+        let m1 = _mm256_set1_epi8(0x01);
+        let mut acc = _mm256_setzero_ps();
+        for i in 0..w.len() / 110 {
+            let b = w.as_ptr().add(110 * i);
+            let scb = std::slice::from_raw_parts(b.add(96), 12);
+            let mut sc = [0i16; 16];
+            let mut offset = 0i32;
+            for (g, s) in sc.iter_mut().enumerate() {
+                *s = crate::formats::kquants::q3k_scale(scb, g) as i16;
+                offset += *s as i32 * a.bsums[16 * i + g];
+            }
+            let qa = a.qs.as_ptr().add(256 * i) as *const u8;
+            let hv = load(b);
+            let mut sumi = _mm256_setzero_si256();
+            for h in 0..2 {
+                let qv = load(b.add(32 + 32 * h));
+                for s in 0..4 {
+                    let low = _mm256_and_si256(shr16(qv, 2 * s), m2);
+                    let hb = _mm256_and_si256(shr16(hv, 4 * h + s), m1);
+                    let u = _mm256_or_si256(low, _mm256_slli_epi16(hb, 2));
+                    let g = 8 * h + 2 * s;
+                    let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
+                    sumi = _mm256_add_epi32(sumi, scale_pairs(p, sc[g], sc[g + 1]));
+                }
+            }
+            let sumi = _mm256_sub_epi32(sumi, _mm256_setr_epi32(4 * offset, 0, 0, 0, 0, 0, 0, 0));
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(108)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
+        }
+        hsum(acc)
+    }
+}
+
+/// TQ2_0 weights · Q8_K activations.
+///
+/// # Safety
+/// As [`q8_0`], with 66-byte blocks and Q8_K activations.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn tq2_0(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let m2 = _mm256_set1_epi8(0x03);
+        let ones = _mm256_set1_epi16(1);
+        let mut acc = _mm256_setzero_ps();
+        for i in 0..w.len() / 66 {
+            let b = w.as_ptr().add(66 * i);
+            let qa = a.qs.as_ptr().add(256 * i) as *const u8;
+            let mut sum16 = _mm256_setzero_si256();
+            for h in 0..2 {
+                let qv = load(b.add(32 * h));
+                for s in 0..4 {
+                    let u = _mm256_and_si256(shr16(qv, 2 * s), m2);
+                    sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(128 * h + 32 * s))));
+                }
+            }
+            let offset: i32 = a.bsums[16 * i..16 * i + 16].iter().sum();
+            let sumi = _mm256_sub_epi32(_mm256_madd_epi16(sum16, ones), _mm256_setr_epi32(offset, 0, 0, 0, 0, 0, 0, 0));
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(64)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
+        }
+        hsum(acc)
+    }
+}
+
+/// Bytes × per-byte multipliers, modulo 256.
+#[inline(always)]
+unsafe fn mul_bytes(x: __m256i, m: __m256i) -> __m256i {
+    unsafe {
+        let lo_mask = _mm256_set1_epi16(0x00ff);
+        let lo =
+            _mm256_and_si256(_mm256_mullo_epi16(_mm256_and_si256(x, lo_mask), _mm256_and_si256(m, lo_mask)), lo_mask);
+        let hi = _mm256_mullo_epi16(_mm256_andnot_si256(lo_mask, x), _mm256_srli_epi16(m, 8));
+        _mm256_or_si256(lo, _mm256_andnot_si256(lo_mask, hi))
+    }
+}
+
+/// Trit codes {0, 1, 2} of bytes `v` (already multiplied to bring the trit to the top):
+/// `(v × 3) >> 8` per byte.
+#[inline(always)]
+unsafe fn top_trit(v: __m256i) -> __m256i {
+    unsafe {
+        let lo_mask = _mm256_set1_epi16(0x00ff);
+        let lo = _mm256_mulhi_epu16(_mm256_and_si256(v, lo_mask), _mm256_set1_epi16(3 << 8));
+        let hi = _mm256_mulhi_epu16(_mm256_andnot_si256(lo_mask, v), _mm256_set1_epi16(3));
+        _mm256_or_si256(lo, _mm256_slli_epi16(hi, 8))
+    }
+}
+
+/// TQ1_0 weights · Q8_K activations.
+///
+/// # Safety
+/// As [`q8_0`], with 54-byte blocks and Q8_K activations.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let ones = _mm256_set1_epi16(1);
+        let p3 = |t: u32| 3i8.wrapping_pow(t) as u8 as i8;
+        let pow = [1u32, 3, 9, 27, 81].map(|v| _mm256_set1_epi8(v as u8 as i8));
+        let pair = |t: u32| {
+            let (x, y) = (p3(t), p3(t + 1));
+            _mm256_setr_epi8(
+                x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y,
+            )
+        };
+        let (pair01, pair23) = (pair(0), pair(2));
+        let e = 81u8 as i8;
+        let last = _mm256_setr_epi8(
+            e, e, e, e, e, e, e, e, e, e, e, e, e, e, e, e, 1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27,
+        );
+        let mut acc = _mm256_setzero_ps();
+        for i in 0..w.len() / 54 {
+            let b = w.as_ptr().add(54 * i);
+            let qa = a.qs.as_ptr().add(256 * i) as *const u8;
+            let q0 = load(b);
+            let q1 = _mm_loadu_si128(b.add(32) as *const __m128i);
+            let q1x2 = _mm256_set_m128i(q1, q1);
+            let qh = u32::from_le_bytes([*b.add(48), *b.add(49), *b.add(50), *b.add(51)]) as i32;
+            let tail = _mm256_set_m128i(_mm_set1_epi32(qh), q1);
+            let mut sum16 = _mm256_setzero_si256();
+            for (t, m) in pow.iter().enumerate() {
+                let u = top_trit(mul_bytes(q0, *m));
+                sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(32 * t))));
+            }
+            for (k, m) in [pair01, pair23].into_iter().enumerate() {
+                let u = top_trit(mul_bytes(q1x2, m));
+                sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(160 + 32 * k))));
+            }
+            let u = top_trit(mul_bytes(tail, last));
+            sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(224))));
+            let offset: i32 = a.bsums[16 * i..16 * i + 16].iter().sum();
+            let sumi = _mm256_sub_epi32(_mm256_madd_epi16(sum16, ones), _mm256_setr_epi32(offset, 0, 0, 0, 0, 0, 0, 0));
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(52)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
+        }
+        hsum(acc)
+    }
+}
