@@ -17,6 +17,8 @@ pub struct Q8Acts {
     pub d: Vec<f32>,
     /// Sum of each 16 consecutive codes.
     pub bsums: Vec<i32>,
+    /// Per block, `d × Σ codes` (for the offsets and minima of the weight formats).
+    pub dsums: Vec<f32>,
 }
 
 impl Q8Acts {
@@ -34,7 +36,8 @@ impl Q8Acts {
             d.push(through_f16(s));
         }
         let bsums = sums16(&qs);
-        Q8Acts { block: 32, qs, d, bsums }
+        let dsums = d.iter().zip(bsums.chunks_exact(2)).map(|(d, s)| d * (s[0] + s[1]) as f32).collect();
+        Q8Acts { block: 32, qs, d, bsums, dsums }
     }
 
     /// Q8_K-style: `d = max / −127` with the signed extreme, `q = nearest(x / d)`
@@ -61,7 +64,8 @@ impl Q8Acts {
             d.push(1.0 / iscale);
         }
         let bsums = sums16(&qs);
-        Q8Acts { block: 256, qs, d, bsums }
+        let dsums = d.iter().zip(bsums.chunks_exact(16)).map(|(d, s)| d * s.iter().sum::<i32>() as f32).collect();
+        Q8Acts { block: 256, qs, d, bsums, dsums }
     }
 }
 

@@ -281,7 +281,21 @@ impl Kernel {
     fn simd_available(&self) -> bool {
         use GgmlType as G;
         self.isa == Isa::Avx2
-            && matches!(self.format, G::Q8_0 | G::Q4_0 | G::Q4_K | G::Q6_K | G::Q2_K | G::Q3_K | G::TQ2_0 | G::TQ1_0)
+            && matches!(
+                self.format,
+                G::Q8_0
+                    | G::Q4_0
+                    | G::Q4_1
+                    | G::Q5_0
+                    | G::Q5_1
+                    | G::IQ4_NL
+                    | G::Q4_K
+                    | G::Q6_K
+                    | G::Q2_K
+                    | G::Q3_K
+                    | G::TQ2_0
+                    | G::TQ1_0
+            )
     }
 
     /// Quantize (or copy) activations for this format.
@@ -303,6 +317,10 @@ impl Kernel {
                 match self.format {
                     GgmlType::Q8_0 => avx2::q8_0(w, q),
                     GgmlType::Q4_0 => avx2::q4_0(w, q),
+                    GgmlType::Q4_1 => avx2::q4_1(w, q),
+                    GgmlType::Q5_0 => avx2::q5_0(w, q),
+                    GgmlType::Q5_1 => avx2::q5_1(w, q),
+                    GgmlType::IQ4_NL => avx2::iq4_nl(w, q),
                     GgmlType::Q4_K => avx2::q4_k(w, q),
                     GgmlType::Q6_K => avx2::q6_k(w, q),
                     GgmlType::Q2_K => avx2::q2_k(w, q),

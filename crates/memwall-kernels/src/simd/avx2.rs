@@ -67,6 +67,63 @@ unsafe fn scale_pairs(p16: __m256i, a: i16, b: i16) -> __m256i {
     unsafe { _mm256_madd_epi16(p16, _mm256_setr_epi16(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b)) }
 }
 
+/// How a 32-weight format's codes enter the integer dot product.
+#[derive(Clone, Copy)]
+enum Codes {
+    /// Signed codes (sign trick before `maddubs`).
+    Signed,
+    /// Unsigned codes `u`; the weight is `u − offset`, settled with the activation sums.
+    Unsigned { offset: f32 },
+    /// Unsigned codes plus a per-block minimum (f16 at this byte offset of the block).
+    WithMin { at: usize },
+}
+
+/// Σ over blocks of 32 weights of `scale(block) × Σ codes(block) · activations`, four blocks
+/// per step into independent accumulators (the FMA latency chain would otherwise bind).
+/// Offsets and minima use the activations' per-block `d × Σ codes` (`dsums`).
+#[inline(always)]
+unsafe fn blocks32(w: &[u8], a: &Q8Acts, bytes: usize, codes: impl Fn(*const u8) -> __m256i, kind: Codes) -> f32 {
+    unsafe {
+        let n = w.len() / bytes;
+        let (wp, qa, da, ds) = (w.as_ptr(), a.qs.as_ptr() as *const u8, a.d.as_ptr(), a.dsums.as_ptr());
+        let mut side = 0f32;
+        macro_rules! block {
+            ($i:expr, $acc:expr) => {{
+                let b = wp.add(bytes * $i);
+                let dw = f16(b);
+                let y = load(qa.add(32 * $i));
+                let p = match kind {
+                    Codes::Signed => dot_ss(codes(b), y),
+                    Codes::Unsigned { offset } => {
+                        side -= offset * dw * *ds.add($i);
+                        _mm256_madd_epi16(_mm256_maddubs_epi16(codes(b), y), _mm256_set1_epi16(1))
+                    }
+                    Codes::WithMin { at } => {
+                        side += f16(b.add(at)) * *ds.add($i);
+                        _mm256_madd_epi16(_mm256_maddubs_epi16(codes(b), y), _mm256_set1_epi16(1))
+                    }
+                };
+                _mm256_fmadd_ps(_mm256_set1_ps(dw * *da.add($i)), _mm256_cvtepi32_ps(p), $acc)
+            }};
+        }
+        let (mut a0, mut a1, mut a2, mut a3) =
+            (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut i = 0;
+        while i + 4 <= n {
+            a0 = block!(i, a0);
+            a1 = block!(i + 1, a1);
+            a2 = block!(i + 2, a2);
+            a3 = block!(i + 3, a3);
+            i += 4;
+        }
+        while i < n {
+            a0 = block!(i, a0);
+            i += 1;
+        }
+        hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + side
+    }
+}
+
 /// Q8_0 weights · Q8_0 activations.
 ///
 /// # Safety
@@ -74,24 +131,33 @@ unsafe fn scale_pairs(p16: __m256i, a: i16, b: i16) -> __m256i {
 /// blocks of 34 bytes.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q8_0(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe {
-        let mut acc = _mm256_setzero_ps();
-        for i in 0..w.len() / 34 {
-            let b = w.as_ptr().add(34 * i);
-            let d = _mm256_set1_ps(f16(b) * a.d[i]);
-            let p = dot_ss(load(b.add(2)), load(a.qs.as_ptr().add(32 * i) as *const u8));
-            acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
-        }
-        hsum(acc)
-    }
+    unsafe { blocks32(w, a, 34, |b| load(b.add(2)), Codes::Signed) }
 }
 
+/// 16 bytes of nibbles as 32 bytes: low nibbles (weights 0..16) in the low lane, high
+/// nibbles (weights 16..32) in the high lane.
 #[inline(always)]
 unsafe fn nibbles32(p: *const u8) -> __m256i {
     unsafe {
-        let q = _mm_loadu_si128(p as *const __m128i);
-        let m = _mm_set1_epi8(0x0f);
-        _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m))
+        let q = _mm256_broadcastsi128_si256(_mm_loadu_si128(p as *const __m128i));
+        let shifted = _mm256_srlv_epi32(q, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4));
+        _mm256_and_si256(shifted, _mm256_set1_epi8(0x0f))
+    }
+}
+
+/// The 5th bits of a Q5 block (`qh`, bit j = weight j) as 0x10 in each byte.
+#[inline(always)]
+unsafe fn high_bits32(p: *const u8) -> __m256i {
+    unsafe {
+        let qh = u32::from_le_bytes([*p, *p.add(1), *p.add(2), *p.add(3)]) as i32;
+        // Byte j takes byte j/8 of qh, then tests bit j%8.
+        let spread = _mm256_shuffle_epi8(
+            _mm256_set1_epi32(qh),
+            _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+        );
+        let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
+        let set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+        _mm256_and_si256(set, _mm256_set1_epi8(0x10))
     }
 }
 
@@ -101,17 +167,59 @@ unsafe fn nibbles32(p: *const u8) -> __m256i {
 /// As [`q8_0`], with 18-byte blocks.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q4_0(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { blocks32(w, a, 18, |b| nibbles32(b.add(2)), Codes::Unsigned { offset: 8.0 }) }
+}
+
+/// Q4_1 weights · Q8_0 activations (codes 0..15 plus the block minimum).
+///
+/// # Safety
+/// As [`q8_0`], with 20-byte blocks.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q4_1(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { blocks32(w, a, 20, |b| nibbles32(b.add(4)), Codes::WithMin { at: 2 }) }
+}
+
+/// Q5_0 weights · Q8_0 activations.
+///
+/// # Safety
+/// As [`q8_0`], with 22-byte blocks.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q5_0(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
-        let mut acc = _mm256_setzero_ps();
-        let eight = _mm256_set1_epi8(8);
-        for i in 0..w.len() / 18 {
-            let b = w.as_ptr().add(18 * i);
-            let d = _mm256_set1_ps(f16(b) * a.d[i]);
-            let q = _mm256_sub_epi8(nibbles32(b.add(2)), eight);
-            let p = dot_ss(q, load(a.qs.as_ptr().add(32 * i) as *const u8));
-            acc = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc);
-        }
-        hsum(acc)
+        blocks32(
+            w,
+            a,
+            22,
+            |b| _mm256_or_si256(nibbles32(b.add(6)), high_bits32(b.add(2))),
+            Codes::Unsigned { offset: 16.0 },
+        )
+    }
+}
+
+/// Q5_1 weights · Q8_0 activations.
+///
+/// # Safety
+/// As [`q8_0`], with 24-byte blocks.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q5_1(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        blocks32(w, a, 24, |b| _mm256_or_si256(nibbles32(b.add(8)), high_bits32(b.add(4))), Codes::WithMin { at: 2 })
+    }
+}
+
+/// IQ4_NL weights · Q8_0 activations (the code book looked up with `pshufb`).
+///
+/// # Safety
+/// As [`q8_0`], with 18-byte blocks.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn iq4_nl(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let v = crate::formats::legacy::IQ4_NL_VALUES;
+        let table = _mm256_setr_epi8(
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15],
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15],
+        );
+        blocks32(w, a, 18, |b| _mm256_shuffle_epi8(table, nibbles32(b.add(2))), Codes::Signed)
     }
 }
 
@@ -296,27 +404,20 @@ pub unsafe fn tq2_0(w: &[u8], a: &Q8Acts) -> f32 {
     }
 }
 
-/// Bytes × per-byte multipliers, modulo 256.
+/// `3 × v` per byte, modulo 256 (two wrapping byte adds).
 #[inline(always)]
-unsafe fn mul_bytes(x: __m256i, m: __m256i) -> __m256i {
-    unsafe {
-        let lo_mask = _mm256_set1_epi16(0x00ff);
-        let lo =
-            _mm256_and_si256(_mm256_mullo_epi16(_mm256_and_si256(x, lo_mask), _mm256_and_si256(m, lo_mask)), lo_mask);
-        let hi = _mm256_mullo_epi16(_mm256_andnot_si256(lo_mask, x), _mm256_srli_epi16(m, 8));
-        _mm256_or_si256(lo, _mm256_andnot_si256(lo_mask, hi))
-    }
+unsafe fn times3(v: __m256i) -> __m256i {
+    unsafe { _mm256_add_epi8(v, _mm256_add_epi8(v, v)) }
 }
 
-/// Trit codes {0, 1, 2} of bytes `v` (already multiplied to bring the trit to the top):
-/// `(v × 3) >> 8` per byte.
+/// The top trit of each byte, `⌊3v / 256⌋ ∈ {0, 1, 2}`, i.e. `(v ≥ 86) + (v ≥ 171)`.
 #[inline(always)]
 unsafe fn top_trit(v: __m256i) -> __m256i {
     unsafe {
-        let lo_mask = _mm256_set1_epi16(0x00ff);
-        let lo = _mm256_mulhi_epu16(_mm256_and_si256(v, lo_mask), _mm256_set1_epi16(3 << 8));
-        let hi = _mm256_mulhi_epu16(_mm256_andnot_si256(lo_mask, v), _mm256_set1_epi16(3));
-        _mm256_or_si256(lo, _mm256_slli_epi16(hi, 8))
+        let flip = _mm256_xor_si256(v, _mm256_set1_epi8(-128));
+        let ge86 = _mm256_cmpgt_epi8(flip, _mm256_set1_epi8((85u8 ^ 0x80) as i8));
+        let ge171 = _mm256_cmpgt_epi8(flip, _mm256_set1_epi8((170u8 ^ 0x80) as i8));
+        _mm256_sub_epi8(_mm256_sub_epi8(_mm256_setzero_si256(), ge86), ge171)
     }
 }
 
@@ -328,39 +429,36 @@ unsafe fn top_trit(v: __m256i) -> __m256i {
 pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let ones = _mm256_set1_epi16(1);
-        let p3 = |t: u32| 3i8.wrapping_pow(t) as u8 as i8;
-        let pow = [1u32, 3, 9, 27, 81].map(|v| _mm256_set1_epi8(v as u8 as i8));
-        let pair = |t: u32| {
-            let (x, y) = (p3(t), p3(t + 1));
-            _mm256_setr_epi8(
-                x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y,
-            )
-        };
-        let (pair01, pair23) = (pair(0), pair(2));
-        let e = 81u8 as i8;
-        let last = _mm256_setr_epi8(
-            e, e, e, e, e, e, e, e, e, e, e, e, e, e, e, e, 1, 1, 1, 1, 3, 3, 3, 3, 9, 9, 9, 9, 27, 27, 27, 27,
-        );
         let mut acc = _mm256_setzero_ps();
         for i in 0..w.len() / 54 {
             let b = w.as_ptr().add(54 * i);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
-            let q0 = load(b);
-            let q1 = _mm_loadu_si128(b.add(32) as *const __m128i);
-            let q1x2 = _mm256_set_m128i(q1, q1);
-            let qh = u32::from_le_bytes([*b.add(48), *b.add(49), *b.add(50), *b.add(51)]) as i32;
-            let tail = _mm256_set_m128i(_mm_set1_epi32(qh), q1);
             let mut sum16 = _mm256_setzero_si256();
-            for (t, m) in pow.iter().enumerate() {
-                let u = top_trit(mul_bytes(q0, *m));
-                sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(32 * t))));
+            // Weights 0..160: trit t of the 32 bytes qs[0..32], multiplying by 3 each step.
+            let mut v = load(b);
+            for t in 0..5 {
+                sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit(v), load(qa.add(32 * t))));
+                v = times3(v);
             }
-            for (k, m) in [pair01, pair23].into_iter().enumerate() {
-                let u = top_trit(mul_bytes(q1x2, m));
-                sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(160 + 32 * k))));
+            // Weights 160..240 (qs[32..48], 5 trits) and 240..256 (qh, 4 trits): one vector
+            // [qs[32..48] | qh × 4] raised to 3^0..3^4, lanes picked per 32-bit group.
+            let q1 = _mm_loadu_si128(b.add(32) as *const __m128i);
+            let qh = u32::from_le_bytes([*b.add(48), *b.add(49), *b.add(50), *b.add(51)]) as i32;
+            let p0 = _mm256_set_m128i(_mm_set1_epi32(qh), q1);
+            let p1 = times3(p0);
+            let p2 = times3(p1);
+            let p3 = times3(p2);
+            let p4 = times3(p3);
+            let pair01 = _mm256_permute2x128_si256(p0, p1, 0x20);
+            let pair23 = _mm256_permute2x128_si256(p2, p3, 0x20);
+            let tail = _mm256_blend_epi32(
+                _mm256_blend_epi32(_mm256_blend_epi32(_mm256_blend_epi32(p4, p0, 0x10), p1, 0x20), p2, 0x40),
+                p3,
+                0x80,
+            );
+            for (k, v) in [pair01, pair23, tail].into_iter().enumerate() {
+                sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit(v), load(qa.add(160 + 32 * k))));
             }
-            let u = top_trit(mul_bytes(tail, last));
-            sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(224))));
             let offset: i32 = a.bsums[16 * i..16 * i + 16].iter().sum();
             let sumi = _mm256_sub_epi32(_mm256_madd_epi16(sum16, ones), _mm256_setr_epi32(offset, 0, 0, 0, 0, 0, 0, 0));
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(52)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);

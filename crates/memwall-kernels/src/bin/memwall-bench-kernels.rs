@@ -1,0 +1,178 @@
+//! `memwall-bench-kernels`: GEMV throughput of every weight format at a cache-resident size
+//! and at a DRAM size (weights ≥ 8 × the last-level cache), on one thread and on all
+//! threads, as weight bytes/s, GFLOP/s and the ratio to a STREAM-like read bandwidth that
+//! this binary measures in the same run.
+//!
+//! Usage: `memwall-bench-kernels [--dram-mib N] [--cache-kib N] [--formats q4_K,q8_0,...]`
+
+use std::time::Instant;
+
+use memwall_kernels::dot::Kernel;
+use memwall_kernels::formats::SUPPORTED;
+use memwall_kernels::gemv::{QMatrix, gemv_par};
+use memwall_kernels::quantize;
+use memwall_spec::GgmlType;
+use rayon::prelude::*;
+
+const COLS: usize = 4096;
+
+struct Args {
+    dram_mib: usize,
+    cache_kib: usize,
+    formats: Vec<GgmlType>,
+    reps: usize,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        dram_mib: 512,
+        cache_kib: 512,
+        formats: SUPPORTED.iter().copied().filter(|t| *t != GgmlType::Q8_K && *t != GgmlType::F32).collect(),
+        reps: 7,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("`{flag}` needs a value"));
+        match flag.as_str() {
+            "--dram-mib" => a.dram_mib = value()?.parse().map_err(|e| format!("--dram-mib: {e}"))?,
+            "--cache-kib" => a.cache_kib = value()?.parse().map_err(|e| format!("--cache-kib: {e}"))?,
+            "--reps" => a.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
+            "--formats" => {
+                a.formats = value()?
+                    .split(',')
+                    .map(|n| GgmlType::parse(n.trim()).ok_or(format!("--formats: unknown format `{n}`")))
+                    .collect::<Result<_, _>>()?;
+            }
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    if a.dram_mib == 0 || a.cache_kib == 0 || a.reps == 0 {
+        return Err("sizes and --reps must be > 0".into());
+    }
+    Ok(a)
+}
+
+/// Best-of-`reps` seconds of `f`.
+fn best(reps: usize, mut f: impl FnMut()) -> f64 {
+    f();
+    (0..reps)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// STREAM-like read bandwidth, GB/s: sum 64-bit words of `buf` with four accumulators per
+/// task, split over the current pool's threads.
+fn read_bandwidth(buf: &[u64], reps: usize) -> f64 {
+    let chunk = buf.len().div_ceil(4 * rayon::current_num_threads());
+    let mut sink = 0u64;
+    let t = best(reps, || {
+        sink ^= buf
+            .par_chunks(chunk)
+            .map(|c| {
+                let mut s = [0u64; 4];
+                for q in c.chunks_exact(4) {
+                    s[0] = s[0].wrapping_add(q[0]);
+                    s[1] = s[1].wrapping_add(q[1]);
+                    s[2] = s[2].wrapping_add(q[2]);
+                    s[3] = s[3].wrapping_add(q[3]);
+                }
+                s.iter().fold(0, |a, b| a ^ b)
+            })
+            .reduce(|| 0, |a, b| a ^ b);
+    });
+    std::hint::black_box(sink);
+    (buf.len() * 8) as f64 / t / 1e9
+}
+
+/// A matrix of about `bytes` bytes in format `t`: 64 quantized Gaussian rows tiled.
+fn matrix(t: GgmlType, bytes: usize) -> (Vec<u8>, usize) {
+    let mut state = 0x9E3779B97F4A7C15u64;
+    let mut gauss = || {
+        // Sum of uniforms: cheap, roughly Gaussian weights.
+        (0..4)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            })
+            .sum::<f32>()
+    };
+    let seed_rows = 64;
+    let w: Vec<f32> = (0..seed_rows * COLS).map(|_| gauss()).collect();
+    let q = quantize(t, &w).expect("quantize");
+    let row_bytes = q.len() / seed_rows;
+    let rows = (bytes / row_bytes).max(seed_rows);
+    let mut data = Vec::with_capacity(rows * row_bytes);
+    while data.len() < rows * row_bytes {
+        let take = (rows * row_bytes - data.len()).min(q.len());
+        data.extend_from_slice(&q[..take]);
+    }
+    (data, rows)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    };
+    let threads = rayon::current_num_threads();
+    let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");
+    let dram_bytes = args.dram_mib << 20;
+    let stream: Vec<u64> = (0..dram_bytes / 8).map(|i| i as u64).collect();
+    let bw1 = one.install(|| read_bandwidth(&stream, args.reps));
+    let bwn = read_bandwidth(&stream, args.reps);
+    drop(stream);
+    println!("memwall-bench-kernels: {threads} threads, ISA {}", memwall_kernels::dot::Isa::best().name());
+    println!("read bandwidth ({} MiB): 1 thread {bw1:.2} GB/s, {threads} threads {bwn:.2} GB/s", args.dram_mib);
+    println!(
+        "{:<8} {:<6} {:>9} {:>7} {:>10} {:>9} {:>7} {:>10} {:>9} {:>7}",
+        "format", "isa", "size", "1t GB/s", "1t GFLOP/s", "1t ratio", "nt GB/s", "nt GFLOP/s", "nt ratio", "binds"
+    );
+    for &t in &args.formats {
+        let k = match Kernel::new(t) {
+            Ok(k) => k,
+            Err(e) => {
+                eprintln!("skipping {t}: {e}");
+                continue;
+            }
+        };
+        for (label, bytes) in [("cache", args.cache_kib << 10), ("dram", dram_bytes)] {
+            let (data, rows) = matrix(t, bytes);
+            let m = QMatrix::new(t, rows, COLS, &data).expect("matrix");
+            let x: Vec<f32> = (0..COLS).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
+            let mut y = vec![0f32; rows];
+            let reps = if label == "cache" { args.reps * 50 } else { args.reps };
+            let t1 = one.install(|| best(reps, || gemv_par(&k, &m, &x, &mut y, 0).expect("gemv")));
+            let tn = best(reps, || gemv_par(&k, &m, &x, &mut y, 0).expect("gemv"));
+            let gb = |s: f64| data.len() as f64 / s / 1e9;
+            let gflop = |s: f64| 2.0 * (rows * COLS) as f64 / s / 1e9;
+            let (r1, rn) = (gb(t1) / bw1, gb(tn) / bwn);
+            let binds = if label == "dram" { if rn >= 0.9 { "memory" } else { "compute" } } else { "-" };
+            println!(
+                "{:<8} {:<6} {:>9} {:>7.2} {:>10.1} {:>9.2} {:>7.2} {:>10.1} {:>9.2} {:>7}",
+                t.name(),
+                k.isa().name(),
+                format!("{label} {}", human(data.len())),
+                gb(t1),
+                gflop(t1),
+                r1,
+                gb(tn),
+                gflop(tn),
+                rn,
+                binds
+            );
+        }
+    }
+}
+
+fn human(b: usize) -> String {
+    if b >= 1 << 20 { format!("{}M", b >> 20) } else { format!("{}K", b >> 10) }
+}
