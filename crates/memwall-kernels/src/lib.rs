@@ -8,6 +8,7 @@ pub mod acts;
 pub mod dot;
 pub mod formats;
 pub mod gemv;
+pub mod quantizers;
 pub mod simd;
 
 pub use formats::{dequantize, quantize};
@@ -52,6 +53,12 @@ pub enum KernelError {
         len: usize,
         /// The length needed.
         expected: usize,
+    },
+    /// A numerical step failed (a matrix that should be positive definite is not).
+    #[error("numerical failure: {what}")]
+    Numerical {
+        /// Which step.
+        what: &'static str,
     },
     /// The format has no kernel here.
     #[error("format {format} is not supported by memwall-kernels")]

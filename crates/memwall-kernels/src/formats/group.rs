@@ -67,6 +67,60 @@ fn get_bits(buf: &[u8], i: usize, n: u32) -> u32 {
     (0..n as usize).fold(0, |acc, k| acc | ((((buf[(bit + k) / 8] >> ((bit + k) % 8)) & 1) as u32) << k))
 }
 
+/// The stored parameters of one group: scale and minimum (0 when symmetric), as read back
+/// from their dtype.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupParams {
+    /// Scale.
+    pub d: f32,
+    /// Minimum (asymmetric formats).
+    pub m: f32,
+}
+
+/// Scale and minimum for a group of weights, written into `out` (scale then min) and
+/// returned as stored. Symmetric: as Q4_0, the signed extreme maps to −2^(N−1) (E8M0, which
+/// holds no sign, takes |max| / (2^(N−1) − 1) rounded up to a power of two). Asymmetric:
+/// `d = (max − min) / (2^N − 1)`.
+pub fn group_params(g: GroupQuant, xs: &[f32], out: &mut [u8]) -> GroupParams {
+    let levels = 1u32 << g.bits;
+    if g.asym {
+        let (min, max) = xs.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        let sb = g.scale.bytes() as usize;
+        let d = put_scale(g.scale, out, (max - min) / (levels - 1) as f32);
+        let m = put_scale(g.scale, &mut out[sb..], min);
+        GroupParams { d, m }
+    } else {
+        let half = (levels / 2) as f32;
+        let max = xs.iter().fold(0f32, |m, &v| if v.abs() > m.abs() { v } else { m });
+        let ideal = if g.scale == ScaleDtype::E8m0 { max.abs() / (half - 1.0) } else { max / -half };
+        GroupParams { d: put_scale(g.scale, out, ideal), m: 0.0 }
+    }
+}
+
+/// The code of `v` on a group's grid (round to nearest, clamped).
+pub fn group_code(g: GroupQuant, p: GroupParams, v: f32) -> u32 {
+    let levels = 1u32 << g.bits;
+    let id = if p.d != 0.0 { 1.0 / p.d } else { 0.0 };
+    if g.asym {
+        ((v - p.m) * id).round().clamp(0.0, (levels - 1) as f32) as u32
+    } else {
+        let half = (levels / 2) as f32;
+        ((v * id).round().clamp(-half, half - 1.0) + half) as u32
+    }
+}
+
+/// The value a code stands for.
+pub fn group_value(g: GroupQuant, p: GroupParams, code: u32) -> f32 {
+    if g.asym { p.d * code as f32 + p.m } else { p.d * (code as i32 - (1i32 << (g.bits - 1))) as f32 }
+}
+
+/// Write code `q` of weight `i` of a group whose block starts at `out`.
+pub fn put_code(g: GroupQuant, out: &mut [u8], i: usize, q: u32) {
+    let sb = g.scale.bytes() as usize;
+    let at = if g.asym { 2 * sb } else { sb };
+    put_bits(&mut out[at..], i, g.bits as u32, q);
+}
+
 /// Quantize `x` (a multiple of the group size) into a generic group format.
 pub fn quantize_group(g: GroupQuant, x: &[f32]) -> Result<Vec<u8>, KernelError> {
     let group = g.group as usize;
@@ -74,32 +128,11 @@ pub fn quantize_group(g: GroupQuant, x: &[f32]) -> Result<Vec<u8>, KernelError> 
         return Err(KernelError::RowLength { format: "intN", len: x.len(), block: group });
     }
     let gb = QuantFormat::Group(g).block_bytes() as usize;
-    let sb = g.scale.bytes() as usize;
     let mut out = vec![0u8; x.len() / group * gb];
-    let levels = 1u32 << g.bits;
     for (xs, ob) in x.chunks_exact(group).zip(out.chunks_exact_mut(gb)) {
-        let codes_at = if g.asym { 2 * sb } else { sb };
-        if g.asym {
-            let (min, max) = xs.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
-            let d = put_scale(g.scale, ob, (max - min) / (levels - 1) as f32);
-            let m = put_scale(g.scale, &mut ob[sb..], min);
-            let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-            for (i, &v) in xs.iter().enumerate() {
-                let q = ((v - m) * id).round().clamp(0.0, (levels - 1) as f32) as u32;
-                put_bits(&mut ob[codes_at..], i, g.bits as u32, q);
-            }
-        } else {
-            let half = (levels / 2) as f32;
-            let max = xs.iter().fold(0f32, |m, &v| if v.abs() > m.abs() { v } else { m });
-            // As Q4_0: the signed extreme maps to −2^(N−1). E8M0 holds no sign, so it takes
-            // the positive scale |max| / (2^(N−1) − 1) rounded up to a power of two.
-            let ideal = if g.scale == ScaleDtype::E8m0 { max.abs() / (half - 1.0) } else { max / -half };
-            let d = put_scale(g.scale, ob, ideal);
-            let id = if d != 0.0 { 1.0 / d } else { 0.0 };
-            for (i, &v) in xs.iter().enumerate() {
-                let q = (v * id).round().clamp(-half, half - 1.0) + half;
-                put_bits(&mut ob[codes_at..], i, g.bits as u32, q as u32);
-            }
+        let p = group_params(g, xs, ob);
+        for (i, &v) in xs.iter().enumerate() {
+            put_code(g, ob, i, group_code(g, p, v));
         }
     }
     Ok(out)
@@ -116,14 +149,13 @@ pub fn dequantize_group(g: GroupQuant, bytes: &[u8], n: usize) -> Result<Vec<f32
         return Err(KernelError::ByteLength { format: "intN", len: bytes.len(), expected: n / group * gb });
     }
     let sb = g.scale.bytes() as usize;
-    let half = (1u32 << g.bits) / 2;
     let mut out = vec![0f32; n];
     for (ob, b) in out.chunks_exact_mut(group).zip(bytes.chunks_exact(gb)) {
         let d = get_scale(g.scale, b);
         let (m, codes) = if g.asym { (get_scale(g.scale, &b[sb..]), &b[2 * sb..]) } else { (0.0, &b[sb..]) };
+        let p = GroupParams { d, m };
         for (i, o) in ob.iter_mut().enumerate() {
-            let q = get_bits(codes, i, g.bits as u32);
-            *o = if g.asym { d * q as f32 + m } else { d * (q as i32 - half as i32) as f32 };
+            *o = group_value(g, p, get_bits(codes, i, g.bits as u32));
         }
     }
     Ok(out)

@@ -153,7 +153,9 @@ unsafe fn high_bits32(p: *const u8) -> __m256i {
         // Byte j takes byte j/8 of qh, then tests bit j%8.
         let spread = _mm256_shuffle_epi8(
             _mm256_set1_epi32(qh),
-            _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3),
+            _mm256_setr_epi8(
+                0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+            ),
         );
         let bit = _mm256_set1_epi64x(0x8040_2010_0804_0201u64 as i64);
         let set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
@@ -216,8 +218,8 @@ pub unsafe fn iq4_nl(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let v = crate::formats::legacy::IQ4_NL_VALUES;
         let table = _mm256_setr_epi8(
-            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15],
-            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15],
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[0],
+            v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15],
         );
         blocks32(w, a, 18, |b| _mm256_shuffle_epi8(table, nibbles32(b.add(2))), Codes::Signed)
     }
