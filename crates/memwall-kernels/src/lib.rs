@@ -8,6 +8,7 @@ pub mod acts;
 pub mod dot;
 pub mod formats;
 pub mod gemv;
+pub mod kv;
 pub mod quantizers;
 pub mod simd;
 

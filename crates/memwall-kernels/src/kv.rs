@@ -1,0 +1,198 @@
+//! A per-layer KV cache in F16, Q8_0 or Q4_0 (blocks along `head_dim`), and decode attention
+//! over it for MHA/GQA/MQA: each KV head's keys and values are read once for all the query
+//! heads that share it; a sliding window keeps the last `window` tokens in a ring.
+
+use memwall_spec::GgmlType;
+
+use crate::KernelError;
+use crate::dot::Kernel;
+use crate::formats::{dequantize, quantize};
+
+/// One layer's cache.
+#[derive(Debug, Clone)]
+pub struct KvCache {
+    n_kv_heads: usize,
+    head_dim: usize,
+    k_format: GgmlType,
+    v_format: GgmlType,
+    window: Option<usize>,
+    row_k: usize,
+    row_v: usize,
+    k: Vec<u8>,
+    v: Vec<u8>,
+    /// Tokens appended so far.
+    appended: usize,
+}
+
+fn kv_format(t: GgmlType) -> Result<GgmlType, KernelError> {
+    match t {
+        GgmlType::F16 | GgmlType::Q8_0 | GgmlType::Q4_0 => Ok(t),
+        other => Err(KernelError::Unsupported { format: other.name() }),
+    }
+}
+
+impl KvCache {
+    /// An empty cache; `window` keeps only the last `window` tokens (sliding-window layers).
+    pub fn new(
+        n_kv_heads: usize,
+        head_dim: usize,
+        k_format: GgmlType,
+        v_format: GgmlType,
+        window: Option<usize>,
+    ) -> Result<Self, KernelError> {
+        let (k_format, v_format) = (kv_format(k_format)?, kv_format(v_format)?);
+        for t in [k_format, v_format] {
+            if !head_dim.is_multiple_of(t.block_size() as usize) {
+                return Err(KernelError::RowLength { format: t.name(), len: head_dim, block: t.block_size() as usize });
+            }
+        }
+        if n_kv_heads == 0 || head_dim == 0 || window == Some(0) {
+            return Err(KernelError::Shape { what: "kv cache shape", len: 0, expected: 1 });
+        }
+        let row = |t: GgmlType| head_dim / t.block_size() as usize * t.type_size() as usize;
+        Ok(KvCache {
+            n_kv_heads,
+            head_dim,
+            k_format,
+            v_format,
+            window,
+            row_k: row(k_format),
+            row_v: row(v_format),
+            k: Vec::new(),
+            v: Vec::new(),
+            appended: 0,
+        })
+    }
+
+    /// Tokens currently held (`min(appended, window)`).
+    pub fn len(&self) -> usize {
+        self.window.map_or(self.appended, |w| self.appended.min(w))
+    }
+
+    /// Whether nothing was appended.
+    pub fn is_empty(&self) -> bool {
+        self.appended == 0
+    }
+
+    /// Bytes held by K and V.
+    pub fn bytes(&self) -> usize {
+        self.k.len() + self.v.len()
+    }
+
+    /// Append one token's keys and values (`n_kv_heads × head_dim` each, head-major).
+    pub fn append(&mut self, k: &[f32], v: &[f32]) -> Result<(), KernelError> {
+        let n = self.n_kv_heads * self.head_dim;
+        for (what, x) in [("k", k), ("v", v)] {
+            if x.len() != n {
+                return Err(KernelError::Shape { what, len: x.len(), expected: n });
+            }
+        }
+        let (kq, vq) = (quantize(self.k_format, k)?, quantize(self.v_format, v)?);
+        let slot = self.window.map(|w| self.appended % w);
+        match slot {
+            Some(s) if self.appended >= self.window.unwrap_or(usize::MAX) => {
+                self.k[s * kq.len()..(s + 1) * kq.len()].copy_from_slice(&kq);
+                self.v[s * vq.len()..(s + 1) * vq.len()].copy_from_slice(&vq);
+            }
+            _ => {
+                self.k.extend_from_slice(&kq);
+                self.v.extend_from_slice(&vq);
+            }
+        }
+        self.appended += 1;
+        Ok(())
+    }
+
+    /// Decode attention for one query token: `q` is `n_heads × head_dim`; `out` receives
+    /// `n_heads × head_dim`. Scores are `q·k / sqrt(head_dim)` with a numerically stable
+    /// softmax over the tokens held.
+    pub fn attend(&self, q: &[f32], n_heads: usize, out: &mut [f32]) -> Result<(), KernelError> {
+        let hd = self.head_dim;
+        if n_heads == 0 || !n_heads.is_multiple_of(self.n_kv_heads) {
+            return Err(KernelError::Shape {
+                what: "n_heads (multiple of n_kv_heads)",
+                len: n_heads,
+                expected: self.n_kv_heads,
+            });
+        }
+        for (what, len) in [("q", q.len()), ("out", out.len())] {
+            if len != n_heads * hd {
+                return Err(KernelError::Shape { what, len, expected: n_heads * hd });
+            }
+        }
+        let tokens = self.len();
+        if tokens == 0 {
+            out.fill(0.0);
+            return Ok(());
+        }
+        let group = n_heads / self.n_kv_heads;
+        let kernel = Kernel::new(self.k_format)?;
+        let scale = 1.0 / (hd as f32).sqrt();
+        let token_k = self.n_kv_heads * self.row_k;
+        let token_v = self.n_kv_heads * self.row_v;
+        let mut scores = vec![0f32; group * tokens];
+        let mut vrow = vec![0f32; hd];
+        for kvh in 0..self.n_kv_heads {
+            let heads = kvh * group..(kvh + 1) * group;
+            let acts: Vec<_> = heads.clone().map(|h| kernel.prepare(&q[h * hd..(h + 1) * hd])).collect();
+            // Keys of this KV head, read once for the whole group.
+            for t in 0..tokens {
+                let krow = &self.k[t * token_k + kvh * self.row_k..t * token_k + (kvh + 1) * self.row_k];
+                for (g, a) in acts.iter().enumerate() {
+                    scores[g * tokens + t] = kernel.dot(krow, a) * scale;
+                }
+            }
+            for g in 0..group {
+                let s = &mut scores[g * tokens..(g + 1) * tokens];
+                let max = s.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+                let mut sum = 0f32;
+                for v in s.iter_mut() {
+                    *v = (*v - max).exp();
+                    sum += *v;
+                }
+                s.iter_mut().for_each(|v| *v /= sum);
+            }
+            for h in heads.clone() {
+                out[h * hd..(h + 1) * hd].fill(0.0);
+            }
+            // Values of this KV head, read once, accumulated into every head of the group.
+            for t in 0..tokens {
+                let vb = &self.v[t * token_v + kvh * self.row_v..t * token_v + (kvh + 1) * self.row_v];
+                let deq = dequantize(self.v_format, vb, hd)?;
+                vrow.copy_from_slice(&deq);
+                for (g, h) in heads.clone().enumerate() {
+                    let p = scores[g * tokens + t];
+                    for (o, v) in out[h * hd..(h + 1) * hd].iter_mut().zip(&vrow) {
+                        *o += p * v;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Reference attention in f32 over plain K/V rows (`tokens × n_kv_heads × head_dim`).
+pub fn attend_f32(q: &[f32], k: &[f32], v: &[f32], n_heads: usize, n_kv_heads: usize, head_dim: usize) -> Vec<f32> {
+    let tokens = k.len() / (n_kv_heads * head_dim);
+    let group = n_heads / n_kv_heads;
+    let scale = 1.0 / (head_dim as f32).sqrt();
+    let mut out = vec![0f32; n_heads * head_dim];
+    for h in 0..n_heads {
+        let kvh = h / group;
+        let qh = &q[h * head_dim..(h + 1) * head_dim];
+        let at = |t: usize| (t * n_kv_heads + kvh) * head_dim;
+        let s: Vec<f32> = (0..tokens)
+            .map(|t| qh.iter().zip(&k[at(t)..at(t) + head_dim]).map(|(a, b)| a * b).sum::<f32>() * scale)
+            .collect();
+        let max = s.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
+        let e: Vec<f32> = s.iter().map(|x| (x - max).exp()).collect();
+        let sum: f32 = e.iter().sum();
+        for t in 0..tokens {
+            for d in 0..head_dim {
+                out[h * head_dim + d] += e[t] / sum * v[at(t) + d];
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,82 @@
+//! Attention over a quantized KV cache against an f32 reference, with a stated error budget
+//! per cache format (relative L2 error of the attention output on Gaussian q, k, v).
+
+use memwall_kernels::kv::{KvCache, attend_f32};
+use memwall_spec::GgmlType;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Normal};
+
+fn gaussian(n: usize, rng: &mut rand::rngs::StdRng) -> Vec<f32> {
+    let d = Normal::new(0.0f32, 1.0).unwrap();
+    (0..n).map(|_| d.sample(rng)).collect()
+}
+
+fn rel(a: &[f32], b: &[f32]) -> f32 {
+    let e: f32 = a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum();
+    (e / b.iter().map(|y| y * y).sum::<f32>()).sqrt()
+}
+
+/// Budgets: F16 keys and values lose ~1e-4; Q8_0 ~1e-2; Q4_0 ~0.1 of the output norm.
+fn budget(t: GgmlType) -> f32 {
+    match t {
+        GgmlType::F16 => 2e-3,
+        GgmlType::Q8_0 => 2.5e-2,
+        _ => 0.2,
+    }
+}
+
+#[test]
+fn quantized_cache_attention_stays_within_budget_for_mha_gqa_mqa() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    let (n_heads, head_dim, tokens) = (8, 64, 300);
+    for n_kv in [8, 2, 1] {
+        let k = gaussian(tokens * n_kv * head_dim, &mut rng);
+        let v = gaussian(tokens * n_kv * head_dim, &mut rng);
+        let q: Vec<f32> = gaussian(n_heads * head_dim, &mut rng).iter().map(|x| x * 2.0).collect();
+        let want = attend_f32(&q, &k, &v, n_heads, n_kv, head_dim);
+        for t in [GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0] {
+            let mut c = KvCache::new(n_kv, head_dim, t, t, None).unwrap();
+            let row = n_kv * head_dim;
+            for i in 0..tokens {
+                c.append(&k[i * row..(i + 1) * row], &v[i * row..(i + 1) * row]).unwrap();
+            }
+            assert_eq!(c.bytes(), 2 * tokens * row / t.block_size() as usize * t.type_size() as usize);
+            let mut out = vec![0f32; n_heads * head_dim];
+            c.attend(&q, n_heads, &mut out).unwrap();
+            let e = rel(&out, &want);
+            assert!(e < budget(t), "{t} with {n_kv} KV heads: relative error {e}");
+        }
+    }
+}
+
+#[test]
+fn sliding_window_attends_to_the_last_tokens_only() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(6);
+    let (n_heads, n_kv, head_dim, tokens, window) = (4, 2, 32, 200, 48);
+    let row = n_kv * head_dim;
+    let k = gaussian(tokens * row, &mut rng);
+    let v = gaussian(tokens * row, &mut rng);
+    let q = gaussian(n_heads * head_dim, &mut rng);
+    let mut c = KvCache::new(n_kv, head_dim, GgmlType::F16, GgmlType::F16, Some(window)).unwrap();
+    for i in 0..tokens {
+        c.append(&k[i * row..(i + 1) * row], &v[i * row..(i + 1) * row]).unwrap();
+    }
+    assert_eq!(c.len(), window);
+    assert_eq!(c.bytes(), 2 * window * row * 2);
+    let start = (tokens - window) * row;
+    let want = attend_f32(&q, &k[start..], &v[start..], n_heads, n_kv, head_dim);
+    let mut out = vec![0f32; n_heads * head_dim];
+    c.attend(&q, n_heads, &mut out).unwrap();
+    assert!(rel(&out, &want) < 2e-3, "{}", rel(&out, &want));
+}
+
+#[test]
+fn bad_shapes_are_refused() {
+    assert!(KvCache::new(2, 48, GgmlType::Q8_0, GgmlType::Q8_0, None).is_err());
+    assert!(KvCache::new(2, 64, GgmlType::Q4_K, GgmlType::F16, None).is_err());
+    assert!(KvCache::new(2, 64, GgmlType::F16, GgmlType::F16, Some(0)).is_err());
+    let mut c = KvCache::new(2, 32, GgmlType::F16, GgmlType::F16, None).unwrap();
+    assert!(c.append(&[0.0; 63], &[0.0; 64]).is_err());
+    c.append(&[0.0; 64], &[0.0; 64]).unwrap();
+    assert!(c.attend(&[0.0; 96], 3, &mut [0.0; 96]).is_err());
+}
