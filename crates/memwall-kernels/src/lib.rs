@@ -9,8 +9,10 @@ pub mod dot;
 pub mod formats;
 pub mod gemv;
 pub mod kv;
+pub mod moe;
 pub mod quantizers;
 pub mod simd;
+pub mod ssm;
 
 pub use formats::{dequantize, quantize};
 

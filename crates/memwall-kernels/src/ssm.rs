@@ -1,0 +1,171 @@
+//! One-token state updates of the recurrent layers: a Mamba-1 selective scan and a gated
+//! linear-attention (delta rule) state. Memory per layer is fixed: the state does not grow
+//! with the context.
+
+use crate::KernelError;
+
+/// Mamba-1 layer state for one sequence: the causal-convolution window and the SSM state.
+#[derive(Debug, Clone)]
+pub struct MambaState {
+    d_inner: usize,
+    d_state: usize,
+    d_conv: usize,
+    /// Last `d_conv − 1` inputs per channel, oldest first (`(d_conv − 1) × d_inner`).
+    pub conv: Vec<f32>,
+    /// `d_inner × d_state`.
+    pub h: Vec<f32>,
+}
+
+/// Per-layer parameters of the selective scan (already projected per token where noted).
+#[derive(Debug, Clone)]
+pub struct MambaParams {
+    /// Convolution weights, `d_inner × d_conv`.
+    pub conv_w: Vec<f32>,
+    /// Convolution bias, `d_inner`.
+    pub conv_b: Vec<f32>,
+    /// `A = −exp(A_log)`, `d_inner × d_state`.
+    pub a: Vec<f32>,
+    /// Skip connection `D`, `d_inner`.
+    pub d: Vec<f32>,
+}
+
+fn softplus(x: f32) -> f32 {
+    if x > 20.0 { x } else { x.exp().ln_1p() }
+}
+
+fn silu(x: f32) -> f32 {
+    x / (1.0 + (-x).exp())
+}
+
+impl MambaState {
+    /// A zero state.
+    pub fn new(d_inner: usize, d_state: usize, d_conv: usize) -> Self {
+        MambaState {
+            d_inner,
+            d_state,
+            d_conv,
+            conv: vec![0.0; (d_conv - 1) * d_inner],
+            h: vec![0.0; d_inner * d_state],
+        }
+    }
+
+    /// Bytes of the state, `((d_conv − 1) × d_inner + d_inner × d_state) × 4`.
+    pub fn bytes(&self) -> usize {
+        (self.conv.len() + self.h.len()) * 4
+    }
+
+    /// One token: `x` (the in-projection's first half, `d_inner`), `z` (the gate half),
+    /// `dt` (Δ before softplus, `d_inner`), `b` and `c` (`d_state`), writing `y` (`d_inner`).
+    ///
+    /// `u = silu(conv(x))`, `Δ = softplus(dt)`, `h ← exp(Δ A) h + Δ B u`,
+    /// `y = (C·h + D u) × silu(z)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn step(
+        &mut self,
+        p: &MambaParams,
+        x: &[f32],
+        z: &[f32],
+        dt: &[f32],
+        b: &[f32],
+        c: &[f32],
+        y: &mut [f32],
+    ) -> Result<(), KernelError> {
+        let (di, ds, dc) = (self.d_inner, self.d_state, self.d_conv);
+        for (what, len, want) in [
+            ("x", x.len(), di),
+            ("z", z.len(), di),
+            ("dt", dt.len(), di),
+            ("b", b.len(), ds),
+            ("c", c.len(), ds),
+            ("y", y.len(), di),
+            ("conv_w", p.conv_w.len(), di * dc),
+            ("a", p.a.len(), di * ds),
+        ] {
+            if len != want {
+                return Err(KernelError::Shape { what, len, expected: want });
+            }
+        }
+        for ch in 0..di {
+            // Causal convolution over the window plus the new input.
+            let w = &p.conv_w[ch * dc..(ch + 1) * dc];
+            let mut acc = p.conv_b[ch];
+            for k in 0..dc - 1 {
+                acc += w[k] * self.conv[k * di + ch];
+            }
+            acc += w[dc - 1] * x[ch];
+            for k in 0..dc.saturating_sub(2) {
+                self.conv[k * di + ch] = self.conv[(k + 1) * di + ch];
+            }
+            if dc > 1 {
+                self.conv[(dc - 2) * di + ch] = x[ch];
+            }
+            let u = silu(acc);
+            let delta = softplus(dt[ch]);
+            let h = &mut self.h[ch * ds..(ch + 1) * ds];
+            let a = &p.a[ch * ds..(ch + 1) * ds];
+            let mut out = 0f32;
+            for n in 0..ds {
+                h[n] = (delta * a[n]).exp() * h[n] + delta * b[n] * u;
+                out += c[n] * h[n];
+            }
+            y[ch] = (out + p.d[ch] * u) * silu(z[ch]);
+        }
+        Ok(())
+    }
+}
+
+/// Gated delta-rule linear-attention state for one head: `S` is `key_dim × value_dim`.
+#[derive(Debug, Clone)]
+pub struct DeltaState {
+    key_dim: usize,
+    value_dim: usize,
+    /// The state matrix, row-major `key_dim × value_dim`.
+    pub s: Vec<f32>,
+}
+
+impl DeltaState {
+    /// A zero state.
+    pub fn new(key_dim: usize, value_dim: usize) -> Self {
+        DeltaState { key_dim, value_dim, s: vec![0.0; key_dim * value_dim] }
+    }
+
+    /// One token: `S ← α S + β k (v − α Sᵀk)ᵀ`, i.e. `α (I − β k kᵀ) S + β k vᵀ` (decay `α`,
+    /// write strength `β`, unit-norm `k`),
+    /// then `o = Sᵀ q`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn step(
+        &mut self,
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        alpha: f32,
+        beta: f32,
+        o: &mut [f32],
+    ) -> Result<(), KernelError> {
+        let (dk, dv) = (self.key_dim, self.value_dim);
+        for (what, len, want) in [("q", q.len(), dk), ("k", k.len(), dk), ("v", v.len(), dv), ("o", o.len(), dv)] {
+            if len != want {
+                return Err(KernelError::Shape { what, len, expected: want });
+            }
+        }
+        let mut pred = vec![0f32; dv];
+        for i in 0..dk {
+            for j in 0..dv {
+                pred[j] += self.s[i * dv + j] * k[i];
+            }
+        }
+        for i in 0..dk {
+            for j in 0..dv {
+                let s = &mut self.s[i * dv + j];
+                *s = alpha * *s + beta * k[i] * (v[j] - alpha * pred[j]);
+            }
+        }
+        o.fill(0.0);
+        for i in 0..dk {
+            for j in 0..dv {
+                o[j] += self.s[i * dv + j] * q[i];
+            }
+        }
+        Ok(())
+    }
+}
