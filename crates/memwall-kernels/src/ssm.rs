@@ -89,8 +89,8 @@ impl MambaState {
             // Causal convolution over the window plus the new input.
             let w = &p.conv_w[ch * dc..(ch + 1) * dc];
             let mut acc = p.conv_b[ch];
-            for k in 0..dc - 1 {
-                acc += w[k] * self.conv[k * di + ch];
+            for (k, wk) in w[..dc - 1].iter().enumerate() {
+                acc += wk * self.conv[k * di + ch];
             }
             acc += w[dc - 1] * x[ch];
             for k in 0..dc.saturating_sub(2) {
@@ -149,21 +149,20 @@ impl DeltaState {
             }
         }
         let mut pred = vec![0f32; dv];
-        for i in 0..dk {
-            for j in 0..dv {
-                pred[j] += self.s[i * dv + j] * k[i];
+        for (row, ki) in self.s.chunks_exact(dv).zip(k) {
+            for (p, s) in pred.iter_mut().zip(row) {
+                *p += s * ki;
             }
         }
-        for i in 0..dk {
-            for j in 0..dv {
-                let s = &mut self.s[i * dv + j];
-                *s = alpha * *s + beta * k[i] * (v[j] - alpha * pred[j]);
+        for (row, ki) in self.s.chunks_exact_mut(dv).zip(k) {
+            for ((s, vj), pj) in row.iter_mut().zip(v).zip(&pred) {
+                *s = alpha * *s + beta * ki * (vj - alpha * pj);
             }
         }
         o.fill(0.0);
-        for i in 0..dk {
-            for j in 0..dv {
-                o[j] += self.s[i * dv + j] * q[i];
+        for (row, qi) in self.s.chunks_exact(dv).zip(q) {
+            for (oj, s) in o.iter_mut().zip(row) {
+                *oj += s * qi;
             }
         }
         Ok(())
