@@ -290,7 +290,11 @@ impl Kernel {
                     | G::Q5_1
                     | G::IQ4_NL
                     | G::Q4_K
+                    | G::Q5_K
                     | G::Q6_K
+                    | G::F32
+                    | G::F16
+                    | G::BF16
                     | G::Q2_K
                     | G::Q3_K
                     | G::TQ2_0
@@ -308,6 +312,21 @@ impl Kernel {
     pub fn dot(&self, w: &[u8], a: &Acts) -> f32 {
         #[cfg(target_arch = "x86_64")]
         if self.simd_available()
+            && let Acts::F32(x) = a
+            && x.len() >= 8
+        {
+            use crate::simd::avx2;
+            // SAFETY: as below; float rows hold `x.len()` weights.
+            return unsafe {
+                match self.format {
+                    GgmlType::F16 => avx2::f16_row(w, x),
+                    GgmlType::BF16 => avx2::bf16_row(w, x),
+                    _ => avx2::f32_row(w, x),
+                }
+            };
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.simd_available()
             && let Acts::Q8(q) = a
         {
             use crate::simd::avx2;
@@ -322,6 +341,7 @@ impl Kernel {
                     GgmlType::Q5_1 => avx2::q5_1(w, q),
                     GgmlType::IQ4_NL => avx2::iq4_nl(w, q),
                     GgmlType::Q4_K => avx2::q4_k(w, q),
+                    GgmlType::Q5_K => avx2::q5_k(w, q),
                     GgmlType::Q6_K => avx2::q6_k(w, q),
                     GgmlType::Q2_K => avx2::q2_k(w, q),
                     GgmlType::Q3_K => avx2::q3_k(w, q),

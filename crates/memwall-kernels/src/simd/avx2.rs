@@ -468,3 +468,115 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
         hsum(acc)
     }
 }
+
+/// Q5_K weights · Q8_K activations.
+///
+/// # Safety
+/// As [`q8_0`], with 176-byte blocks and Q8_K activations.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q5_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        let m4 = _mm256_set1_epi8(0x0f);
+        let m1 = _mm256_set1_epi8(0x01);
+        let mut total = 0f32;
+        let mut acc = _mm256_setzero_ps();
+        for i in 0..w.len() / 176 {
+            let b = w.as_ptr().add(176 * i);
+            let sc = std::slice::from_raw_parts(b.add(4), 12);
+            let qa = a.qs.as_ptr().add(256 * i) as *const u8;
+            let hv = load(b.add(16));
+            let mut sumi = _mm256_setzero_si256();
+            let mut msum = 0i32;
+            for c in 0..4 {
+                let (s0, m0) = crate::formats::kquants::scale_min_k4(2 * c, sc);
+                let (s1, m1s) = crate::formats::kquants::scale_min_k4(2 * c + 1, sc);
+                msum += m0 as i32 * (a.bsums[16 * i + 4 * c] + a.bsums[16 * i + 4 * c + 1])
+                    + m1s as i32 * (a.bsums[16 * i + 4 * c + 2] + a.bsums[16 * i + 4 * c + 3]);
+                let q = load(b.add(48 + 32 * c));
+                let h0 = _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c), m1), 4);
+                let h1 = _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c + 1), m1), 4);
+                let lo = _mm256_or_si256(_mm256_and_si256(q, m4), h0);
+                let hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1);
+                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(s0 as i16));
+                let p1 = _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(s1 as i16));
+                sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
+            }
+            let da = a.d[i];
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b) * da), _mm256_cvtepi32_ps(sumi), acc);
+            total -= f16(b.add(2)) * da * msum as f32;
+        }
+        hsum(acc) + total
+    }
+}
+
+/// Float rows (F32, F16 or BF16, 8 weights per step) · f32 activations, four accumulators.
+#[inline(always)]
+unsafe fn float_dot(n: usize, x: &[f32], load8: impl Fn(usize) -> __m256) -> f32 {
+    unsafe {
+        let xp = x.as_ptr();
+        let (mut a0, mut a1, mut a2, mut a3) =
+            (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut i = 0;
+        while i + 32 <= n {
+            a0 = _mm256_fmadd_ps(load8(i), _mm256_loadu_ps(xp.add(i)), a0);
+            a1 = _mm256_fmadd_ps(load8(i + 8), _mm256_loadu_ps(xp.add(i + 8)), a1);
+            a2 = _mm256_fmadd_ps(load8(i + 16), _mm256_loadu_ps(xp.add(i + 16)), a2);
+            a3 = _mm256_fmadd_ps(load8(i + 24), _mm256_loadu_ps(xp.add(i + 24)), a3);
+            i += 32;
+        }
+        while i + 8 <= n {
+            a0 = _mm256_fmadd_ps(load8(i), _mm256_loadu_ps(xp.add(i)), a0);
+            i += 8;
+        }
+        let mut s = hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+        // Tail of fewer than 8 weights.
+        let mut tail = [0f32; 8];
+        if i < n {
+            _mm256_storeu_ps(tail.as_mut_ptr(), load8(n - 8));
+            for j in i..n {
+                s += tail[j + 8 - n] * x[j];
+            }
+        }
+        s
+    }
+}
+
+/// F16 weights · f32 activations.
+///
+/// # Safety
+/// The CPU must support AVX2, FMA and F16C; `w` holds `x.len()` binary16 values and
+/// `x.len() >= 8` when it is not a multiple of 8.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn f16_row(w: &[u8], x: &[f32]) -> f32 {
+    unsafe {
+        let p = w.as_ptr();
+        float_dot(x.len(), x, |i| _mm256_cvtph_ps(_mm_loadu_si128(p.add(2 * i) as *const __m128i)))
+    }
+}
+
+/// BF16 weights · f32 activations.
+///
+/// # Safety
+/// As [`f16_row`].
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn bf16_row(w: &[u8], x: &[f32]) -> f32 {
+    unsafe {
+        let p = w.as_ptr();
+        float_dot(x.len(), x, |i| {
+            let h = _mm256_cvtepu16_epi32(_mm_loadu_si128(p.add(2 * i) as *const __m128i));
+            _mm256_castsi256_ps(_mm256_slli_epi32(h, 16))
+        })
+    }
+}
+
+/// F32 weights · f32 activations.
+///
+/// # Safety
+/// As [`f16_row`], with 4-byte weights.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn f32_row(w: &[u8], x: &[f32]) -> f32 {
+    unsafe {
+        let p = w.as_ptr();
+        float_dot(x.len(), x, |i| _mm256_loadu_ps(p.add(4 * i) as *const f32))
+    }
+}
