@@ -81,6 +81,7 @@ pub fn gemv(k: &Kernel, m: &QMatrix, x: &[f32], y: &mut [f32]) -> Result<(), Ker
 }
 
 /// `y = W x` over rayon's pool, `rows_per_task` rows per task (0: rows / (4 × threads)).
+/// Kept for comparison: [`gemv_mt`] is cheaper per call.
 pub fn gemv_par(k: &Kernel, m: &QMatrix, x: &[f32], y: &mut [f32], rows_per_task: usize) -> Result<(), KernelError> {
     check(k, m, x, y)?;
     let a = k.prepare(x);
@@ -118,4 +119,33 @@ pub fn gemm_par(k: &Kernel, m: &QMatrix, xs: &[f32], tokens: usize, ys: &mut [f3
         }
     }
     Ok(())
+}
+
+/// `y = W x` on a persistent [`SpinPool`](crate::pool::SpinPool), `rows_per_task` rows per
+/// task (0: rows / (4 × threads)).
+pub fn gemv_pool(
+    k: &Kernel,
+    m: &QMatrix,
+    x: &[f32],
+    y: &mut [f32],
+    pool: &crate::pool::SpinPool,
+    rows_per_task: usize,
+) -> Result<(), KernelError> {
+    check(k, m, x, y)?;
+    let a = k.prepare(x);
+    let chunk = if rows_per_task > 0 { rows_per_task } else { m.rows.div_ceil(4 * pool.threads()).max(1) };
+    // Each task owns one chunk of `y`; the locks are never contended.
+    let chunks: Vec<std::sync::Mutex<&mut [f32]>> = y.chunks_mut(chunk).map(std::sync::Mutex::new).collect();
+    pool.run(chunks.len(), &|c| {
+        let mut ys = chunks[c].lock().unwrap_or_else(|e| e.into_inner());
+        for (i, out) in ys.iter_mut().enumerate() {
+            *out = k.dot(m.row(c * chunk + i), &a);
+        }
+    });
+    Ok(())
+}
+
+/// `y = W x` on the process-wide spin pool: the multi-threaded GEMV of the decode path.
+pub fn gemv_mt(k: &Kernel, m: &QMatrix, x: &[f32], y: &mut [f32]) -> Result<(), KernelError> {
+    gemv_pool(k, m, x, y, crate::pool::global(), 0)
 }

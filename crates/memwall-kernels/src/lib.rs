@@ -10,6 +10,7 @@ pub mod formats;
 pub mod gemv;
 pub mod kv;
 pub mod moe;
+pub mod pool;
 pub mod quantizers;
 pub mod simd;
 pub mod ssm;

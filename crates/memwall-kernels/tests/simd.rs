@@ -72,3 +72,26 @@ fn gemv_threads_and_gemm_agree_with_row_by_row_dots() {
     assert!(gemv(&k, &m, &[0.0; 31], &mut [0.0; 3]).is_err());
     assert!(gemv(&k, &m, &[0.0; 32], &mut [0.0; 2]).is_err());
 }
+
+#[test]
+fn the_spin_pool_computes_the_same_gemv_and_survives_many_calls() {
+    use memwall_kernels::gemv::gemv_pool;
+    use memwall_kernels::pool::SpinPool;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+    let (rows, cols) = (203, 256);
+    let w = data(&mut rng, rows * cols);
+    let q = quantize(GgmlType::Q4_0, &w).unwrap();
+    let m = QMatrix::new(GgmlType::Q4_0, rows, cols, &q).unwrap();
+    let k = Kernel::new(GgmlType::Q4_0).unwrap();
+    let pool = SpinPool::new(3);
+    let x = data(&mut rng, cols);
+    let mut want = vec![0f32; rows];
+    gemv(&k, &m, &x, &mut want).unwrap();
+    for chunk in [0, 1, 7, 500] {
+        for _ in 0..200 {
+            let mut y = vec![0f32; rows];
+            gemv_pool(&k, &m, &x, &mut y, &pool, chunk).unwrap();
+            assert_eq!(y, want);
+        }
+    }
+}

@@ -1,7 +1,8 @@
 //! `memwall-bench-kernels`: GEMV throughput of every weight format at a cache-resident size
 //! and at a DRAM size (weights ≥ 8 × the last-level cache), on one thread and on all
 //! threads, as weight bytes/s, GFLOP/s and the ratio to a STREAM-like read bandwidth that
-//! this binary measures in the same run.
+//! this binary measures in the same run. GEMVs run on the persistent spin pool
+//! (`gemv_mt`); the first line compares its per-call cost with rayon's.
 //!
 //! Usage: `memwall-bench-kernels [--dram-mib N] [--cache-kib N] [--formats q4_K,q8_0,...]`
 
@@ -9,7 +10,8 @@ use std::time::Instant;
 
 use memwall_kernels::dot::Kernel;
 use memwall_kernels::formats::SUPPORTED;
-use memwall_kernels::gemv::{QMatrix, gemv_par};
+use memwall_kernels::gemv::{QMatrix, gemv_mt, gemv_par, gemv_pool};
+use memwall_kernels::pool::SpinPool;
 use memwall_kernels::quantize;
 use memwall_spec::GgmlType;
 use rayon::prelude::*;
@@ -125,12 +127,14 @@ fn main() {
     };
     let threads = rayon::current_num_threads();
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");
+    let single = SpinPool::new(1);
     let dram_bytes = args.dram_mib << 20;
     let stream: Vec<u64> = (0..dram_bytes / 8).map(|i| i as u64).collect();
     let bw1 = one.install(|| read_bandwidth(&stream, args.reps));
     let bwn = read_bandwidth(&stream, args.reps);
     drop(stream);
     println!("memwall-bench-kernels: {threads} threads, ISA {}", memwall_kernels::dot::Isa::best().name());
+    dispatch_overhead(threads);
     println!("read bandwidth ({} MiB): 1 thread {bw1:.2} GB/s, {threads} threads {bwn:.2} GB/s", args.dram_mib);
     println!(
         "{:<8} {:<6} {:>9} {:>7} {:>10} {:>9} {:>7} {:>10} {:>9} {:>7}",
@@ -150,8 +154,8 @@ fn main() {
             let x: Vec<f32> = (0..COLS).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
             let mut y = vec![0f32; rows];
             let reps = if label == "cache" { args.reps * 50 } else { args.reps };
-            let t1 = one.install(|| best(reps, || gemv_par(&k, &m, &x, &mut y, 0).expect("gemv")));
-            let tn = best(reps, || gemv_par(&k, &m, &x, &mut y, 0).expect("gemv"));
+            let t1 = best(reps, || gemv_pool(&k, &m, &x, &mut y, &single, 0).expect("gemv"));
+            let tn = best(reps, || gemv_mt(&k, &m, &x, &mut y).expect("gemv"));
             let gb = |s: f64| data.len() as f64 / s / 1e9;
             let gflop = |s: f64| 2.0 * (rows * COLS) as f64 / s / 1e9;
             let (r1, rn) = (gb(t1) / bw1, gb(tn) / bwn);
@@ -175,4 +179,41 @@ fn main() {
 
 fn human(b: usize) -> String {
     if b >= 1 << 20 { format!("{}M", b >> 20) } else { format!("{}K", b >> 10) }
+}
+
+/// Per-call cost of handing work to all threads: rayon against the persistent spin pool,
+/// for an empty job and for a small GEMV (a decode step makes hundreds of such calls).
+fn dispatch_overhead(threads: usize) {
+    let pool = SpinPool::new(threads);
+    let calls = 20_000;
+    let per_call = |f: &mut dyn FnMut()| {
+        f();
+        let t = Instant::now();
+        for _ in 0..calls {
+            f();
+        }
+        t.elapsed().as_secs_f64() / calls as f64 * 1e6
+    };
+    let tasks = 4 * threads;
+    let rayon_empty = per_call(&mut || {
+        (0..tasks).into_par_iter().for_each(|i| {
+            std::hint::black_box(i);
+        })
+    });
+    let pool_empty = per_call(&mut || {
+        pool.run(tasks, &|i| {
+            std::hint::black_box(i);
+        })
+    });
+    let (data, rows) = matrix(GgmlType::Q4_0, 256 * 2304);
+    let m = QMatrix::new(GgmlType::Q4_0, rows, COLS, &data).expect("matrix");
+    let k = Kernel::new(GgmlType::Q4_0).expect("kernel");
+    let x: Vec<f32> = (0..COLS).map(|i| (i % 7) as f32 - 3.0).collect();
+    let mut y = vec![0f32; rows];
+    let rayon_gemv = per_call(&mut || gemv_par(&k, &m, &x, &mut y, 0).expect("gemv"));
+    let pool_gemv = per_call(&mut || gemv_pool(&k, &m, &x, &mut y, &pool, 0).expect("gemv"));
+    println!(
+        "dispatch per call ({threads} threads): empty job rayon {rayon_empty:.2} µs, spin pool {pool_empty:.2} µs; \
+         {rows}x{COLS} q4_0 GEMV rayon {rayon_gemv:.2} µs, spin pool {pool_gemv:.2} µs"
+    );
 }
