@@ -7,6 +7,8 @@
 //! - [`spec`]: models, devices, quantization formats and mixes, workloads, cost-model data.
 //! - [`sim`]: byte-exact memory accounting and the analytic estimator.
 //! - [`io`]: presets, experiments and sweeps, Arrow results and Parquet export.
+//! - [`kernels`]: the reference kernels (GGUF block formats, SIMD GEMV, KV attention, MoE,
+//!   SSM) whose measured costs calibrate the simulator.
 //!
 //! ```
 //! use memwall::io::{load_device, load_model};
@@ -25,5 +27,6 @@
 //! ```
 
 pub use memwall_io as io;
+pub use memwall_kernels as kernels;
 pub use memwall_sim as sim;
 pub use memwall_spec as spec;

@@ -6,7 +6,7 @@ use memwall_spec::GgmlType;
 
 use crate::KernelError;
 use crate::dot::Kernel;
-use crate::formats::{dequantize, quantize};
+use crate::formats::{dequantize_into, quantize};
 
 /// One layer's cache.
 #[derive(Debug, Clone)]
@@ -158,8 +158,7 @@ impl KvCache {
             // Values of this KV head, read once, accumulated into every head of the group.
             for t in 0..tokens {
                 let vb = &self.v[t * token_v + kvh * self.row_v..t * token_v + (kvh + 1) * self.row_v];
-                let deq = dequantize(self.v_format, vb, hd)?;
-                vrow.copy_from_slice(&deq);
+                dequantize_into(self.v_format, vb, &mut vrow)?;
                 for (g, h) in heads.clone().enumerate() {
                     let p = scores[g * tokens + t];
                     for (o, v) in out[h * hd..(h + 1) * hd].iter_mut().zip(&vrow) {

@@ -134,12 +134,18 @@ pub fn quantize(t: GgmlType, x: &[f32]) -> Result<Vec<u8>, KernelError> {
 
 /// Dequantize ggml blocks of type `t` holding `n` weights.
 pub fn dequantize(t: GgmlType, bytes: &[u8], n: usize) -> Result<Vec<f32>, KernelError> {
-    check_len(t, n)?;
-    let expected = n / t.block_size() as usize * t.type_size() as usize;
+    let mut out = vec![0f32; n];
+    dequantize_into(t, bytes, &mut out)?;
+    Ok(out)
+}
+
+/// Dequantize ggml blocks of type `t` into `out` (its length is the weight count).
+pub fn dequantize_into(t: GgmlType, bytes: &[u8], out: &mut [f32]) -> Result<(), KernelError> {
+    check_len(t, out.len())?;
+    let expected = out.len() / t.block_size() as usize * t.type_size() as usize;
     if bytes.len() != expected {
         return Err(KernelError::ByteLength { format: t.name(), len: bytes.len(), expected });
     }
-    let mut out = vec![0f32; n];
-    dispatch!(t, dequantize_with, bytes, &mut out);
-    Ok(out)
+    dispatch!(t, dequantize_with, bytes, out);
+    Ok(())
 }
