@@ -19,6 +19,8 @@ pub struct Q8Acts {
     pub bsums: Vec<i32>,
     /// Per block, `d × Σ codes` (for the offsets and minima of the weight formats).
     pub dsums: Vec<f32>,
+    /// `bsums` as i16 (|Σ of 16 codes| ≤ 2032), for SIMD multiply-adds with scales.
+    pub bsums16: Vec<i16>,
 }
 
 impl Q8Acts {
@@ -37,7 +39,8 @@ impl Q8Acts {
         }
         let bsums = sums16(&qs);
         let dsums = d.iter().zip(bsums.chunks_exact(2)).map(|(d, s)| d * (s[0] + s[1]) as f32).collect();
-        Q8Acts { block: 32, qs, d, bsums, dsums }
+        let bsums16 = bsums.iter().map(|&v| v as i16).collect();
+        Q8Acts { block: 32, qs, d, bsums, dsums, bsums16 }
     }
 
     /// Q8_K-style: `d = max / −127` with the signed extreme, `q = nearest(x / d)`
@@ -65,7 +68,8 @@ impl Q8Acts {
         }
         let bsums = sums16(&qs);
         let dsums = d.iter().zip(bsums.chunks_exact(16)).map(|(d, s)| d * s.iter().sum::<i32>() as f32).collect();
-        Q8Acts { block: 256, qs, d, bsums, dsums }
+        let bsums16 = bsums.iter().map(|&v| v as i16).collect();
+        Q8Acts { block: 256, qs, d, bsums, dsums, bsums16 }
     }
 }
 

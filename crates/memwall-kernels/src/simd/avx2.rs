@@ -61,12 +61,6 @@ unsafe fn dot_us16(u: __m256i, s: __m256i) -> __m256i {
     unsafe { _mm256_maddubs_epi16(u, s) }
 }
 
-/// i16 pair sums weighted by the scale of their 16-weight group: `[a × 8, b × 8]`.
-#[inline(always)]
-unsafe fn scale_pairs(p16: __m256i, a: i16, b: i16) -> __m256i {
-    unsafe { _mm256_madd_epi16(p16, _mm256_setr_epi16(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b)) }
-}
-
 /// How a 32-weight format's codes enter the integer dot product.
 #[derive(Clone, Copy)]
 enum Codes {
@@ -122,6 +116,57 @@ unsafe fn blocks32(w: &[u8], a: &Q8Acts, bytes: usize, codes: impl Fn(*const u8)
         }
         hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + side
     }
+}
+
+/// The 16 i16 scales of a super-block split into two vectors, each holding 8 scales in both
+/// 128-bit lanes (groups 0..8 and 8..16), ready for [`pick_pair`].
+#[inline(always)]
+unsafe fn scale_lanes(scales16: __m256i) -> [__m256i; 2] {
+    unsafe {
+        let lo = _mm256_castsi256_si128(scales16);
+        let hi = _mm256_extracti128_si256(scales16, 1);
+        [_mm256_set_m128i(lo, lo), _mm256_set_m128i(hi, hi)]
+    }
+}
+
+/// `[scale(2s) × 8 | scale(2s + 1) × 8]` from a lane vector of [`scale_lanes`].
+#[inline(always)]
+unsafe fn pick_pair(lanes: __m256i, s: usize) -> __m256i {
+    unsafe {
+        let (a, b) = ((4 * s) as i8, (4 * s + 2) as i8);
+        let mask = _mm256_setr_epi8(
+            a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, b, b + 1, b, b + 1, b, b + 1, b,
+            b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1,
+        );
+        _mm256_shuffle_epi8(lanes, mask)
+    }
+}
+
+/// Σ_g scale_g × bsum_g over a super-block's 16 groups, as 8 i32 lanes.
+#[inline(always)]
+unsafe fn scaled_bsums(scales16: __m256i, a: &Q8Acts, i: usize) -> __m256i {
+    unsafe { _mm256_madd_epi16(scales16, _mm256_loadu_si256(a.bsums16.as_ptr().add(16 * i) as *const __m256i)) }
+}
+
+/// The 16 Q3_K scales (−32..31) of a 12-byte scale array, as i8 (ggml's aux32 unpacking).
+#[inline(always)]
+fn q3k_scales(s: &[u8]) -> [i8; 16] {
+    let w = |k: usize| u32::from_le_bytes([s[4 * k], s[4 * k + 1], s[4 * k + 2], s[4 * k + 3]]);
+    let (a0, a1, tmp) = (w(0), w(1), w(2));
+    let (k1, k2) = (0x0303_0303u32, 0x0f0f_0f0fu32);
+    let aux = [
+        (a0 & k2) | ((tmp & k1) << 4),
+        (a1 & k2) | (((tmp >> 2) & k1) << 4),
+        ((a0 >> 4) & k2) | (((tmp >> 4) & k1) << 4),
+        ((a1 >> 4) & k2) | (((tmp >> 6) & k1) << 4),
+    ];
+    let mut out = [0i8; 16];
+    for (k, v) in aux.iter().enumerate() {
+        for (j, b) in v.to_le_bytes().iter().enumerate() {
+            out[4 * k + j] = *b as i8 - 32;
+        }
+    }
+    out
 }
 
 /// Q8_0 weights · Q8_0 activations.
@@ -273,11 +318,12 @@ pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
         let mut acc = _mm256_setzero_ps();
         for i in 0..w.len() / 210 {
             let b = w.as_ptr().add(210 * i);
-            let sc = std::slice::from_raw_parts(b.add(192), 16);
+            let scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(b.add(192) as *const __m128i));
+            let lanes = scale_lanes(scales16);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
-            let mut sumi = _mm256_setzero_si256();
-            let bs = &a.bsums[16 * i..16 * i + 16];
-            let offset: i32 = sc.iter().zip(bs).map(|(&s, &b)| s as i8 as i32 * b).sum();
+            // Codes are 0..63 for weights −32..31: subtract 32 × Σ scale × bsum.
+            let mut sumi = _mm256_slli_epi32(scaled_bsums(scales16, a, i), 5);
+            sumi = _mm256_sub_epi32(_mm256_setzero_si256(), sumi);
             for h in 0..2 {
                 let q4a = load(b.add(64 * h));
                 let q4b = load(b.add(64 * h + 32));
@@ -291,12 +337,10 @@ pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
                 for (s, low) in lows.into_iter().enumerate() {
                     let high = _mm256_and_si256(shr16(qh, 2 * s), m2);
                     let u = _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
-                    let g = 8 * h + 2 * s;
                     let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
-                    sumi = _mm256_add_epi32(sumi, scale_pairs(p, sc[g] as i8 as i16, sc[g + 1] as i8 as i16));
+                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(lanes[h], s)));
                 }
             }
-            let sumi = _mm256_sub_epi32(sumi, _mm256_setr_epi32(32 * offset, 0, 0, 0, 0, 0, 0, 0));
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(208)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
         }
         hsum(acc)
@@ -311,29 +355,31 @@ pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
 pub unsafe fn q2_k(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let m2 = _mm256_set1_epi8(0x03);
+        let m4 = _mm_set1_epi8(0x0f);
         let mut acc = _mm256_setzero_ps();
-        let mut total = 0f32;
+        let mut acc_min = _mm256_setzero_ps();
         for i in 0..w.len() / 84 {
             let b = w.as_ptr().add(84 * i);
-            let sc = std::slice::from_raw_parts(b, 16);
+            let packed = _mm_loadu_si128(b as *const __m128i);
+            let scales16 = _mm256_cvtepu8_epi16(_mm_and_si128(packed, m4));
+            let mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), m4));
+            let lanes = scale_lanes(scales16);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let mut sumi = _mm256_setzero_si256();
-            let bs = &a.bsums[16 * i..16 * i + 16];
-            let msum: i32 = sc.iter().zip(bs).map(|(&s, &b)| (s >> 4) as i32 * b).sum();
             for h in 0..2 {
                 let qv = load(b.add(16 + 32 * h));
                 for s in 0..4 {
                     let u = _mm256_and_si256(shr16(qv, 2 * s), m2);
-                    let g = 8 * h + 2 * s;
                     let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
-                    sumi = _mm256_add_epi32(sumi, scale_pairs(p, (sc[g] & 0x0f) as i16, (sc[g + 1] & 0x0f) as i16));
+                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(lanes[h], s)));
                 }
             }
             let da = a.d[i];
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(80)) * da), _mm256_cvtepi32_ps(sumi), acc);
-            total -= f16(b.add(82)) * da * msum as f32;
+            let msum = scaled_bsums(mins16, a, i);
+            acc_min = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(82)) * da), _mm256_cvtepi32_ps(msum), acc_min);
         }
-        hsum(acc) + total
+        hsum(_mm256_sub_ps(acc, acc_min))
     }
 }
 
@@ -349,28 +395,23 @@ pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
         let mut acc = _mm256_setzero_ps();
         for i in 0..w.len() / 110 {
             let b = w.as_ptr().add(110 * i);
-            let scb = std::slice::from_raw_parts(b.add(96), 12);
-            let mut sc = [0i16; 16];
-            let mut offset = 0i32;
-            for (g, s) in sc.iter_mut().enumerate() {
-                *s = crate::formats::kquants::q3k_scale(scb, g) as i16;
-                offset += *s as i32 * a.bsums[16 * i + g];
-            }
+            let sc = q3k_scales(std::slice::from_raw_parts(b.add(96), 12));
+            let scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(sc.as_ptr() as *const __m128i));
+            let lanes = scale_lanes(scales16);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let hv = load(b);
-            let mut sumi = _mm256_setzero_si256();
+            // Codes u = low | high << 2 are 0..7 for weights −4..3: subtract 4 × Σ scale × bsum.
+            let mut sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(scaled_bsums(scales16, a, i), 2));
             for h in 0..2 {
                 let qv = load(b.add(32 + 32 * h));
                 for s in 0..4 {
                     let low = _mm256_and_si256(shr16(qv, 2 * s), m2);
                     let hb = _mm256_and_si256(shr16(hv, 4 * h + s), m1);
                     let u = _mm256_or_si256(low, _mm256_slli_epi16(hb, 2));
-                    let g = 8 * h + 2 * s;
                     let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
-                    sumi = _mm256_add_epi32(sumi, scale_pairs(p, sc[g], sc[g + 1]));
+                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(lanes[h], s)));
                 }
             }
-            let sumi = _mm256_sub_epi32(sumi, _mm256_setr_epi32(4 * offset, 0, 0, 0, 0, 0, 0, 0));
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(108)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
         }
         hsum(acc)
