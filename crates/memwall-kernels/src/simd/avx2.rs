@@ -135,8 +135,38 @@ unsafe fn pick_pair(lanes: __m256i, s: usize) -> __m256i {
     unsafe {
         let (a, b) = ((4 * s) as i8, (4 * s + 2) as i8);
         let mask = _mm256_setr_epi8(
-            a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, a, a + 1, b, b + 1, b, b + 1, b, b + 1, b,
-            b + 1, b, b + 1, b, b + 1, b, b + 1, b, b + 1,
+            a,
+            a + 1,
+            a,
+            a + 1,
+            a,
+            a + 1,
+            a,
+            a + 1,
+            a,
+            a + 1,
+            a,
+            a + 1,
+            a,
+            a + 1,
+            a,
+            a + 1,
+            b,
+            b + 1,
+            b,
+            b + 1,
+            b,
+            b + 1,
+            b,
+            b + 1,
+            b,
+            b + 1,
+            b,
+            b + 1,
+            b,
+            b + 1,
+            b,
+            b + 1,
         );
         _mm256_shuffle_epi8(lanes, mask)
     }
@@ -167,6 +197,31 @@ fn q3k_scales(s: &[u8]) -> [i8; 16] {
         }
     }
     out
+}
+
+/// The 8 scales and 8 mins of a Q4_K/Q5_K 12-byte scale array (ggml's utmp unpacking):
+/// bytes 0..8 scales, 8..16 mins.
+#[inline(always)]
+fn k4_scales_mins(s: &[u8]) -> [u8; 16] {
+    let w = |k: usize| u32::from_le_bytes([s[4 * k], s[4 * k + 1], s[4 * k + 2], s[4 * k + 3]]);
+    let (u0, u1, u2) = (w(0), w(1), w(2));
+    let (k1, k2, k3) = (0x3f3f_3f3fu32, 0x0f0f_0f0fu32, 0x0303_0303u32);
+    let out = [u0 & k1, (u2 & k2) | (((u0 >> 6) & k3) << 4), u1 & k1, ((u2 >> 4) & k2) | (((u1 >> 6) & k3) << 4)];
+    let mut b = [0u8; 16];
+    for (k, v) in out.iter().enumerate() {
+        b[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    b
+}
+
+/// Σ_j min_j × (bsum_2j + bsum_2j+1) over a super-block, as 8 i32 lanes.
+#[inline(always)]
+unsafe fn k4_min_sums(sm: &[u8; 16], a: &Q8Acts, i: usize) -> __m256i {
+    unsafe {
+        let mins = _mm_loadu_si128(sm.as_ptr() as *const __m128i);
+        let dup = _mm_shuffle_epi8(mins, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
+        scaled_bsums(_mm256_cvtepu8_epi16(dup), a, i)
+    }
 }
 
 /// Q8_0 weights · Q8_0 activations.
@@ -278,31 +333,28 @@ pub unsafe fn iq4_nl(w: &[u8], a: &Q8Acts) -> f32 {
 pub unsafe fn q4_k(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let m4 = _mm256_set1_epi8(0x0f);
-        let mut total = 0f32;
         let mut acc = _mm256_setzero_ps();
+        let mut acc_min = _mm256_setzero_ps();
         for i in 0..w.len() / 144 {
             let b = w.as_ptr().add(144 * i);
-            let sc = std::slice::from_raw_parts(b.add(4), 12);
+            let sm = k4_scales_mins(std::slice::from_raw_parts(b.add(4), 12));
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let mut sumi = _mm256_setzero_si256();
-            let mut msum = 0i32;
             for c in 0..4 {
-                let (s0, m0) = crate::formats::kquants::scale_min_k4(2 * c, sc);
-                let (s1, m1) = crate::formats::kquants::scale_min_k4(2 * c + 1, sc);
-                msum += m0 as i32 * (a.bsums[16 * i + 4 * c] + a.bsums[16 * i + 4 * c + 1])
-                    + m1 as i32 * (a.bsums[16 * i + 4 * c + 2] + a.bsums[16 * i + 4 * c + 3]);
                 let q = load(b.add(16 + 32 * c));
                 let lo = _mm256_and_si256(q, m4);
                 let hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(s0 as i16));
-                let p1 = _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(s1 as i16));
+                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(sm[2 * c] as i16));
+                let p1 =
+                    _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(sm[2 * c + 1] as i16));
                 sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
             }
             let da = a.d[i];
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b) * da), _mm256_cvtepi32_ps(sumi), acc);
-            total -= f16(b.add(2)) * da * msum as f32;
+            let msum = k4_min_sums(&sm, a, i);
+            acc_min = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(2)) * da), _mm256_cvtepi32_ps(msum), acc_min);
         }
-        hsum(acc) + total
+        hsum(_mm256_sub_ps(acc, acc_min))
     }
 }
 
@@ -519,34 +571,31 @@ pub unsafe fn q5_k(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let m4 = _mm256_set1_epi8(0x0f);
         let m1 = _mm256_set1_epi8(0x01);
-        let mut total = 0f32;
         let mut acc = _mm256_setzero_ps();
+        let mut acc_min = _mm256_setzero_ps();
         for i in 0..w.len() / 176 {
             let b = w.as_ptr().add(176 * i);
-            let sc = std::slice::from_raw_parts(b.add(4), 12);
+            let sm = k4_scales_mins(std::slice::from_raw_parts(b.add(4), 12));
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let hv = load(b.add(16));
             let mut sumi = _mm256_setzero_si256();
-            let mut msum = 0i32;
             for c in 0..4 {
-                let (s0, m0) = crate::formats::kquants::scale_min_k4(2 * c, sc);
-                let (s1, m1s) = crate::formats::kquants::scale_min_k4(2 * c + 1, sc);
-                msum += m0 as i32 * (a.bsums[16 * i + 4 * c] + a.bsums[16 * i + 4 * c + 1])
-                    + m1s as i32 * (a.bsums[16 * i + 4 * c + 2] + a.bsums[16 * i + 4 * c + 3]);
                 let q = load(b.add(48 + 32 * c));
                 let h0 = _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c), m1), 4);
                 let h1 = _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c + 1), m1), 4);
                 let lo = _mm256_or_si256(_mm256_and_si256(q, m4), h0);
                 let hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1);
-                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(s0 as i16));
-                let p1 = _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(s1 as i16));
+                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(sm[2 * c] as i16));
+                let p1 =
+                    _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(sm[2 * c + 1] as i16));
                 sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
             }
             let da = a.d[i];
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b) * da), _mm256_cvtepi32_ps(sumi), acc);
-            total -= f16(b.add(2)) * da * msum as f32;
+            let msum = k4_min_sums(&sm, a, i);
+            acc_min = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(2)) * da), _mm256_cvtepi32_ps(msum), acc_min);
         }
-        hsum(acc) + total
+        hsum(_mm256_sub_ps(acc, acc_min))
     }
 }
 
