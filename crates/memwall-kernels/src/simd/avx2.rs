@@ -376,7 +376,7 @@ pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
             // Codes are 0..63 for weights −32..31: subtract 32 × Σ scale × bsum.
             let mut sumi = _mm256_slli_epi32(scaled_bsums(scales16, a, i), 5);
             sumi = _mm256_sub_epi32(_mm256_setzero_si256(), sumi);
-            for h in 0..2 {
+            for (h, lane) in lanes.iter().enumerate() {
                 let q4a = load(b.add(64 * h));
                 let q4b = load(b.add(64 * h + 32));
                 let qh = load(b.add(128 + 32 * h));
@@ -390,7 +390,7 @@ pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
                     let high = _mm256_and_si256(shr16(qh, 2 * s), m2);
                     let u = _mm256_or_si256(low, _mm256_slli_epi16(high, 4));
                     let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
-                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(lanes[h], s)));
+                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(*lane, s)));
                 }
             }
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(208)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
@@ -418,12 +418,12 @@ pub unsafe fn q2_k(w: &[u8], a: &Q8Acts) -> f32 {
             let lanes = scale_lanes(scales16);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let mut sumi = _mm256_setzero_si256();
-            for h in 0..2 {
+            for (h, lane) in lanes.iter().enumerate() {
                 let qv = load(b.add(16 + 32 * h));
                 for s in 0..4 {
                     let u = _mm256_and_si256(shr16(qv, 2 * s), m2);
                     let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
-                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(lanes[h], s)));
+                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(*lane, s)));
                 }
             }
             let da = a.d[i];
@@ -454,14 +454,14 @@ pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
             let hv = load(b);
             // Codes u = low | high << 2 are 0..7 for weights −4..3: subtract 4 × Σ scale × bsum.
             let mut sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(scaled_bsums(scales16, a, i), 2));
-            for h in 0..2 {
+            for (h, lane) in lanes.iter().enumerate() {
                 let qv = load(b.add(32 + 32 * h));
                 for s in 0..4 {
                     let low = _mm256_and_si256(shr16(qv, 2 * s), m2);
                     let hb = _mm256_and_si256(shr16(hv, 4 * h + s), m1);
                     let u = _mm256_or_si256(low, _mm256_slli_epi16(hb, 2));
                     let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
-                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(lanes[h], s)));
+                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(*lane, s)));
                 }
             }
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(108)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
