@@ -1,8 +1,51 @@
 //! # memwall-kernels
 //!
-//! Real reference kernels whose measured costs calibrate memwall's simulator:
-//! GGUF-compatible block quantization ([`formats`]). Every kernel has a scalar reference
-//! that is always compiled and serves as the test oracle.
+//! Real reference kernels whose measured costs calibrate memwall's simulator. Every kernel has
+//! a scalar reference that is always compiled and is the oracle of its SIMD paths.
+//!
+//! - [`formats`]: ggml/GGUF block formats, byte for byte (each module documents its layouts
+//!   with their byte counts): F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL
+//!   ([`formats::legacy`]), Q2_K…Q6_K and Q8_K ([`formats::kquants`]), TQ1_0 and TQ2_0
+//!   ([`formats::ternary`]), plus generic `intN-gG` group formats ([`formats::group`]).
+//!   Quantization follows ggml's reference; our blocks dequantized by the `gguf` Python
+//!   package equal ours bit for bit (tests/python/test_gguf_compat.py).
+//! - [`quantizers`]: round-to-nearest, AWQ-style activation-aware scaling and GPTQ.
+//! - [`acts`] and [`dot`]: activations quantized to Q8_0/Q8_K blocks as ggml does, and the
+//!   dot product of every format; [`dot::Kernel`] picks the SIMD path at run time (AVX2 on
+//!   x86-64; the scalar reference elsewhere).
+//! - [`gemv`]: quantized GEMV/GEMM, multi-threaded on a persistent spin pool ([`pool`]).
+//! - [`kv`]: a KV cache in F16/Q8_0/Q4_0 and decode attention for MHA/GQA/MQA and sliding
+//!   windows.
+//! - [`moe`]: router, dispatch with hit counters, routing generators.
+//! - [`ssm`]: Mamba-1 and gated delta-rule state updates.
+//!
+//! Error budgets (relative RMSE on N(0, 1) weights, enforced by tests/roundtrip.rs):
+//!
+//! | format | budget | format | budget |
+//! | --- | --- | --- | --- |
+//! | f16 | 3e-4 | q4_0, q4_1, q4_K, iq4_nl | 0.10 |
+//! | bf16 | 2e-3 | q3_K | 0.175 |
+//! | q8_0 | 0.0065 | q2_K | 0.345 |
+//! | q8_K | 0.0085 | tq1_0, tq2_0 (on ternary weights) | 5e-4 |
+//! | q6_K | 0.021 | q5_0, q5_1, q5_K | 0.05 |
+//!
+//! ```
+//! use memwall_kernels::dot::Kernel;
+//! use memwall_kernels::gemv::{QMatrix, gemv};
+//! use memwall_spec::GgmlType;
+//!
+//! // A 2 × 256 matrix in Q4_K, times a vector.
+//! let w: Vec<f32> = (0..512).map(|i| ((i % 13) as f32 - 6.0) / 6.0).collect();
+//! let q = memwall_kernels::quantize(GgmlType::Q4_K, &w).unwrap();
+//! let m = QMatrix::new(GgmlType::Q4_K, 2, 256, &q).unwrap();
+//! let k = Kernel::new(GgmlType::Q4_K).unwrap();
+//! let x = &w[..256];
+//! let mut y = vec![0.0f32; 2];
+//! gemv(&k, &m, x, &mut y).unwrap();
+//! // Row 0 dotted with itself: Σ w², within the 4-bit quantization error.
+//! let exact: f32 = x.iter().map(|v| v * v).sum();
+//! assert!((y[0] - exact).abs() < 0.02 * exact);
+//! ```
 
 pub mod acts;
 pub mod dot;
