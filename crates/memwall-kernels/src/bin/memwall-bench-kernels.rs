@@ -157,12 +157,12 @@ fn main() {
             // Interleave the GEMV with the bandwidth measurement (at DRAM size) so that both
             // see the same machine state; keep the best of each.
             let (mut t1, mut tn, mut b1, mut bn) = (f64::INFINITY, f64::INFINITY, bw1, bwn);
-            for _ in 0..if label == "dram" { args.reps } else { 1 } {
-                t1 = t1.min(best(if label == "dram" { 1 } else { reps }, || {
-                    gemv_pool(&k, &m, &x, &mut y, &single, 0).expect("gemv")
-                }));
-                tn = tn.min(best(if label == "dram" { 1 } else { reps }, || gemv_mt(&k, &m, &x, &mut y).expect("gemv")));
-                if label == "dram" {
+            let dram = label == "dram";
+            let (outer, inner) = if dram { (args.reps, 1) } else { (1, reps) };
+            for _ in 0..outer {
+                t1 = t1.min(best(inner, || gemv_pool(&k, &m, &x, &mut y, &single, 0).expect("gemv")));
+                tn = tn.min(best(inner, || gemv_mt(&k, &m, &x, &mut y).expect("gemv")));
+                if dram {
                     b1 = b1.max(one.install(|| read_bandwidth(&stream, 1)));
                     bn = bn.max(read_bandwidth(&stream, 1));
                 }
@@ -172,7 +172,7 @@ fn main() {
             let (r1, rn) = (gb(t1) / b1, gb(tn) / bn);
             // At DRAM size a GEMV that streams below 90 % of the read bandwidth is limited by
             // its unpacking and arithmetic (dequantization), not by memory.
-            let binds = if label == "dram" { if rn >= 0.9 { "memory" } else { "dequant" } } else { "-" };
+            let binds = if dram { if rn >= 0.9 { "memory" } else { "dequant" } } else { "-" };
             println!(
                 "{:<8} {:<6} {:>9} {:>7.2} {:>10.1} {:>9.2} {:>7.2} {:>10.1} {:>9.2} {:>7}",
                 t.name(),
