@@ -91,7 +91,7 @@ pub fn group_params(g: GroupQuant, xs: &[f32], out: &mut [u8]) -> GroupParams {
         GroupParams { d, m }
     } else {
         let half = (levels / 2) as f32;
-        let max = xs.iter().fold(0f32, |m, &v| if v.abs() > m.abs() { v } else { m });
+        let max = super::signed_absmax(xs);
         let ideal = if g.scale == ScaleDtype::E8m0 { max.abs() / (half - 1.0) } else { max / -half };
         GroupParams { d: put_scale(g.scale, out, ideal), m: 0.0 }
     }

@@ -17,7 +17,7 @@
 
 use memwall_spec::GgmlType;
 
-use super::{BlockFormat, f16_at, nearest_int, put_f16, through_f16};
+use super::{BlockFormat, f16_at, nearest_int, put_f16, signed_absmax, through_f16};
 
 /// Weights per super-block.
 pub const QK_K: usize = 256;
@@ -96,13 +96,8 @@ fn make_qkx2_quants(
 /// `−nmax..nmax−1`, searching 18 nearby scales for the best `x²`-weighted fit. `l` receives
 /// `q + nmax`.
 fn make_qx_quants(nmax: i32, x: &[f32], l: &mut [u8]) -> f32 {
-    let (mut max, mut amax) = (0f32, 0f32);
-    for &v in x {
-        if v.abs() > amax {
-            amax = v.abs();
-            max = v;
-        }
-    }
+    let max = signed_absmax(x);
+    let amax = max.abs();
     if amax < 1e-15 {
         l.iter_mut().for_each(|v| *v = 0);
         return 0.0;
@@ -145,13 +140,8 @@ fn make_qx_quants(nmax: i32, x: &[f32], l: &mut [u8]) -> f32 {
 /// ggml's `make_q3_quants` with RMSE refinement: symmetric scale for levels −nmax..nmax−1
 /// with up to five passes of coordinate descent. `l` receives `q + nmax`.
 fn make_q3_quants(nmax: i32, x: &[f32], l: &mut [u8]) -> f32 {
-    let (mut max, mut amax) = (0f32, 0f32);
-    for &v in x {
-        if v.abs() > amax {
-            amax = v.abs();
-            max = v;
-        }
-    }
+    let max = signed_absmax(x);
+    let amax = max.abs();
     if amax < 1e-15 {
         l.iter_mut().for_each(|v| *v = 0);
         return 0.0;
@@ -347,14 +337,10 @@ impl BlockFormat for Q3_K {
     fn quantize_block(x: &[f32], out: &mut [u8]) {
         let mut l = [0u8; QK_K];
         let mut scales = [0f32; 16];
-        let (mut max_scale, mut amax) = (0f32, 0f32);
         for j in 0..16 {
             scales[j] = make_q3_quants(4, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16]);
-            if scales[j].abs() > amax {
-                amax = scales[j].abs();
-                max_scale = scales[j];
-            }
         }
+        let max_scale = signed_absmax(&scales);
         out.iter_mut().for_each(|v| *v = 0);
         let (hmask, rest) = out.split_at_mut(32);
         let (qs, rest) = rest.split_at_mut(64);
@@ -505,14 +491,11 @@ impl BlockFormat for Q6_K {
     fn quantize_block(x: &[f32], out: &mut [u8]) {
         let mut l = [0u8; QK_K];
         let mut scales = [0f32; 16];
-        let (mut max_scale, mut amax) = (0f32, 0f32);
         for j in 0..16 {
             scales[j] = make_qx_quants(32, &x[16 * j..16 * j + 16], &mut l[16 * j..16 * j + 16]);
-            if scales[j].abs() > amax {
-                amax = scales[j].abs();
-                max_scale = scales[j];
-            }
         }
+        let max_scale = signed_absmax(&scales);
+        let amax = max_scale.abs();
         out.iter_mut().for_each(|v| *v = 0);
         if amax == 0.0 {
             return;
@@ -557,13 +540,8 @@ impl BlockFormat for Q8_K {
     const BLOCK: usize = QK_K;
     const BYTES: usize = 292;
     fn quantize_block(x: &[f32], out: &mut [u8]) {
-        let (mut max, mut amax) = (0f32, 0f32);
-        for &v in x {
-            if v.abs() > amax {
-                amax = v.abs();
-                max = v;
-            }
-        }
+        let max = signed_absmax(x);
+        let amax = max.abs();
         out.iter_mut().for_each(|v| *v = 0);
         if amax == 0.0 {
             return;

@@ -11,15 +11,10 @@
 
 use memwall_spec::GgmlType;
 
-use super::{BlockFormat, f16_at, put_f16};
+use super::{BlockFormat, f16_at, put_f16, signed_absmax};
 
 /// The IQ4_NL/IQ4_XS code book (`kvalues_iq4nl`).
 pub const IQ4_NL_VALUES: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
-
-/// The element of largest magnitude, with its sign.
-fn signed_absmax(x: &[f32]) -> f32 {
-    x.iter().fold(0f32, |m, &v| if v.abs() > m.abs() { v } else { m })
-}
 
 fn min_max(x: &[f32]) -> (f32, f32) {
     x.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)))

@@ -34,6 +34,12 @@ pub fn through_f16(v: f32) -> f32 {
     half::f16::from_f32(v).to_f32()
 }
 
+/// The element of largest magnitude, with its sign (0 for an empty or all-zero slice).
+#[inline]
+pub fn signed_absmax(x: &[f32]) -> f32 {
+    x.iter().fold(0f32, |m, &v| if v.abs() > m.abs() { v } else { m })
+}
+
 /// ggml's `nearest_int`: round half to even.
 #[inline]
 pub fn nearest_int(v: f32) -> i32 {

@@ -224,6 +224,23 @@ unsafe fn k4_min_sums(sm: &[u8; 16], a: &Q8Acts, i: usize) -> __m256i {
     }
 }
 
+/// Σ over the 8 slices of 32 weights of a super-block of `maddubs(codes(h, s), q8) ×
+/// [scale pair]`, where slice `(h, s)` covers weights `128h + 32s ..` and groups `8h + 2s`
+/// and `8h + 2s + 1` (the 2-bit-plane layout of Q2_K and Q3_K).
+#[inline(always)]
+unsafe fn planes_dot(lanes: &[__m256i; 2], qa: *const u8, codes: impl Fn(usize, usize) -> __m256i) -> __m256i {
+    unsafe {
+        let mut sumi = _mm256_setzero_si256();
+        for (h, lane) in lanes.iter().enumerate() {
+            for s in 0..4 {
+                let p = dot_us16(codes(h, s), load(qa.add(128 * h + 32 * s)));
+                sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(*lane, s)));
+            }
+        }
+        sumi
+    }
+}
+
 /// Q8_0 weights · Q8_0 activations.
 ///
 /// # Safety
@@ -417,15 +434,8 @@ pub unsafe fn q2_k(w: &[u8], a: &Q8Acts) -> f32 {
             let mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), m4));
             let lanes = scale_lanes(scales16);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
-            let mut sumi = _mm256_setzero_si256();
-            for (h, lane) in lanes.iter().enumerate() {
-                let qv = load(b.add(16 + 32 * h));
-                for s in 0..4 {
-                    let u = _mm256_and_si256(shr16(qv, 2 * s), m2);
-                    let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
-                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(*lane, s)));
-                }
-            }
+            let qv = [load(b.add(16)), load(b.add(48))];
+            let sumi = planes_dot(&lanes, qa, |h, s| _mm256_and_si256(shr16(qv[h], 2 * s), m2));
             let da = a.d[i];
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(80)) * da), _mm256_cvtepi32_ps(sumi), acc);
             let msum = scaled_bsums(mins16, a, i);
@@ -453,17 +463,13 @@ pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let hv = load(b);
             // Codes u = low | high << 2 are 0..7 for weights −4..3: subtract 4 × Σ scale × bsum.
-            let mut sumi = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(scaled_bsums(scales16, a, i), 2));
-            for (h, lane) in lanes.iter().enumerate() {
-                let qv = load(b.add(32 + 32 * h));
-                for s in 0..4 {
-                    let low = _mm256_and_si256(shr16(qv, 2 * s), m2);
-                    let hb = _mm256_and_si256(shr16(hv, 4 * h + s), m1);
-                    let u = _mm256_or_si256(low, _mm256_slli_epi16(hb, 2));
-                    let p = dot_us16(u, load(qa.add(128 * h + 32 * s)));
-                    sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, pick_pair(*lane, s)));
-                }
-            }
+            let qv = [load(b.add(32)), load(b.add(64))];
+            let dots = planes_dot(&lanes, qa, |h, s| {
+                let low = _mm256_and_si256(shr16(qv[h], 2 * s), m2);
+                let hb = _mm256_and_si256(shr16(hv, 4 * h + s), m1);
+                _mm256_or_si256(low, _mm256_slli_epi16(hb, 2))
+            });
+            let sumi = _mm256_sub_epi32(dots, _mm256_slli_epi32(scaled_bsums(scales16, a, i), 2));
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(108)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
         }
         hsum(acc)
