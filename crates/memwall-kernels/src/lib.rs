@@ -48,6 +48,7 @@
 //! ```
 
 pub mod acts;
+pub mod bandwidth;
 pub mod dot;
 pub mod formats;
 pub mod gemv;

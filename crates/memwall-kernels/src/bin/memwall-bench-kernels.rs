@@ -66,28 +66,16 @@ fn best(reps: usize, mut f: impl FnMut()) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
-/// STREAM-like read bandwidth, GB/s: sum 64-bit words of `buf` with four accumulators per
-/// task, split over the current pool's threads.
-fn read_bandwidth(buf: &[u64], reps: usize) -> f64 {
+/// STREAM-like read bandwidth, GB/s: every byte of `buf` read with the kernels' own load and
+/// prefetch pattern, split over the current pool's threads.
+fn read_bandwidth(buf: &[u8], reps: usize) -> f64 {
     let chunk = buf.len().div_ceil(4 * rayon::current_num_threads());
     let mut sink = 0u64;
     let t = best(reps, || {
-        sink ^= buf
-            .par_chunks(chunk)
-            .map(|c| {
-                let mut s = [0u64; 4];
-                for q in c.chunks_exact(4) {
-                    s[0] = s[0].wrapping_add(q[0]);
-                    s[1] = s[1].wrapping_add(q[1]);
-                    s[2] = s[2].wrapping_add(q[2]);
-                    s[3] = s[3].wrapping_add(q[3]);
-                }
-                s.iter().fold(0, |a, b| a ^ b)
-            })
-            .reduce(|| 0, |a, b| a ^ b);
+        sink ^= buf.par_chunks(chunk).map(memwall_kernels::bandwidth::read_checksum).reduce(|| 0, |a, b| a ^ b);
     });
     std::hint::black_box(sink);
-    (buf.len() * 8) as f64 / t / 1e9
+    buf.len() as f64 / t / 1e9
 }
 
 /// A matrix of about `bytes` bytes in format `t`: 64 quantized Gaussian rows tiled.
@@ -129,13 +117,13 @@ fn main() {
     let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");
     let single = SpinPool::new(1);
     let dram_bytes = args.dram_mib << 20;
-    let stream: Vec<u64> = (0..dram_bytes / 8).map(|i| i as u64).collect();
+    let stream: Vec<u8> = (0..dram_bytes).map(|i| i as u8).collect();
     let bw1 = one.install(|| read_bandwidth(&stream, args.reps));
     let bwn = read_bandwidth(&stream, args.reps);
     println!("memwall-bench-kernels: {threads} threads, ISA {}", memwall_kernels::dot::Isa::best().name());
     dispatch_overhead(threads);
     println!("read bandwidth ({} MiB): 1 thread {bw1:.2} GB/s, {threads} threads {bwn:.2} GB/s", args.dram_mib);
-    println!("(ratios divide by the read bandwidth re-measured next to each run, interleaved best of {})", args.reps);
+    println!("(DRAM ratios: median over {} back-to-back pairs of a GEMV and a bandwidth run)", args.reps);
     println!(
         "{:<8} {:<6} {:>9} {:>7} {:>10} {:>9} {:>7} {:>10} {:>9} {:>7}",
         "format", "isa", "size", "1t GB/s", "1t GFLOP/s", "1t ratio", "nt GB/s", "nt GFLOP/s", "nt ratio", "binds"
@@ -154,22 +142,26 @@ fn main() {
             let x: Vec<f32> = (0..COLS).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
             let mut y = vec![0f32; rows];
             let reps = if label == "cache" { args.reps * 50 } else { args.reps };
-            // Interleave the GEMV with the bandwidth measurement (at DRAM size) so that both
-            // see the same machine state; keep the best of each.
-            let (mut t1, mut tn, mut b1, mut bn) = (f64::INFINITY, f64::INFINITY, bw1, bwn);
+            // At DRAM size, pair every GEMV run with a bandwidth run right after it and report
+            // the median of the per-pair ratios: the machine's bandwidth drifts, a pair does not.
             let dram = label == "dram";
-            let (outer, inner) = if dram { (args.reps, 1) } else { (1, reps) };
-            for _ in 0..outer {
-                t1 = t1.min(best(inner, || gemv_pool(&k, &m, &x, &mut y, &single, 0).expect("gemv")));
-                tn = tn.min(best(inner, || gemv_mt(&k, &m, &x, &mut y).expect("gemv")));
-                if dram {
-                    b1 = b1.max(one.install(|| read_bandwidth(&stream, 1)));
-                    bn = bn.max(read_bandwidth(&stream, 1));
-                }
-            }
             let gb = |s: f64| data.len() as f64 / s / 1e9;
             let gflop = |s: f64| 2.0 * (rows * COLS) as f64 / s / 1e9;
-            let (r1, rn) = (gb(t1) / b1, gb(tn) / bn);
+            let (t1, tn, r1, rn) = if dram {
+                let (mut t1, mut tn, mut r1s, mut rns) = (f64::INFINITY, f64::INFINITY, Vec::new(), Vec::new());
+                for _ in 0..args.reps {
+                    let a = best(1, || gemv_pool(&k, &m, &x, &mut y, &single, 0).expect("gemv"));
+                    r1s.push(gb(a) / one.install(|| read_bandwidth(&stream, 1)));
+                    let b = best(1, || gemv_mt(&k, &m, &x, &mut y).expect("gemv"));
+                    rns.push(gb(b) / read_bandwidth(&stream, 1));
+                    (t1, tn) = (t1.min(a), tn.min(b));
+                }
+                (t1, tn, median(&mut r1s), median(&mut rns))
+            } else {
+                let t1 = best(reps, || gemv_pool(&k, &m, &x, &mut y, &single, 0).expect("gemv"));
+                let tn = best(reps, || gemv_mt(&k, &m, &x, &mut y).expect("gemv"));
+                (t1, tn, gb(t1) / bw1, gb(tn) / bwn)
+            };
             // At DRAM size a GEMV that streams below 90 % of the read bandwidth is limited by
             // its unpacking and arithmetic (dequantization), not by memory.
             let binds = if dram { if rn >= 0.9 { "memory" } else { "dequant" } } else { "-" };
@@ -229,4 +221,9 @@ fn dispatch_overhead(threads: usize) {
         "dispatch per call ({threads} threads): empty job rayon {rayon_empty:.2} µs, spin pool {pool_empty:.2} µs; \
          {rows}x{COLS} q4_0 GEMV rayon {rayon_gemv:.2} µs, spin pool {pool_gemv:.2} µs"
     );
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
