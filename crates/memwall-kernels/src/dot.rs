@@ -212,6 +212,8 @@ pub enum Isa {
     Scalar,
     /// x86-64 AVX2 + FMA + F16C.
     Avx2,
+    /// AArch64 NEON (baseline; no optional extension).
+    Neon,
 }
 
 impl Isa {
@@ -221,6 +223,9 @@ impl Isa {
         if crate::simd::avx2::available() {
             return Isa::Avx2;
         }
+        #[cfg(target_arch = "aarch64")]
+        return Isa::Neon;
+        #[allow(unreachable_code)]
         Isa::Scalar
     }
 
@@ -232,6 +237,7 @@ impl Isa {
             Isa::Avx2 => crate::simd::avx2::available(),
             #[cfg(not(target_arch = "x86_64"))]
             Isa::Avx2 => false,
+            Isa::Neon => cfg!(target_arch = "aarch64"),
         }
     }
 
@@ -240,6 +246,7 @@ impl Isa {
         match self {
             Isa::Scalar => "scalar",
             Isa::Avx2 => "avx2",
+            Isa::Neon => "neon",
         }
     }
 }
@@ -280,6 +287,9 @@ impl Kernel {
 
     fn simd_available(&self) -> bool {
         use GgmlType as G;
+        if self.isa == Isa::Neon {
+            return matches!(self.format, G::Q8_0 | G::Q4_0 | G::Q4_K | G::Q6_K);
+        }
         self.isa == Isa::Avx2
             && matches!(
                 self.format,
@@ -347,6 +357,21 @@ impl Kernel {
                     GgmlType::Q3_K => avx2::q3_k(w, q),
                     GgmlType::TQ2_0 => avx2::tq2_0(w, q),
                     _ => avx2::tq1_0(w, q),
+                }
+            };
+        }
+        #[cfg(target_arch = "aarch64")]
+        if self.simd_available()
+            && let Acts::Q8(q) = a
+        {
+            use crate::simd::neon;
+            // SAFETY: NEON is part of the AArch64 baseline; callers pass whole blocks.
+            return unsafe {
+                match self.format {
+                    GgmlType::Q8_0 => neon::q8_0(w, q),
+                    GgmlType::Q4_0 => neon::q4_0(w, q),
+                    GgmlType::Q4_K => neon::q4_k(w, q),
+                    _ => neon::q6_k(w, q),
                 }
             };
         }

@@ -23,12 +23,11 @@ fn data(rng: &mut rand::rngs::StdRng, n: usize) -> Vec<f32> {
 
 #[test]
 fn simd_dots_match_the_scalar_reference() {
-    if !Isa::Avx2.supported() {
-        eprintln!("AVX2 not available: nothing to compare");
-        return;
-    }
-    for &t in SUPPORTED.iter().filter(|t| **t != GgmlType::Q8_K) {
-        let fast = Kernel::with_isa(t, Isa::Avx2).unwrap();
+    // Every SIMD path this CPU has (none on a CPU without AVX2 or NEON).
+    let isas: Vec<Isa> = [Isa::Avx2, Isa::Neon].into_iter().filter(|i| i.supported()).collect();
+    for (isa, &t) in isas.iter().flat_map(|i| SUPPORTED.iter().filter(|t| **t != GgmlType::Q8_K).map(move |t| (*i, t)))
+    {
+        let fast = Kernel::with_isa(t, isa).unwrap();
         let slow = Kernel::with_isa(t, Isa::Scalar).unwrap();
         for seed in 0..200u64 {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);

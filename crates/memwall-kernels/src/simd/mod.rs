@@ -3,3 +3,6 @@
 
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
+
+#[cfg(target_arch = "aarch64")]
+pub mod neon;
