@@ -35,7 +35,7 @@ enum Command {
         /// The experiment TOML.
         #[arg(default_value = "experiments/phone-35b.toml")]
         experiment: PathBuf,
-        /// Output Parquet file (default: results/<experiment name>.parquet).
+        /// Output Parquet file (default: `results/NAME.parquet`, NAME being the experiment's name).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Print at most this many rows of the summary table (0: all).
