@@ -46,8 +46,10 @@ impl KvCache {
                 return Err(KernelError::RowLength { format: t.name(), len: head_dim, block: t.block_size() as usize });
             }
         }
-        if n_kv_heads == 0 || head_dim == 0 || window == Some(0) {
-            return Err(KernelError::Shape { what: "kv cache shape", len: 0, expected: 1 });
+        for (what, v) in [("n_kv_heads", n_kv_heads), ("head_dim", head_dim), ("window", window.unwrap_or(1))] {
+            if v == 0 {
+                return Err(KernelError::Invalid { what, value: 0.0, reason: "must be > 0" });
+            }
         }
         let row = |t: GgmlType| head_dim / t.block_size() as usize * t.type_size() as usize;
         Ok(KvCache {

@@ -102,6 +102,16 @@ pub enum KernelError {
         /// The length needed.
         expected: usize,
     },
+    /// A parameter is outside its range.
+    #[error("invalid {what} = {value}: {reason}")]
+    Invalid {
+        /// Which parameter.
+        what: &'static str,
+        /// Its value.
+        value: f64,
+        /// The allowed range.
+        reason: &'static str,
+    },
     /// A numerical step failed (a matrix that should be positive definite is not).
     #[error("numerical failure: {what}")]
     Numerical {

@@ -126,13 +126,17 @@ impl RoutingGenerator {
             RoutingModel::Zipf { s } => s,
             RoutingModel::Correlated { stickiness, s } => {
                 if !(0.0..=1.0).contains(&stickiness) {
-                    return Err(KernelError::NonFinite { index: 0, value: stickiness as f32 });
+                    return Err(KernelError::Invalid {
+                        what: "stickiness",
+                        value: stickiness,
+                        reason: "must lie in [0, 1]",
+                    });
                 }
                 s
             }
         };
         if !(s.is_finite() && s >= 0.0) {
-            return Err(KernelError::NonFinite { index: 0, value: s as f32 });
+            return Err(KernelError::Invalid { what: "zipf exponent s", value: s, reason: "must be finite and >= 0" });
         }
         let w: Vec<f64> = (0..n_experts).map(|i| ((i + 1) as f64).powf(-s)).collect();
         let total: f64 = w.iter().sum();

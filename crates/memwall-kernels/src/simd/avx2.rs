@@ -470,7 +470,7 @@ pub unsafe fn q2_k(w: &[u8], a: &Q8Acts) -> f32 {
 pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let m2 = _mm256_set1_epi8(0x03);
-        let m1 = _mm256_set1_epi8(0x01);
+        let m4b = _mm256_set1_epi8(0x04);
         let mut acc = _mm256_setzero_ps();
         for i in 0..w.len() / 110 {
             let b = w.as_ptr().add(110 * i);
@@ -482,10 +482,13 @@ pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
             let hv = load(b);
             // Codes u = low | high << 2 are 0..7 for weights −4..3: subtract 4 × Σ scale × bsum.
             let qv = [load(b.add(32)), load(b.add(64))];
+            // Move mask bit k straight to bit 2 of each byte (one shift and one mask).
             let dots = planes_dot(&lanes, qa, |h, s| {
                 let low = _mm256_and_si256(shr16(qv[h], 2 * s), m2);
-                let hb = _mm256_and_si256(shr16(hv, 4 * h + s), m1);
-                _mm256_or_si256(low, _mm256_slli_epi16(hb, 2))
+                let k = 4 * h + s;
+                let moved =
+                    if k >= 2 { shr16(hv, k - 2) } else { _mm256_sll_epi16(hv, _mm_cvtsi32_si128((2 - k) as i32)) };
+                _mm256_or_si256(low, _mm256_and_si256(moved, m4b))
             });
             let sumi = _mm256_sub_epi32(dots, _mm256_slli_epi32(scaled_bsums(scales16, a, i), 2));
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(108)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
