@@ -80,42 +80,74 @@ unsafe fn blocks32(w: &[u8], a: &Q8Acts, bytes: usize, codes: impl Fn(*const u8)
     unsafe {
         let n = w.len() / bytes;
         let (wp, qa, da, ds) = (w.as_ptr(), a.qs.as_ptr() as *const u8, a.d.as_ptr(), a.dsums.as_ptr());
-        let mut side = 0f32;
-        macro_rules! block {
-            ($i:expr, $acc:expr) => {{
-                let b = wp.add(bytes * $i);
-                prefetch_ahead(b, bytes);
-                let dw = f16(b);
-                let y = load(qa.add(32 * $i));
-                let p = match kind {
-                    Codes::Signed => dot_ss(codes(b), y),
-                    Codes::Unsigned { offset } => {
-                        side -= offset * dw * *ds.add($i);
-                        _mm256_madd_epi16(_mm256_maddubs_epi16(codes(b), y), _mm256_set1_epi16(1))
-                    }
-                    Codes::WithMin { at } => {
-                        side += f16(b.add(at)) * *ds.add($i);
-                        _mm256_madd_epi16(_mm256_maddubs_epi16(codes(b), y), _mm256_set1_epi16(1))
-                    }
-                };
-                _mm256_fmadd_ps(_mm256_set1_ps(dw * *da.add($i)), _mm256_cvtepi32_ps(p), $acc)
+        // Closures would not inherit the target features; macros expand in place.
+        macro_rules! h16 {
+            ($i:expr, $off:expr) => {
+                u16::from_le_bytes([*wp.add(bytes * ($i) + $off), *wp.add(bytes * ($i) + $off + 1)]) as u64
+            };
+        }
+        // Four blocks' f16 scales converted with one `vcvtph2ps` (assembled in integer
+        // registers, off the vector ports).
+        macro_rules! four {
+            ($i:expr, $off:expr) => {{
+                let packed = h16!($i, $off)
+                    | (h16!($i + 1, $off) << 16)
+                    | (h16!($i + 2, $off) << 32)
+                    | (h16!($i + 3, $off) << 48);
+                _mm_cvtph_ps(_mm_cvtsi64_si128(packed as i64))
             }};
+        }
+        macro_rules! dot {
+            ($i:expr) => {{
+                let b = wp.add(bytes * ($i));
+                prefetch_ahead(b, bytes);
+                let y = load(qa.add(32 * ($i)));
+                match kind {
+                    Codes::Signed => dot_ss(codes(b), y),
+                    _ => _mm256_madd_epi16(_mm256_maddubs_epi16(codes(b), y), _mm256_set1_epi16(1)),
+                }
+            }};
+        }
+        macro_rules! lane {
+            ($v:expr, $k:expr) => {
+                _mm256_permutevar8x32_ps(_mm256_castps128_ps256($v), _mm256_set1_epi32($k))
+            };
         }
         let (mut a0, mut a1, mut a2, mut a3) =
             (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
+        let mut side = _mm_setzero_ps();
         let mut i = 0;
         while i + 4 <= n {
-            a0 = block!(i, a0);
-            a1 = block!(i + 1, a1);
-            a2 = block!(i + 2, a2);
-            a3 = block!(i + 3, a3);
+            let dw = four!(i, 0);
+            let sc = _mm_mul_ps(dw, _mm_loadu_ps(da.add(i)));
+            a0 = _mm256_fmadd_ps(lane!(sc, 0), _mm256_cvtepi32_ps(dot!(i)), a0);
+            a1 = _mm256_fmadd_ps(lane!(sc, 1), _mm256_cvtepi32_ps(dot!(i + 1)), a1);
+            a2 = _mm256_fmadd_ps(lane!(sc, 2), _mm256_cvtepi32_ps(dot!(i + 2)), a2);
+            a3 = _mm256_fmadd_ps(lane!(sc, 3), _mm256_cvtepi32_ps(dot!(i + 3)), a3);
+            match kind {
+                Codes::Signed => {}
+                Codes::Unsigned { offset } => {
+                    side = _mm_fmadd_ps(_mm_mul_ps(dw, _mm_set1_ps(-offset)), _mm_loadu_ps(ds.add(i)), side)
+                }
+                Codes::WithMin { at } => side = _mm_fmadd_ps(four!(i, at), _mm_loadu_ps(ds.add(i)), side),
+            }
             i += 4;
         }
+        let mut tail = 0f32;
         while i < n {
-            a0 = block!(i, a0);
+            let b = wp.add(bytes * i);
+            let dw = f16(b);
+            a0 = _mm256_fmadd_ps(_mm256_set1_ps(dw * *da.add(i)), _mm256_cvtepi32_ps(dot!(i)), a0);
+            match kind {
+                Codes::Signed => {}
+                Codes::Unsigned { offset } => tail -= offset * dw * *ds.add(i),
+                Codes::WithMin { at } => tail += f16(b.add(at)) * *ds.add(i),
+            }
             i += 1;
         }
-        hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + side
+        let side = _mm_add_ps(side, _mm_movehl_ps(side, side));
+        let side = _mm_cvtss_f32(_mm_add_ss(side, _mm_movehdup_ps(side)));
+        hsum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + side + tail
     }
 }
 
