@@ -539,6 +539,7 @@ pub unsafe fn tq2_0(w: &[u8], a: &Q8Acts) -> f32 {
         let m2 = _mm256_set1_epi8(0x03);
         let ones = _mm256_set1_epi16(1);
         let mut acc = _mm256_setzero_ps();
+        let mut side = 0f32;
         for i in 0..w.len() / 66 {
             let b = w.as_ptr().add(66 * i);
             prefetch_ahead(b, 66);
@@ -551,11 +552,12 @@ pub unsafe fn tq2_0(w: &[u8], a: &Q8Acts) -> f32 {
                     sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(128 * h + 32 * s))));
                 }
             }
-            let offset: i32 = a.bsums[16 * i..16 * i + 16].iter().sum();
-            let sumi = _mm256_sub_epi32(_mm256_madd_epi16(sum16, ones), _mm256_setr_epi32(offset, 0, 0, 0, 0, 0, 0, 0));
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(64)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
+            // Codes are trit + 1: subtract d_w × (d_a Σ activations) once per block.
+            let dw = f16(b.add(64));
+            side -= dw * a.dsums[i];
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * a.d[i]), _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16, ones)), acc);
         }
-        hsum(acc)
+        hsum(acc) + side
     }
 }
 
@@ -585,6 +587,7 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let ones = _mm256_set1_epi16(1);
         let mut acc = _mm256_setzero_ps();
+        let mut side = 0f32;
         for i in 0..w.len() / 54 {
             let b = w.as_ptr().add(54 * i);
             prefetch_ahead(b, 54);
@@ -615,11 +618,11 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
             for (k, v) in [pair01, pair23, tail].into_iter().enumerate() {
                 sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit(v), load(qa.add(160 + 32 * k))));
             }
-            let offset: i32 = a.bsums[16 * i..16 * i + 16].iter().sum();
-            let sumi = _mm256_sub_epi32(_mm256_madd_epi16(sum16, ones), _mm256_setr_epi32(offset, 0, 0, 0, 0, 0, 0, 0));
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(52)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
+            let dw = f16(b.add(52));
+            side -= dw * a.dsums[i];
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * a.d[i]), _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16, ones)), acc);
         }
-        hsum(acc)
+        hsum(acc) + side
     }
 }
 
