@@ -567,14 +567,16 @@ unsafe fn times3(v: __m256i) -> __m256i {
     unsafe { _mm256_add_epi8(v, _mm256_add_epi8(v, v)) }
 }
 
-/// The top trit of each byte, `⌊3v / 256⌋ ∈ {0, 1, 2}`, i.e. `(v ≥ 86) + (v ≥ 171)`.
+/// The top trit of each byte, `⌊3v / 256⌋ ∈ {0, 1, 2}`, i.e. `(v ≥ 86) + (v ≥ 171)`, for
+/// bytes held sign-flipped (`f = v ^ 0x80`, so signed compares order them as unsigned).
+/// Multiplying by 3 commutes with the flip modulo 256 (`3(v + 128) ≡ 3v + 128`), so a
+/// block is flipped once and then only multiplied.
 #[inline(always)]
-unsafe fn top_trit(v: __m256i) -> __m256i {
+unsafe fn top_trit_flipped(f: __m256i) -> __m256i {
     unsafe {
-        let flip = _mm256_xor_si256(v, _mm256_set1_epi8(-128));
-        let ge86 = _mm256_cmpgt_epi8(flip, _mm256_set1_epi8((85u8 ^ 0x80) as i8));
-        let ge171 = _mm256_cmpgt_epi8(flip, _mm256_set1_epi8((170u8 ^ 0x80) as i8));
-        _mm256_sub_epi8(_mm256_sub_epi8(_mm256_setzero_si256(), ge86), ge171)
+        let ge86 = _mm256_cmpgt_epi8(f, _mm256_set1_epi8((85u8 ^ 0x80) as i8));
+        let ge171 = _mm256_cmpgt_epi8(f, _mm256_set1_epi8((170u8 ^ 0x80) as i8));
+        _mm256_abs_epi8(_mm256_add_epi8(ge86, ge171))
     }
 }
 
@@ -594,16 +596,17 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let mut sum16 = _mm256_setzero_si256();
             // Weights 0..160: trit t of the 32 bytes qs[0..32], multiplying by 3 each step.
-            let mut v = load(b);
+            let flip = _mm256_set1_epi8(-128);
+            let mut v = _mm256_xor_si256(load(b), flip);
             for t in 0..5 {
-                sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit(v), load(qa.add(32 * t))));
+                sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit_flipped(v), load(qa.add(32 * t))));
                 v = times3(v);
             }
             // Weights 160..240 (qs[32..48], 5 trits) and 240..256 (qh, 4 trits): one vector
             // [qs[32..48] | qh × 4] raised to 3^0..3^4, lanes picked per 32-bit group.
             let q1 = _mm_loadu_si128(b.add(32) as *const __m128i);
             let qh = u32::from_le_bytes([*b.add(48), *b.add(49), *b.add(50), *b.add(51)]) as i32;
-            let p0 = _mm256_set_m128i(_mm_set1_epi32(qh), q1);
+            let p0 = _mm256_xor_si256(_mm256_set_m128i(_mm_set1_epi32(qh), q1), flip);
             let p1 = times3(p0);
             let p2 = times3(p1);
             let p3 = times3(p2);
@@ -616,7 +619,7 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
                 0x80,
             );
             for (k, v) in [pair01, pair23, tail].into_iter().enumerate() {
-                sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit(v), load(qa.add(160 + 32 * k))));
+                sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit_flipped(v), load(qa.add(160 + 32 * k))));
             }
             let dw = f16(b.add(52));
             side -= dw * a.dsums[i];
