@@ -388,26 +388,31 @@ pub unsafe fn iq4_nl(w: &[u8], a: &Q8Acts) -> f32 {
     }
 }
 
-/// Q4_K weights · Q8_K activations.
-///
-/// # Safety
-/// As [`q8_0`], with 144-byte blocks and Q8_K activations.
-#[target_feature(enable = "avx2,fma,f16c")]
-pub unsafe fn q4_k(w: &[u8], a: &Q8Acts) -> f32 {
+/// Q4_K (`five_bit = false`) or Q5_K weights · Q8_K activations: 8 sub-blocks of 32 with
+/// 6-bit scales and mins; Q5_K adds a fifth bit per weight from its `qh` plane.
+#[inline(always)]
+unsafe fn q45_k(w: &[u8], a: &Q8Acts, bytes: usize, five_bit: bool) -> f32 {
     unsafe {
         let m4 = _mm256_set1_epi8(0x0f);
+        let m1 = _mm256_set1_epi8(0x01);
+        let qs_at = if five_bit { 48 } else { 16 };
         let mut acc = _mm256_setzero_ps();
         let mut acc_min = _mm256_setzero_ps();
-        for i in 0..w.len() / 144 {
-            let b = w.as_ptr().add(144 * i);
-            prefetch_ahead(b, 144);
+        for i in 0..w.len() / bytes {
+            let b = w.as_ptr().add(bytes * i);
+            prefetch_ahead(b, bytes);
             let sm = k4_scales_mins(std::slice::from_raw_parts(b.add(4), 12));
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
+            let hv = if five_bit { load(b.add(16)) } else { _mm256_setzero_si256() };
             let mut sumi = _mm256_setzero_si256();
             for c in 0..4 {
-                let q = load(b.add(16 + 32 * c));
-                let lo = _mm256_and_si256(q, m4);
-                let hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                let q = load(b.add(qs_at + 32 * c));
+                let mut lo = _mm256_and_si256(q, m4);
+                let mut hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                if five_bit {
+                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c), m1), 4));
+                    hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c + 1), m1), 4));
+                }
                 let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(sm[2 * c] as i16));
                 let p1 =
                     _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(sm[2 * c + 1] as i16));
@@ -420,6 +425,15 @@ pub unsafe fn q4_k(w: &[u8], a: &Q8Acts) -> f32 {
         }
         hsum(_mm256_sub_ps(acc, acc_min))
     }
+}
+
+/// Q4_K weights · Q8_K activations.
+///
+/// # Safety
+/// As [`q8_0`], with 144-byte blocks and Q8_K activations.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn q4_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { q45_k(w, a, 144, false) }
 }
 
 /// Q6_K weights · Q8_K activations.
@@ -635,36 +649,7 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 176-byte blocks and Q8_K activations.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q5_k(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe {
-        let m4 = _mm256_set1_epi8(0x0f);
-        let m1 = _mm256_set1_epi8(0x01);
-        let mut acc = _mm256_setzero_ps();
-        let mut acc_min = _mm256_setzero_ps();
-        for i in 0..w.len() / 176 {
-            let b = w.as_ptr().add(176 * i);
-            prefetch_ahead(b, 176);
-            let sm = k4_scales_mins(std::slice::from_raw_parts(b.add(4), 12));
-            let qa = a.qs.as_ptr().add(256 * i) as *const u8;
-            let hv = load(b.add(16));
-            let mut sumi = _mm256_setzero_si256();
-            for c in 0..4 {
-                let q = load(b.add(48 + 32 * c));
-                let h0 = _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c), m1), 4);
-                let h1 = _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c + 1), m1), 4);
-                let lo = _mm256_or_si256(_mm256_and_si256(q, m4), h0);
-                let hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1);
-                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(sm[2 * c] as i16));
-                let p1 =
-                    _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(sm[2 * c + 1] as i16));
-                sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
-            }
-            let da = a.d[i];
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b) * da), _mm256_cvtepi32_ps(sumi), acc);
-            let msum = k4_min_sums(&sm, a, i);
-            acc_min = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(2)) * da), _mm256_cvtepi32_ps(msum), acc_min);
-        }
-        hsum(_mm256_sub_ps(acc, acc_min))
-    }
+    unsafe { q45_k(w, a, 176, true) }
 }
 
 /// Float rows (F32, F16 or BF16, 8 weights per step) · f32 activations, four accumulators.
