@@ -28,10 +28,14 @@ struct Shared {
     job: Mutex<(Option<Task<'static>>, usize)>,
 }
 
-/// A persistent pool of `threads − 1` workers plus the calling thread.
+/// A persistent pool of `threads − 1` workers plus the calling thread. Calls to
+/// [`SpinPool::run`] from several threads are serialized (one job at a time); a task must not
+/// call `run` on its own pool.
 pub struct SpinPool {
     shared: Arc<Shared>,
     workers: Vec<JoinHandle<()>>,
+    /// Held for the whole of a `run`: the job counters serve one job at a time.
+    running: Mutex<()>,
 }
 
 fn work(s: &Shared, f: Task<'_>) {
@@ -97,7 +101,7 @@ impl SpinPool {
                 std::thread::spawn(move || worker(s))
             })
             .collect();
-        SpinPool { shared, workers }
+        SpinPool { shared, workers, running: Mutex::new(()) }
     }
 
     /// Threads (workers and the caller).
@@ -107,6 +111,7 @@ impl SpinPool {
 
     /// Run `f(0..n_tasks)` across the pool and return when all tasks are done.
     pub fn run(&self, n_tasks: usize, f: &(dyn Fn(usize) + Sync)) {
+        let _one_job = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let s = &*self.shared;
         {
             let mut g = s.job.lock().unwrap_or_else(|e| e.into_inner());

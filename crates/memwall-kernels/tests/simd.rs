@@ -94,3 +94,28 @@ fn the_spin_pool_computes_the_same_gemv_and_survives_many_calls() {
         }
     }
 }
+
+#[test]
+fn the_global_pool_serves_concurrent_callers() {
+    use memwall_kernels::gemv::gemv_mt;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    let (rows, cols) = (97, 512);
+    let w = data(&mut rng, rows * cols);
+    let q = quantize(GgmlType::Q8_0, &w).unwrap();
+    let m = QMatrix::new(GgmlType::Q8_0, rows, cols, &q).unwrap();
+    let k = Kernel::new(GgmlType::Q8_0).unwrap();
+    let x = data(&mut rng, cols);
+    let mut want = vec![0f32; rows];
+    gemv(&k, &m, &x, &mut want).unwrap();
+    std::thread::scope(|scope| {
+        for _ in 0..4 {
+            scope.spawn(|| {
+                for _ in 0..5000 {
+                    let mut y = vec![0f32; rows];
+                    gemv_mt(&k, &m, &x, &mut y).unwrap();
+                    assert_eq!(y, want);
+                }
+            });
+        }
+    });
+}
