@@ -251,13 +251,72 @@ impl Isa {
     }
 }
 
+/// A SIMD dot product resolved for one format and path.
+#[derive(Debug, Clone, Copy)]
+enum Simd {
+    /// No SIMD kernel: the scalar reference serves.
+    None,
+    /// Against quantized activations.
+    Q8(unsafe fn(&[u8], &Q8Acts) -> f32),
+    /// Against f32 activations (rows of at least 8 weights; x86-64 only so far).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    Float(unsafe fn(&[u8], &[f32]) -> f32),
+}
+
+impl Simd {
+    /// The kernel `isa` has for `format` — the one table of which formats have SIMD paths.
+    fn resolve(format: GgmlType, isa: Isa) -> Simd {
+        use GgmlType as G;
+        match isa {
+            Isa::Scalar => Simd::None,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => {
+                use crate::simd::avx2;
+                match format {
+                    G::Q8_0 => Simd::Q8(avx2::q8_0),
+                    G::Q4_0 => Simd::Q8(avx2::q4_0),
+                    G::Q4_1 => Simd::Q8(avx2::q4_1),
+                    G::Q5_0 => Simd::Q8(avx2::q5_0),
+                    G::Q5_1 => Simd::Q8(avx2::q5_1),
+                    G::IQ4_NL => Simd::Q8(avx2::iq4_nl),
+                    G::Q2_K => Simd::Q8(avx2::q2_k),
+                    G::Q3_K => Simd::Q8(avx2::q3_k),
+                    G::Q4_K => Simd::Q8(avx2::q4_k),
+                    G::Q5_K => Simd::Q8(avx2::q5_k),
+                    G::Q6_K => Simd::Q8(avx2::q6_k),
+                    G::TQ1_0 => Simd::Q8(avx2::tq1_0),
+                    G::TQ2_0 => Simd::Q8(avx2::tq2_0),
+                    G::F32 => Simd::Float(avx2::f32_row),
+                    G::F16 => Simd::Float(avx2::f16_row),
+                    G::BF16 => Simd::Float(avx2::bf16_row),
+                    _ => Simd::None,
+                }
+            }
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => {
+                use crate::simd::neon;
+                match format {
+                    G::Q8_0 => Simd::Q8(neon::q8_0),
+                    G::Q4_0 => Simd::Q8(neon::q4_0),
+                    G::Q4_K => Simd::Q8(neon::q4_k),
+                    G::Q6_K => Simd::Q8(neon::q6_k),
+                    _ => Simd::None,
+                }
+            }
+            #[allow(unreachable_patterns)]
+            _ => Simd::None,
+        }
+    }
+}
+
 /// The dot product of one weight format on one instruction-set path. A `Kernel` with a SIMD
 /// path can only be built on a CPU that supports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub struct Kernel {
     format: GgmlType,
     isa: Isa,
     kind: ActKind,
+    simd: Simd,
 }
 
 impl Kernel {
@@ -272,7 +331,7 @@ impl Kernel {
         if !isa.supported() {
             return Err(KernelError::Unsupported { format: isa.name() });
         }
-        Ok(Kernel { format, isa, kind })
+        Ok(Kernel { format, isa, kind, simd: Simd::resolve(format, isa) })
     }
 
     /// The weight format.
@@ -282,34 +341,7 @@ impl Kernel {
 
     /// The path actually used for this format (formats without a SIMD kernel use scalar).
     pub fn isa(&self) -> Isa {
-        if self.simd_available() { self.isa } else { Isa::Scalar }
-    }
-
-    fn simd_available(&self) -> bool {
-        use GgmlType as G;
-        if self.isa == Isa::Neon {
-            return matches!(self.format, G::Q8_0 | G::Q4_0 | G::Q4_K | G::Q6_K);
-        }
-        self.isa == Isa::Avx2
-            && matches!(
-                self.format,
-                G::Q8_0
-                    | G::Q4_0
-                    | G::Q4_1
-                    | G::Q5_0
-                    | G::Q5_1
-                    | G::IQ4_NL
-                    | G::Q4_K
-                    | G::Q5_K
-                    | G::Q6_K
-                    | G::F32
-                    | G::F16
-                    | G::BF16
-                    | G::Q2_K
-                    | G::Q3_K
-                    | G::TQ2_0
-                    | G::TQ1_0
-            )
+        if matches!(self.simd, Simd::None) { Isa::Scalar } else { self.isa }
     }
 
     /// Quantize (or copy) activations for this format.
@@ -320,61 +352,13 @@ impl Kernel {
     /// Dot one row (`cols` weights in this format) with prepared activations.
     #[allow(unsafe_code)]
     pub fn dot(&self, w: &[u8], a: &Acts) -> f32 {
-        #[cfg(target_arch = "x86_64")]
-        if self.simd_available()
-            && let Acts::F32(x) = a
-            && x.len() >= 8
-        {
-            use crate::simd::avx2;
-            // SAFETY: as below; float rows hold `x.len()` weights.
-            return unsafe {
-                match self.format {
-                    GgmlType::F16 => avx2::f16_row(w, x),
-                    GgmlType::BF16 => avx2::bf16_row(w, x),
-                    _ => avx2::f32_row(w, x),
-                }
-            };
+        // SAFETY: `with_isa` resolves a SIMD kernel only on a CPU that has its features
+        // (checked by `Isa::supported`); callers pass rows of whole blocks matching the
+        // activations, and float kernels get rows of at least 8 weights.
+        match (self.simd, a) {
+            (Simd::Q8(f), Acts::Q8(q)) => unsafe { f(w, q) },
+            (Simd::Float(f), Acts::F32(x)) if x.len() >= 8 => unsafe { f(w, x) },
+            _ => scalar::dot(self.format, w, a),
         }
-        #[cfg(target_arch = "x86_64")]
-        if self.simd_available()
-            && let Acts::Q8(q) = a
-        {
-            use crate::simd::avx2;
-            // SAFETY: `with_isa` only builds an AVX2 kernel when the CPU has AVX2, FMA and
-            // F16C; the callers pass rows of whole blocks matching the activations.
-            return unsafe {
-                match self.format {
-                    GgmlType::Q8_0 => avx2::q8_0(w, q),
-                    GgmlType::Q4_0 => avx2::q4_0(w, q),
-                    GgmlType::Q4_1 => avx2::q4_1(w, q),
-                    GgmlType::Q5_0 => avx2::q5_0(w, q),
-                    GgmlType::Q5_1 => avx2::q5_1(w, q),
-                    GgmlType::IQ4_NL => avx2::iq4_nl(w, q),
-                    GgmlType::Q4_K => avx2::q4_k(w, q),
-                    GgmlType::Q5_K => avx2::q5_k(w, q),
-                    GgmlType::Q6_K => avx2::q6_k(w, q),
-                    GgmlType::Q2_K => avx2::q2_k(w, q),
-                    GgmlType::Q3_K => avx2::q3_k(w, q),
-                    GgmlType::TQ2_0 => avx2::tq2_0(w, q),
-                    _ => avx2::tq1_0(w, q),
-                }
-            };
-        }
-        #[cfg(target_arch = "aarch64")]
-        if self.simd_available()
-            && let Acts::Q8(q) = a
-        {
-            use crate::simd::neon;
-            // SAFETY: NEON is part of the AArch64 baseline; callers pass whole blocks.
-            return unsafe {
-                match self.format {
-                    GgmlType::Q8_0 => neon::q8_0(w, q),
-                    GgmlType::Q4_0 => neon::q4_0(w, q),
-                    GgmlType::Q4_K => neon::q4_k(w, q),
-                    _ => neon::q6_k(w, q),
-                }
-            };
-        }
-        scalar::dot(self.format, w, a)
     }
 }
