@@ -14,6 +14,7 @@ fn scenario(model: &str) -> Scenario {
         kv: KvQuant::default(),
         workload: Default::default(),
         cost: Default::default(),
+        sim: Default::default(),
     }
 }
 

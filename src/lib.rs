@@ -21,6 +21,7 @@
 //!     kv: KvQuant::default(),
 //!     workload: Default::default(),
 //!     cost: Default::default(),
+//!     sim: Default::default(),
 //! };
 //! let e = memwall::sim::estimate(&s).unwrap();
 //! assert!(e.fits && e.decode_tok_s > 1.0);

@@ -88,6 +88,7 @@ fn predictions_against_published_decode_measurements() {
                 ..Workload::default()
             },
             cost: Default::default(),
+            sim: Default::default(),
         };
         let e = estimate(&s).unwrap();
         let err = e.decode_tok_s / measured - 1.0;

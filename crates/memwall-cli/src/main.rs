@@ -128,6 +128,7 @@ impl ScenarioArgs {
             kv,
             workload,
             cost: Default::default(),
+            sim: Default::default(),
         };
         s.validate()?;
         Ok(s)

@@ -155,7 +155,7 @@ fn section_error(doc: &toml::Table) -> Option<SpecError> {
         };
         from_toml::<T>(&text, key).err()
     }
-    const KNOWN: [&str; 6] = ["model", "device", "weights", "kv", "workload", "cost"];
+    const KNOWN: [&str; 7] = ["model", "device", "weights", "kv", "workload", "cost", "sim"];
     for key in doc.keys() {
         if !KNOWN.contains(&key.as_str()) {
             return Some(SpecError::Unknown {
@@ -177,6 +177,7 @@ fn section_error(doc: &toml::Table) -> Option<SpecError> {
         "weights" => check::<WeightQuant>(k, v),
         "kv" => check::<KvQuant>(k, v),
         "workload" => check::<Workload>(k, v),
+        "sim" => check::<memwall_spec::SimConfig>(k, v),
         _ => check::<CostModel>(k, v),
     })
 }

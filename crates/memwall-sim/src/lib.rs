@@ -8,6 +8,7 @@
 //! data.
 
 pub mod analytic;
+pub mod des;
 pub mod footprint;
 
 pub use analytic::{Binding, CostPlan, Estimate, StepTime, StepWork, estimate, expected_distinct_experts};
@@ -19,4 +20,7 @@ pub enum SimError {
     /// The scenario is invalid.
     #[error(transparent)]
     Spec(#[from] memwall_spec::SpecError),
+    /// The trace sink failed (disk full, closed file).
+    #[error("trace: {0}")]
+    Sink(String),
 }

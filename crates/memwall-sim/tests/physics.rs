@@ -60,6 +60,7 @@ fn scenario(mix: &str) -> Scenario {
         kv: KvQuant::default(),
         workload: toml::from_str("prompt_tokens = 256\ngen_tokens = 64\ncontext_tokens = 4096").unwrap(),
         cost: Default::default(),
+        sim: Default::default(),
     }
 }
 

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SpecError, fraction, non_negative, nonzero, positive};
+use crate::thermal::ThermalSpec;
 use crate::units::peak_bandwidth_gbps;
 
 /// DRAM configuration and the memory the app can use.
@@ -179,6 +180,9 @@ pub struct DeviceSpec {
     pub storage: StorageSpec,
     /// Static power.
     pub power: PowerSpec,
+    /// Thermal network and governor (absent: the simulator uses a generic phone network).
+    #[serde(default)]
+    pub thermal: Option<ThermalSpec>,
     /// Per-field provenance (a field path or section name → source).
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
@@ -287,6 +291,9 @@ impl DeviceSpec {
         positive("storage.read_gbps", self.storage.read_gbps)?;
         non_negative("power.static_w", self.power.static_w)?;
         non_negative("power.idle_w", self.power.idle_w)?;
+        if let Some(t) = &self.thermal {
+            t.validate().map_err(|e| e.within("thermal"))?;
+        }
         Ok(())
     }
 }

@@ -21,6 +21,8 @@ pub mod mix;
 pub mod model;
 pub mod quant;
 pub mod scenario;
+pub mod sim;
+pub mod thermal;
 pub mod units;
 pub mod workload;
 
@@ -33,6 +35,8 @@ pub use model::{
 };
 pub use quant::{GgmlType, GroupQuant, QuantFormat, ScaleDtype};
 pub use scenario::Scenario;
+pub use sim::{BackgroundEvent, CacheMode, MemorySim, PolicySpec, Routing, Session, SimConfig, StorageSim, ThermalSim, Turn};
+pub use thermal::{GovernorSpec, ThermalNode, ThermalSpec};
 pub use workload::{Backend, ContextPolicy, KvQuant, Workload};
 
 /// Parse a TOML document into a spec type, mapping parser errors to [`SpecError::Parse`]

@@ -7,6 +7,7 @@ use crate::device::DeviceSpec;
 use crate::error::{Result, SpecError};
 use crate::mix::WeightQuant;
 use crate::model::ModelSpec;
+use crate::sim::SimConfig;
 use crate::workload::{Backend, KvQuant, Workload};
 
 /// One fully resolved design point.
@@ -28,6 +29,9 @@ pub struct Scenario {
     /// Cost-model parameters.
     #[serde(default)]
     pub cost: CostModel,
+    /// Discrete-event simulation settings (the estimator ignores them).
+    #[serde(default)]
+    pub sim: SimConfig,
 }
 
 impl Scenario {
@@ -45,6 +49,7 @@ impl Scenario {
         self.kv.validate().map_err(|e| e.within("kv"))?;
         self.workload.validate().map_err(|e| e.within("workload"))?;
         self.cost.validate().map_err(|e| e.within("cost"))?;
+        self.sim.validate().map_err(|e| e.within("sim"))?;
         let cores = self.device.total_cores();
         if let Some(t) = self.workload.threads
             && t > cores

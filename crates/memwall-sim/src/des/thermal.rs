@@ -1,0 +1,1 @@
+//! Thermal RC network and governor (to be written).

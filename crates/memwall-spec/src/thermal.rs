@@ -1,0 +1,191 @@
+//! Thermal network and governor of a device: a chain of RC nodes from the die outward
+//! (die → package/board → skin → ambient), temperature-dependent leakage, and a governor
+//! that steps CPU and memory frequency down at trip points and back up with hysteresis.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SpecError, fraction, non_negative, positive};
+
+/// One node of the RC chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThermalNode {
+    /// Name (`die`, `board`, `skin`).
+    pub name: String,
+    /// Heat capacity, J/K.
+    pub capacitance_j_per_k: f64,
+    /// Thermal resistance to the next node outward (the last node: to ambient), K/W.
+    pub resistance_k_per_w: f64,
+}
+
+/// The governor: DVFS levels and when to move between them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GovernorSpec {
+    /// CPU (or accelerator) frequency per level as a fraction of the maximum, level 0 first
+    /// (`1.0`), non-increasing.
+    pub freq_steps: Vec<f64>,
+    /// Supply voltage per level as a fraction of the voltage at level 0 (dynamic power
+    /// scales with `f × V²`); same length as `freq_steps`.
+    pub volt_steps: Vec<f64>,
+    /// Memory bandwidth per level as a fraction of the unthrottled one; same length as
+    /// `freq_steps`, or empty to leave memory unthrottled.
+    #[serde(default)]
+    pub mem_steps: Vec<f64>,
+    /// Die temperatures (°C), ascending: above `trip_c[i]` the governor goes to level
+    /// `i + 1` or deeper. As many as `freq_steps` minus one.
+    pub trip_c: Vec<f64>,
+    /// A level is left upward only once the die is `hysteresis_c` below its trip point.
+    pub hysteresis_c: f64,
+    /// Skin temperature limit (°C): above it the governor steps one level deeper per poll.
+    pub skin_limit_c: f64,
+    /// Polling period, seconds.
+    pub poll_s: f64,
+}
+
+/// Thermal parameters of a device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThermalSpec {
+    /// Ambient temperature, °C.
+    pub ambient_c: f64,
+    /// RC chain from the die (first) to the skin (last).
+    pub nodes: Vec<ThermalNode>,
+    /// Leakage slope: static power is `static_w × (1 + leakage_per_c × (T_die − 25 °C))`.
+    pub leakage_per_c: f64,
+    /// Share of DRAM power dissipated in the die node (the rest goes to the next node,
+    /// where the LPDDR package sits).
+    #[serde(default = "half")]
+    pub dram_heat_in_die: f64,
+    /// Governor.
+    pub governor: GovernorSpec,
+    /// How the numbers were obtained (a fit, a datasheet).
+    #[serde(default)]
+    pub source: String,
+}
+
+fn half() -> f64 {
+    0.5
+}
+
+impl ThermalSpec {
+    /// A generic passively cooled phone: die 2 J/K, board 12 J/K, skin 60 J/K; 2 + 4 + 12 K/W;
+    /// 4 DVFS levels. An engineering placeholder for devices without a fitted network.
+    pub fn generic_phone() -> Self {
+        ThermalSpec {
+            ambient_c: 25.0,
+            nodes: vec![
+                ThermalNode { name: "die".into(), capacitance_j_per_k: 2.0, resistance_k_per_w: 2.0 },
+                ThermalNode { name: "board".into(), capacitance_j_per_k: 12.0, resistance_k_per_w: 4.0 },
+                ThermalNode { name: "skin".into(), capacitance_j_per_k: 60.0, resistance_k_per_w: 12.0 },
+            ],
+            leakage_per_c: 0.01,
+            dram_heat_in_die: 0.5,
+            governor: GovernorSpec {
+                freq_steps: vec![1.0, 0.8, 0.65, 0.5],
+                volt_steps: vec![1.0, 0.9, 0.82, 0.75],
+                mem_steps: vec![1.0, 0.85, 0.7, 0.55],
+                trip_c: vec![75.0, 85.0, 95.0],
+                hysteresis_c: 5.0,
+                skin_limit_c: 43.0,
+                poll_s: 0.1,
+            },
+            source: "generic engineering placeholder (not fitted)".into(),
+        }
+    }
+
+    /// Number of governor levels.
+    pub fn levels(&self) -> usize {
+        self.governor.freq_steps.len()
+    }
+
+    /// Check the network and governor; errors name the field (`nodes[1].resistance_k_per_w`).
+    pub fn validate(&self) -> Result<()> {
+        finite("ambient_c", self.ambient_c)?;
+        if self.nodes.is_empty() {
+            return Err(SpecError::invalid("nodes", "[]", "the RC chain needs at least one node"));
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            positive(&format!("nodes[{i}].capacitance_j_per_k"), n.capacitance_j_per_k)?;
+            positive(&format!("nodes[{i}].resistance_k_per_w"), n.resistance_k_per_w)?;
+        }
+        non_negative("leakage_per_c", self.leakage_per_c)?;
+        if !(0.0..=1.0).contains(&self.dram_heat_in_die) {
+            return Err(SpecError::invalid("dram_heat_in_die", self.dram_heat_in_die, "must lie in [0, 1]"));
+        }
+        let g = &self.governor;
+        let n = g.freq_steps.len();
+        if n == 0 {
+            return Err(SpecError::invalid("governor.freq_steps", "[]", "needs at least one level"));
+        }
+        for (name, steps) in [("freq_steps", &g.freq_steps), ("volt_steps", &g.volt_steps), ("mem_steps", &g.mem_steps)] {
+            if name == "mem_steps" && steps.is_empty() {
+                continue;
+            }
+            if steps.len() != n {
+                return Err(SpecError::invalid(
+                    format!("governor.{name}"),
+                    format!("{} values", steps.len()),
+                    format!("needs one value per level ({n})"),
+                ));
+            }
+            for (i, v) in steps.iter().enumerate() {
+                fraction(&format!("governor.{name}[{i}]"), *v)?;
+            }
+        }
+        if g.freq_steps.windows(2).any(|w| w[1] > w[0]) {
+            return Err(SpecError::invalid(
+                "governor.freq_steps",
+                format!("{:?}", g.freq_steps),
+                "levels must not speed up as they deepen",
+            ));
+        }
+        if g.trip_c.len() + 1 != n {
+            return Err(SpecError::invalid(
+                "governor.trip_c",
+                format!("{} values", g.trip_c.len()),
+                format!("needs one trip point per level below the first ({})", n - 1),
+            ));
+        }
+        for (i, t) in g.trip_c.iter().enumerate() {
+            finite(&format!("governor.trip_c[{i}]"), *t)?;
+        }
+        if g.trip_c.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(SpecError::invalid("governor.trip_c", format!("{:?}", g.trip_c), "must be strictly ascending"));
+        }
+        non_negative("governor.hysteresis_c", g.hysteresis_c)?;
+        finite("governor.skin_limit_c", g.skin_limit_c)?;
+        positive("governor.poll_s", g.poll_s)?;
+        Ok(())
+    }
+}
+
+fn finite(field: &str, v: f64) -> Result<()> {
+    if v.is_finite() { Ok(()) } else { Err(SpecError::invalid(field, v, "must be a finite number")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generic_phone_is_valid() {
+        ThermalSpec::generic_phone().validate().unwrap();
+    }
+
+    #[test]
+    fn bad_values_name_their_field() {
+        let mut t = ThermalSpec::generic_phone();
+        t.nodes[1].resistance_k_per_w = 0.0;
+        assert!(t.validate().unwrap_err().to_string().contains("nodes[1].resistance_k_per_w"));
+        let mut t = ThermalSpec::generic_phone();
+        t.governor.trip_c = vec![80.0, 70.0, 90.0];
+        assert!(t.validate().unwrap_err().to_string().contains("governor.trip_c"));
+        let mut t = ThermalSpec::generic_phone();
+        t.governor.volt_steps.pop();
+        assert!(t.validate().unwrap_err().to_string().contains("governor.volt_steps"));
+        let mut t = ThermalSpec::generic_phone();
+        t.ambient_c = f64::NAN;
+        assert!(t.validate().unwrap_err().to_string().contains("ambient_c"));
+    }
+}
