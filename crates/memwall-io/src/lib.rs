@@ -10,12 +10,14 @@ pub mod experiment;
 pub mod presets;
 pub mod quality;
 pub mod results;
+pub mod trace;
 
 pub use error::{IoError, Result};
 pub use experiment::{Axis, Experiment, Point};
 pub use presets::{load_device, load_model};
 pub use quality::{Quality, QualityTable};
 pub use results::{Row, metadata, to_record_batch, write_parquet};
+pub use trace::ParquetTraceSink;
 
 /// Evaluate every point of an experiment with the analytic estimator, in parallel over the
 /// points (rows come back in grid order, identical whatever the thread count), calling

@@ -156,6 +156,24 @@ pub struct StepWork {
     pub ops: f64,
 }
 
+/// Run-time conditions of a step in the simulator.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Conditions {
+    /// CPU (or accelerator) frequency as a fraction of its maximum.
+    pub freq_scale: f64,
+    /// DRAM bandwidth available to the model as a fraction of the nominal one (governor
+    /// memory steps, other bus masters).
+    pub bandwidth_scale: f64,
+    /// Bytes served by on-chip caches and the seconds they took (the simulator's LRU model);
+    /// `None`: the estimator's steady-state rule.
+    pub cached: Option<(f64, f64)>,
+}
+
+impl Conditions {
+    /// Full frequency, full bandwidth, steady-state caches.
+    pub const NOMINAL: Conditions = Conditions { freq_scale: 1.0, bandwidth_scale: 1.0, cached: None };
+}
+
 /// Per-scenario constants, computed once and shared by the analytic estimator and the
 /// simulator.
 #[derive(Debug, Clone)]
@@ -195,6 +213,9 @@ pub struct CostPlan {
     /// `Σ_cluster threads × Hz × cpw_lead / cpw_cluster` (cpw on a Q4_K reference).
     cycles_rate: f64,
     bandwidth_bps: f64,
+    /// The two bounds of `bandwidth_bps`: what DRAM delivers and what the threads can pull.
+    dram_bandwidth_bps: f64,
+    core_bandwidth_bps: f64,
     cache_bandwidth_bps: f64,
     cache_bytes: f64,
     accel_macs_per_s: Option<f64>,
@@ -317,20 +338,29 @@ impl CostPlan {
 
         let mem = &d.memory;
         let fraction = c.bandwidth_fraction.unwrap_or(mem.achievable_fraction);
-        let (bandwidth_gbps, accel_macs_per_s, compute_w) = match wl.backend {
-            Backend::Cpu => {
-                (cpu_bandwidth_gbps(mem.peak_gbps(), fraction, mem.per_core_gbps, threads), None, compute_w)
-            }
+        let (bandwidth_gbps, core_gbps, accel_macs_per_s, compute_w) = match wl.backend {
+            Backend::Cpu => (
+                cpu_bandwidth_gbps(mem.peak_gbps(), fraction, mem.per_core_gbps, threads),
+                threads as f64 * mem.per_core_gbps,
+                None,
+                compute_w,
+            ),
             Backend::Gpu => (
                 mem.peak_gbps() * mem.accel_achievable_fraction.unwrap_or(fraction),
+                f64::INFINITY,
                 d.accelerators.gpu_fp16_tflops.map(|t| t * 1e12 / 2.0 * c.accel_efficiency),
                 d.accelerators.gpu_power_w.unwrap_or(0.0),
             ),
             Backend::Npu => (
                 mem.peak_gbps() * mem.accel_achievable_fraction.unwrap_or(fraction),
+                f64::INFINITY,
                 d.accelerators.npu_int8_tops.map(|t| t * 1e12 / 2.0 * c.accel_efficiency),
                 d.accelerators.npu_power_w.unwrap_or(0.0),
             ),
+        };
+        let dram_gbps = match wl.backend {
+            Backend::Cpu => mem.peak_gbps() * fraction,
+            _ => bandwidth_gbps,
         };
         let llc = d.last_level_cache();
         Ok(CostPlan {
@@ -356,6 +386,8 @@ impl CostPlan {
             ops_per_token,
             cycles_rate,
             bandwidth_bps: bandwidth_gbps * 1e9,
+            dram_bandwidth_bps: dram_gbps * 1e9,
+            core_bandwidth_bps: core_gbps * 1e9,
             cache_bandwidth_bps: llc.map_or(0.0, |l| l.bandwidth_gbps * 1e9),
             cache_bytes: llc.map_or(0.0, |l| l.size_bytes as f64 * c.cache_usable_fraction),
             accel_macs_per_s,
@@ -435,7 +467,7 @@ impl CostPlan {
         }
     }
 
-    /// Time of a step's work.
+    /// Time of a step's work under nominal conditions (the estimator's case).
     ///
     /// `t_mem = bytes / bandwidth` (cache bandwidth when weights + KV fit the usable
     /// last-level cache, which LRU then keeps between tokens; DRAM otherwise, where a
@@ -444,20 +476,93 @@ impl CostPlan {
     /// `t_arith = MACs / MAC rate`. `total = overlap_time(t_mem, t_arith + t_dequant) +
     /// ops × per-op cost + per-token cost`.
     pub fn step_time(&self, w: &StepWork, efficiency: f64, per_token: bool) -> StepTime {
+        self.step_time_at(w, efficiency, per_token, &Conditions::NOMINAL)
+    }
+
+    /// Time of a step's work under the simulator's run-time conditions: compute time and
+    /// overheads scale with `1 / freq_scale`; the DRAM bandwidth is
+    /// `min(dram × bandwidth_scale, per-core × threads × freq_scale)` (a slower core pulls
+    /// proportionally less); bytes the cache model served take their measured time and only
+    /// the rest goes to DRAM. Nominal conditions give [`CostPlan::step_time`] exactly.
+    pub fn step_time_at(&self, w: &StepWork, efficiency: f64, per_token: bool, c: &Conditions) -> StepTime {
         let bytes = w.weight_bytes + w.kv_bytes;
-        let from_cache = self.cache_bandwidth_bps > 0.0 && bytes <= self.cache_bytes;
-        let t_mem = bytes / if from_cache { self.cache_bandwidth_bps } else { self.bandwidth_bps };
+        let (t_mem, from_cache) = match c.cached {
+            None => {
+                let from_cache = self.cache_bandwidth_bps > 0.0 && bytes <= self.cache_bytes;
+                let bw = if from_cache { self.cache_bandwidth_bps } else { self.dram_bandwidth_at(c) };
+                (bytes / bw, from_cache)
+            }
+            Some((cached_bytes, cached_s)) => {
+                let rest = (bytes - cached_bytes).max(0.0);
+                (cached_s + if rest > 0.0 { rest / self.dram_bandwidth_at(c) } else { 0.0 }, rest == 0.0)
+            }
+        };
         let (t_arith, t_dequant) = match self.accel_macs_per_s {
-            Some(rate) => ((w.weight_macs + w.attn_macs) / rate, 0.0),
+            Some(rate) => ((w.weight_macs + w.attn_macs) / (rate * c.freq_scale), 0.0),
             None => {
                 // Attention arithmetic runs in f16/f32 at the f32 FMA rate ≈ ¼ of int8 MACs.
                 let attn_cycles = w.attn_macs * 4.0 * self.dense_arith_cycle_per_mac();
-                ((w.arith_cycles + attn_cycles) / (efficiency * self.cycles_rate), w.dequant_cycles / self.cycles_rate)
+                let rate = self.cycles_rate * c.freq_scale;
+                ((w.arith_cycles + attn_cycles) / (efficiency * rate), w.dequant_cycles / rate)
             }
         };
-        let t_overhead = w.ops * self.per_op_s + if per_token { self.per_token_s } else { 0.0 };
+        let t_overhead = (w.ops * self.per_op_s + if per_token { self.per_token_s } else { 0.0 }) / c.freq_scale;
         let total = overlap_time(t_mem, t_arith + t_dequant, self.overlap) + t_overhead;
         StepTime { t_mem, t_arith, t_dequant, t_overhead, total, from_cache }
+    }
+
+    /// DRAM bandwidth under `c`, bytes/s (the nominal `bandwidth_bps` at scale 1).
+    fn dram_bandwidth_at(&self, c: &Conditions) -> f64 {
+        if c.freq_scale == 1.0 && c.bandwidth_scale == 1.0 {
+            self.bandwidth_bps
+        } else {
+            (self.dram_bandwidth_bps * c.bandwidth_scale).min(self.core_bandwidth_bps * c.freq_scale)
+        }
+    }
+
+    /// Cache levels a step can hit: `(usable bytes, bandwidth bytes/s)` of the last level.
+    pub fn last_level_cache(&self) -> (f64, f64) {
+        (self.cache_bytes, self.cache_bandwidth_bps)
+    }
+
+    /// DRAM bandwidth at nominal conditions, bytes/s.
+    pub fn bandwidth_bps(&self) -> f64 {
+        self.bandwidth_bps
+    }
+
+    /// Power of the compute units in use at full frequency, W.
+    pub fn compute_w(&self) -> f64 {
+        self.compute_w
+    }
+
+    /// Static power, W.
+    pub fn static_w(&self) -> f64 {
+        self.static_w
+    }
+
+    /// DRAM energy, pJ per bit moved.
+    pub fn dram_pj_per_bit(&self) -> f64 {
+        self.pj_per_bit
+    }
+
+    /// Fixed cost per decoded token (sampling, graph setup), seconds.
+    pub fn per_token_s(&self) -> f64 {
+        self.per_token_s
+    }
+
+    /// Routed experts per MoE layer, top-k and the number of MoE layers.
+    pub fn moe(&self) -> Option<(u32, u32, u64)> {
+        self.moe
+    }
+
+    /// Bytes of one routed expert summed over the MoE layers.
+    pub fn expert_bytes(&self) -> f64 {
+        self.expert.0
+    }
+
+    /// Expected distinct experts per MoE layer for one decode step.
+    pub fn decode_distinct_experts(&self) -> f64 {
+        self.decode_distinct
     }
 
     fn dense_arith_cycle_per_mac(&self) -> f64 {
@@ -474,6 +579,17 @@ impl CostPlan {
         let w = self.decode_work(ctx);
         let t = self.step_time(&w, self.arith_eff_decode, true);
         (w, t)
+    }
+
+    /// Decode one token (per sequence) at context `ctx` under run-time conditions.
+    pub fn decode_step_at(&self, w: &StepWork, c: &Conditions) -> StepTime {
+        self.step_time_at(w, self.arith_eff_decode, true, c)
+    }
+
+    /// Time of one prefill chunk's work for one sequence under run-time conditions (the
+    /// estimator's [`CostPlan::prefill`] multiplies it by the batch).
+    pub fn prefill_step_at(&self, w: &StepWork, c: &Conditions) -> StepTime {
+        self.step_time_at(w, self.arith_eff_prefill, false, c)
     }
 
     /// Work of a prefill chunk of `n` tokens starting at position `start`.

@@ -11,7 +11,7 @@ pub mod analytic;
 pub mod des;
 pub mod footprint;
 
-pub use analytic::{Binding, CostPlan, Estimate, StepTime, StepWork, estimate, expected_distinct_experts};
+pub use analytic::{Binding, Conditions, CostPlan, Estimate, StepTime, StepWork, estimate, expected_distinct_experts};
 pub use footprint::{Footprint, WeightBytes, gguf_file_bytes, ideal_weight_bytes, kv_cache_bytes};
 
 /// Errors of the estimators.

@@ -35,7 +35,9 @@ pub use model::{
 };
 pub use quant::{GgmlType, GroupQuant, QuantFormat, ScaleDtype};
 pub use scenario::Scenario;
-pub use sim::{BackgroundEvent, CacheMode, MemorySim, PolicySpec, Routing, Session, SimConfig, StorageSim, ThermalSim, Turn};
+pub use sim::{
+    BackgroundEvent, CacheMode, MemorySim, PolicySpec, Routing, Session, SimConfig, StorageSim, ThermalSim, Turn,
+};
 pub use thermal::{GovernorSpec, ThermalNode, ThermalSpec};
 pub use workload::{Backend, ContextPolicy, KvQuant, Workload};
 

@@ -180,6 +180,12 @@ pub struct MemorySim {
     /// Free memory below which the low-memory killer acts, bytes.
     #[serde(default = "lmk_default")]
     pub lmk_free_bytes: u64,
+    /// Weights are a memory-mapped file (llama.cpp's default): page cache the kernel evicts
+    /// under pressure, so a model beyond memory pages from flash every token. `false`:
+    /// weights are loaded into anonymous memory (most mobile runtimes) and count toward the
+    /// low-memory killer like the KV cache.
+    #[serde(default = "yes")]
+    pub mmap_weights: bool,
 }
 
 fn lmk_default() -> u64 {
@@ -188,7 +194,7 @@ fn lmk_default() -> u64 {
 
 impl Default for MemorySim {
     fn default() -> Self {
-        MemorySim { pressure: true, lmk_free_bytes: lmk_default() }
+        MemorySim { pressure: true, lmk_free_bytes: lmk_default(), mmap_weights: true }
     }
 }
 
@@ -234,7 +240,7 @@ impl PolicySpec {
 }
 
 /// Everything the simulator adds to a scenario.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimConfig {
     /// Seed of the run's one random generator.
@@ -267,23 +273,6 @@ pub struct SimConfig {
     /// Degradation policies, consulted in order.
     #[serde(default)]
     pub policies: Vec<PolicySpec>,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        SimConfig {
-            seed: 0,
-            duration_s: None,
-            session: Session::default(),
-            background: Vec::new(),
-            thermal: ThermalSim::default(),
-            cache: CacheMode::default(),
-            routing: Routing::default(),
-            storage: StorageSim::default(),
-            memory: MemorySim::default(),
-            policies: Vec::new(),
-        }
-    }
 }
 
 impl SimConfig {
@@ -393,7 +382,10 @@ mod tests {
             ("[[policies]]\ntype = \"pause_when_hot\"\nabove_c = 40\nresume_c = 45", "policies[0].resume_c"),
             ("[session]\nrepeat = 0", "session.repeat"),
             ("routing = { mode = \"sampled\", correlation = 2.0 }", "routing.correlation"),
-            ("[thermal.spec]\nambient_c = 25\nleakage_per_c = 0\nnodes = [{ name = \"die\", capacitance_j_per_k = 1, resistance_k_per_w = 0 }]\ngovernor = { freq_steps = [1.0], volt_steps = [1.0], trip_c = [], hysteresis_c = 1, skin_limit_c = 45, poll_s = 0.1 }", "thermal.spec.nodes[0].resistance_k_per_w"),
+            (
+                "[thermal.spec]\nambient_c = 25\nleakage_per_c = 0\nnodes = [{ name = \"die\", capacitance_j_per_k = 1, resistance_k_per_w = 0 }]\ngovernor = { freq_steps = [1.0], volt_steps = [1.0], trip_c = [], hysteresis_c = 1, skin_limit_c = 45, poll_s = 0.1 }",
+                "thermal.spec.nodes[0].resistance_k_per_w",
+            ),
         ];
         for (text, field) in cases {
             let c: SimConfig = from_toml(text, "sim").unwrap();

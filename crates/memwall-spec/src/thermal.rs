@@ -118,7 +118,8 @@ impl ThermalSpec {
         if n == 0 {
             return Err(SpecError::invalid("governor.freq_steps", "[]", "needs at least one level"));
         }
-        for (name, steps) in [("freq_steps", &g.freq_steps), ("volt_steps", &g.volt_steps), ("mem_steps", &g.mem_steps)] {
+        for (name, steps) in [("freq_steps", &g.freq_steps), ("volt_steps", &g.volt_steps), ("mem_steps", &g.mem_steps)]
+        {
             if name == "mem_steps" && steps.is_empty() {
                 continue;
             }

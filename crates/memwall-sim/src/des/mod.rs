@@ -1,6 +1,18 @@
-//! The discrete-event simulator: the estimator's cost functions driven through time.
+//! The discrete-event simulator: the estimator's cost functions driven through time, with
+//! the bandwidth shared with other bus masters, LRU caches, a thermal RC network and its
+//! governor, storage, OS memory pressure and degradation policies, producing a per-token
+//! trace and a summary. With thermal, background activity and memory pressure off (and the
+//! estimator's cache and routing rules) it reproduces the analytic estimate.
 
+pub mod cache;
+pub mod engine;
+pub mod policy;
+pub mod queue;
+pub mod routing;
 pub mod thermal;
 pub mod trace;
 
+pub use engine::{Simulator, Summary, simulate};
+pub use policy::{MemoryAction, Policy, View};
+pub use queue::{EventQueue, Nanos};
 pub use trace::{NullSink, Phase, TraceRow, TraceSink, VecSink};
