@@ -42,6 +42,19 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         max_rows: usize,
     },
+    /// Simulate a scenario through time (thermal throttling, memory pressure, policies) and
+    /// print a summary per design point; optionally write the per-token trace as Parquet.
+    Simulate {
+        /// The scenario: an experiment TOML whose `[base.sim]` configures the simulation
+        /// (a `[grid]` simulates every point).
+        scenario: PathBuf,
+        /// Simulated time per point (`90s`, `10m`, `1h`); the session's turns repeat until then.
+        #[arg(long)]
+        duration: Option<String>,
+        /// Per-token trace output (Parquet).
+        #[arg(long)]
+        trace: Option<PathBuf>,
+    },
 }
 
 #[derive(Args)]
@@ -351,6 +364,103 @@ fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize) -> Result<
     Ok(())
 }
 
+fn simulate(path: &std::path::Path, duration: Option<&str>, trace: Option<&std::path::Path>) -> Result<()> {
+    let exp = Experiment::load(path)?;
+    let duration_s = duration.map(memwall_io::parse_duration).transpose()?;
+    let n = exp.len();
+    eprintln!("{}: simulating {} design point{}", exp.name, n, if n == 1 { "" } else { "s" });
+    // Progress in simulated seconds when the length is known, else per point.
+    let horizon = duration_s.or_else(|| exp.point(0).ok().and_then(|p| p.scenario.sim.duration_s));
+    let bar = indicatif::ProgressBar::new(n as u64 * 1000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} point {msg}  {elapsed_precise} (eta {eta})")
+            .expect("valid template"),
+    );
+    let results = memwall_io::simulate_experiment(&exp, duration_s, trace, &mut |i, t| {
+        let frac = horizon.map_or(0.0, |h| (t / h).min(1.0));
+        bar.set_position(i as u64 * 1000 + (frac * 1000.0) as u64);
+        bar.set_message(format!("{}/{n}, t = {t:.0} s", i + 1));
+    })?;
+    bar.finish_and_clear();
+
+    let axes: Vec<&memwall_io::Axis> = exp.axes.iter().filter(|a| a.values.len() > 1).collect();
+    let mut header: Vec<String> = axes.iter().map(|a| a.key.clone()).collect();
+    header.extend(
+        [
+            "load s",
+            "TTFT s",
+            "burst tok/s",
+            "sustained tok/s",
+            "throttle at s",
+            "-25% at s",
+            "J/token",
+            "peak GB",
+            "max die °C",
+            "max skin °C",
+            "tokens",
+            "killed at s",
+            "actions",
+        ]
+        .map(String::from),
+    );
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.1}"));
+    let mut table = Vec::new();
+    for r in &results {
+        let mut line: Vec<String> = axes
+            .iter()
+            .map(|a| {
+                let i = exp.axes.iter().position(|x| x.key == a.key).unwrap_or(0);
+                a.display(r.point.choice[i])
+            })
+            .collect();
+        let s = &r.summary;
+        line.extend([
+            format!("{:.1}", s.load_s),
+            format!("{:.2}", s.ttft_s),
+            format!("{:.2}", s.burst_tok_s),
+            format!("{:.2}", s.sustained_tok_s),
+            opt(s.throttle_onset_s),
+            opt(s.time_to_minus_25pct_s),
+            format!("{:.3}", s.j_per_token),
+            gb(s.peak_resident_bytes),
+            format!("{:.1}", s.max_die_c),
+            format!("{:.1}", s.max_skin_c),
+            s.decode_tokens.to_string(),
+            opt(s.killed_at_s),
+            s.actions.len().to_string(),
+        ]);
+        table.push(line);
+    }
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| {
+            table
+                .iter()
+                .map(|l: &Vec<String>| l[c].chars().count())
+                .chain([header[c].chars().count()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let fmt_line = |l: &[String]| {
+        l.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_string()
+    };
+    println!("{}", fmt_line(&header));
+    for l in &table {
+        println!("{}", fmt_line(l));
+    }
+    for r in results.iter().filter(|r| !r.summary.actions.is_empty()) {
+        println!("\npoint {} ({}):", r.point.index, exp.describe(&r.point.choice));
+        for a in &r.summary.actions {
+            println!("  {a}");
+        }
+    }
+    if let Some(t) = trace {
+        let rows: u64 = results.iter().map(|r| r.summary.rows).sum();
+        println!("\ntrace: {} ({rows} rows)", t.display());
+    }
+    Ok(())
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -370,6 +480,7 @@ fn main() -> ExitCode {
             })
             .and_then(|r| r.map_err(Into::into)),
         Command::Run { experiment, out, max_rows } => run(experiment, out.clone(), *max_rows),
+        Command::Simulate { scenario, duration, trace } => simulate(scenario, duration.as_deref(), trace.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

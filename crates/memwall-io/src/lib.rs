@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod presets;
 pub mod quality;
 pub mod results;
+pub mod simulate;
 pub mod trace;
 
 pub use error::{IoError, Result};
@@ -17,6 +18,7 @@ pub use experiment::{Axis, Experiment, Point};
 pub use presets::{load_device, load_model};
 pub use quality::{Quality, QualityTable};
 pub use results::{Row, metadata, to_record_batch, write_parquet};
+pub use simulate::{Simulated, parse_duration, simulate_experiment};
 pub use trace::ParquetTraceSink;
 
 /// Evaluate every point of an experiment with the analytic estimator, in parallel over the

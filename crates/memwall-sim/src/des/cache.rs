@@ -39,6 +39,20 @@ impl LruBytes {
         self.capacity
     }
 
+    /// Change the capacity, evicting least-recently-used objects to fit.
+    pub fn set_capacity(&mut self, capacity: f64) {
+        self.capacity = capacity.max(0.0);
+        while self.used > self.capacity && self.tail != NIL {
+            let t = self.tail;
+            self.unlink(t);
+            self.resident[t as usize] = false;
+            self.used -= self.size[t as usize];
+        }
+        if self.head == NIL {
+            self.used = 0.0;
+        }
+    }
+
     /// Bytes held.
     pub fn used(&self) -> f64 {
         self.used
@@ -165,6 +179,17 @@ mod tests {
         }
         assert_eq!(hot, 98e6);
         assert!(!c.contains(1));
+    }
+
+    #[test]
+    fn shrinking_the_capacity_evicts_the_oldest() {
+        let mut c = LruBytes::new(5e6, 5);
+        for id in 0..5 {
+            c.access(id, 1e6);
+        }
+        c.set_capacity(2.5e6);
+        assert_eq!(c.used(), 2e6);
+        assert!(c.contains(4) && c.contains(3) && !c.contains(2));
     }
 
     #[test]

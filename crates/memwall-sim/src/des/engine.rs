@@ -18,7 +18,7 @@ use memwall_spec::{
     WeightQuant,
 };
 use rand::SeedableRng;
-use rand::rngs::StdRng;
+use rand::rngs::SmallRng;
 use serde::Serialize;
 
 use super::cache::LruBytes;
@@ -46,15 +46,17 @@ pub struct Summary {
     pub decode_s: f64,
     /// Decode tokens/s while decoding (`decode_tokens / decode_s`).
     pub decode_tok_s: f64,
-    /// Decode tokens/s over the first 30 s of decoding.
+    /// Generation tokens/s over the first 30 s of decoding (decode steps and policy pauses;
+    /// prefill and think time excluded).
     pub burst_tok_s: f64,
-    /// Decode tokens/s over the last 60 s of the run.
+    /// Generation tokens/s over the last 60 s of the run, measured alike.
     pub sustained_tok_s: f64,
     /// Time of the first throttle, seconds.
     pub throttle_onset_s: Option<f64>,
-    /// When a decode step first ran 10 % slower than the first one, seconds.
+    /// Seconds after decoding began when the generation rate over a trailing 10 s window
+    /// first fell 10 % below the burst rate.
     pub time_to_minus_10pct_s: Option<f64>,
-    /// When a decode step first ran 25 % slower than the first one, seconds.
+    /// Likewise for 25 %.
     pub time_to_minus_25pct_s: Option<f64>,
     /// Energy of the whole run, joules.
     pub energy_j: f64,
@@ -189,6 +191,90 @@ struct Step {
     bw: f64,
 }
 
+/// Generation throughput as a user sees it: decoded tokens over the time spent decoding
+/// or held back by a policy (prefill and think time excluded).
+#[derive(Debug, Clone, Default)]
+struct Rates {
+    /// Start of the first decode step.
+    t0: Option<f64>,
+    /// (tokens, seconds) over the first 30 s after `t0`.
+    burst: (u64, f64),
+    /// (end, tokens, seconds) of the steps in the last 60 s.
+    recent: std::collections::VecDeque<(f64, u64, f64)>,
+    /// (end, tokens, seconds) of the steps in the trailing 10 s.
+    window: std::collections::VecDeque<(f64, u64, f64)>,
+    minus_10: Option<f64>,
+    minus_25: Option<f64>,
+}
+
+impl Rates {
+    const BURST_S: f64 = 30.0;
+    const SUSTAINED_S: f64 = 60.0;
+    const WINDOW_S: f64 = 10.0;
+
+    fn rate(q: &std::collections::VecDeque<(f64, u64, f64)>) -> f64 {
+        let (n, d) = q.iter().fold((0u64, 0.0), |a, r| (a.0 + r.1, a.1 + r.2));
+        if d > 0.0 { n as f64 / d } else { 0.0 }
+    }
+
+    /// A decode step (tokens > 0) or a policy pause (tokens = 0) from `start` lasting `dur`.
+    fn record(&mut self, start: f64, dur: f64, tokens: u64) {
+        let t0 = match self.t0 {
+            Some(t) => t,
+            None if tokens > 0 => *self.t0.insert(start),
+            None => return,
+        };
+        let end = start + dur;
+        if end <= t0 + Self::BURST_S {
+            self.burst.0 += tokens;
+            self.burst.1 += dur;
+        }
+        self.recent.push_back((end, tokens, dur));
+        while self.recent.front().is_some_and(|r| r.0 < end - Self::SUSTAINED_S) {
+            self.recent.pop_front();
+        }
+        self.window.push_back((end, tokens, dur));
+        while self.window.front().is_some_and(|r| r.0 < end - Self::WINDOW_S) {
+            self.window.pop_front();
+        }
+        // Slowdowns against the burst, once it is known, over the trailing window.
+        if end > t0 + Self::BURST_S {
+            let (burst, now) = (self.burst(), Self::rate(&self.window));
+            if self.minus_10.is_none() && now < 0.9 * burst {
+                self.minus_10 = Some(end - t0);
+            }
+            if self.minus_25.is_none() && now < 0.75 * burst {
+                self.minus_25 = Some(end - t0);
+            }
+        }
+    }
+
+    fn burst(&self) -> f64 {
+        if self.burst.1 > 0.0 { self.burst.0 as f64 / self.burst.1 } else { 0.0 }
+    }
+
+    fn sustained(&self) -> f64 {
+        Self::rate(&self.recent)
+    }
+}
+
+/// Where the model's memory stands.
+#[derive(Debug, Clone, Copy)]
+struct Residency {
+    /// Weight bytes held in DRAM.
+    weights: u64,
+    /// Bytes the model holds in DRAM.
+    resident: u64,
+    /// Fraction of the dense weights paged from flash on every use.
+    paged: f64,
+    /// Free memory, bytes.
+    free: i64,
+    /// Memory left for the model after its anonymous bytes.
+    room: i64,
+    /// DRAM the expert cache may use, bytes.
+    expert_cap: f64,
+}
+
 /// Cache objects of one plan.
 #[derive(Debug, Clone)]
 struct Objects {
@@ -290,7 +376,7 @@ struct Run {
     levels: Vec<Level>,
     router: Option<Router>,
     expert_cache: Option<LruBytes>,
-    rng: StdRng,
+    rng: SmallRng,
     queue: EventQueue<Ev>,
     now: Nanos,
     /// Exact end time of the step chain, seconds (event times are its rounding).
@@ -312,12 +398,13 @@ struct Run {
     bg_share: f64,
     storage_bps: f64,
     last_token_s: Option<f64>,
+    last_token_start_s: Option<f64>,
     tokens: u64,
     summary: Summary,
-    first_decode: Option<(f64, f64)>,
-    recent: std::collections::VecDeque<(f64, u64, f64)>,
+    rates: Rates,
     decode_energy: f64,
-    burst: (u64, f64),
+    expert_ids: Vec<u32>,
+    expert_offsets: Vec<usize>,
 }
 
 impl Run {
@@ -325,7 +412,7 @@ impl Run {
         let cfg = s.sim.clone();
         let plan = CostPlan::new(s)?;
         let objects = Objects::new(s, &plan);
-        let mut rng = StdRng::seed_from_u64(cfg.seed);
+        let mut rng = SmallRng::seed_from_u64(cfg.seed);
         let moe_layers = plan.moe().map_or(0, |m| m.2 as usize);
         let levels = if cfg.cache == CacheMode::Lru { cache_levels(s, objects.count(moe_layers)) } else { Vec::new() };
         let router = match (plan.moe(), cfg.routing) {
@@ -403,12 +490,13 @@ impl Run {
             bg_alloc: 0,
             bg_share: 0.0,
             last_token_s: None,
+            last_token_start_s: None,
             tokens: 0,
             summary: Summary::default(),
-            first_decode: None,
-            recent: std::collections::VecDeque::new(),
+            rates: Rates::default(),
             decode_energy: 0.0,
-            burst: (0, 0.0),
+            expert_ids: Vec::new(),
+            expert_offsets: Vec::new(),
             cfg,
         })
     }
@@ -486,9 +574,10 @@ impl Run {
         self.summary.duration_s = to_s(self.now);
         let s = &mut self.summary;
         s.decode_tok_s = if s.decode_s > 0.0 { s.decode_tokens as f64 / s.decode_s } else { 0.0 };
-        s.burst_tok_s = if self.burst.1 > 0.0 { self.burst.0 as f64 / self.burst.1 } else { 0.0 };
-        let (n, d) = self.recent.iter().fold((0u64, 0.0), |a, r| (a.0 + r.1, a.1 + r.2));
-        s.sustained_tok_s = if d > 0.0 { n as f64 / d } else { 0.0 };
+        s.burst_tok_s = self.rates.burst();
+        s.sustained_tok_s = self.rates.sustained();
+        s.time_to_minus_10pct_s = self.rates.minus_10;
+        s.time_to_minus_25pct_s = self.rates.minus_25;
         s.j_per_token = if s.decode_tokens > 0 { self.decode_energy / s.decode_tokens as f64 } else { 0.0 };
         Ok(self.summary.clone())
     }
@@ -533,11 +622,11 @@ impl Run {
         }
     }
 
-    /// Current memory picture: (anonymous bytes, file-backed weight bytes, room = memory
-    /// left for the model minus its anonymous bytes). Anonymous memory is the KV cache,
-    /// recurrent state, compute buffers, runtime overhead, and the weights unless they are
-    /// memory-mapped.
-    fn memory(&self) -> (u64, u64, i64) {
+    /// Current memory picture. Anonymous memory is the KV cache, recurrent state, compute
+    /// buffers, runtime overhead, and the weights unless they are memory-mapped; mapped
+    /// weights are page cache, which the kernel evicts under pressure (keeping
+    /// `lmk_free_bytes` free) before the low-memory killer acts on anonymous memory.
+    fn residency(&self) -> Residency {
         let s = &self.cur;
         let wl = &s.workload;
         let kv_tokens = match wl.context_policy {
@@ -547,38 +636,45 @@ impl Run {
         let fp = &self.plan.footprint;
         let kv = kv_cache_bytes(&s.model, s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch);
         let mut anon = kv + fp.state + fp.compute + fp.overhead;
-        let mut weights = match self.cfg.storage.expert_cache_bytes {
-            Some(cache) => {
-                let experts = self.plan.expert_bytes() * self.objects.n_experts as f64;
-                (fp.weights as f64 - experts + (cache as f64).min(experts)) as u64
-            }
-            None => fp.weights,
+        // Weights wanted in DRAM: all of them, or the dense part plus the expert cache.
+        let experts = self.plan.expert_bytes() * self.objects.n_experts as f64;
+        let (dense, cache) = match self.cfg.storage.expert_cache_bytes {
+            Some(c) => (fp.weights.saturating_sub(experts as u64), (c as f64).min(experts) as u64),
+            None => (fp.weights, 0),
         };
+        let mut file = dense + cache;
         if !self.cfg.memory.mmap_weights {
-            anon += weights;
-            weights = 0;
+            anon += file;
+            file = 0;
         }
         let mem = &s.device.memory;
         let avail =
             mem.ram_bytes as i64 - mem.os_reserved_bytes as i64 - mem.other_apps_bytes as i64 - self.bg_alloc as i64;
-        (anon, weights, avail - anon as i64)
-    }
-
-    /// (Bytes the model holds, fraction of the file-backed weights paged from flash per
-    /// use, free bytes). The kernel keeps `lmk_free_bytes` free by evicting weight pages.
-    fn residency(&self) -> (u64, f64, i64) {
-        let (anon, weights, room) = self.memory();
-        if !self.cfg.memory.pressure {
-            return (anon + weights, 0.0, room - weights as i64);
+        let room = avail - anon as i64;
+        let resident_file = if self.cfg.memory.pressure {
+            (room - self.cfg.memory.lmk_free_bytes as i64).clamp(0, file as i64) as u64
+        } else {
+            file
+        };
+        let (dense_resident, expert_cap) = if self.cfg.memory.mmap_weights {
+            // The dense weights are touched every token; the page cache keeps them first.
+            let d = resident_file.min(dense);
+            (d, (resident_file - d) as f64)
+        } else {
+            (dense, cache as f64)
+        };
+        Residency {
+            weights: if self.cfg.memory.mmap_weights { resident_file } else { dense + cache },
+            resident: anon + resident_file,
+            paged: if dense > 0 { 1.0 - dense_resident as f64 / dense as f64 } else { 0.0 },
+            free: room - resident_file as i64,
+            room,
+            expert_cap,
         }
-        let lmk = self.cfg.memory.lmk_free_bytes as i64;
-        let resident_w = (room - lmk).clamp(0, weights as i64) as u64;
-        let paged = if weights > 0 { 1.0 - resident_w as f64 / weights as f64 } else { 0.0 };
-        (anon + resident_w, paged, room - resident_w as i64)
     }
 
     fn view<'a>(&self, weights: &'a WeightQuant) -> View<'a> {
-        let (resident, _, free) = self.residency();
+        let Residency { resident, free, .. } = self.residency();
         View {
             now_s: to_s(self.now),
             die_c: self.die_c(),
@@ -589,6 +685,7 @@ impl Run {
             free_bytes: free,
             resident_bytes: resident,
             last_token_s: self.last_token_s,
+            since_token_start_s: self.last_token_start_s.map(|t| self.clock_s.max(to_s(self.now)) - t),
             batch: self.cur.workload.batch,
             weights,
         }
@@ -601,8 +698,7 @@ impl Run {
         }
         let MemorySim { lmk_free_bytes, .. } = self.cfg.memory;
         for _ in 0..=policies.len() {
-            let (_, _, room) = self.memory();
-            if room >= lmk_free_bytes as i64 {
+            if self.residency().room >= lmk_free_bytes as i64 {
                 return;
             }
             let weights = self.cur.weights.clone();
@@ -697,21 +793,26 @@ impl Run {
     fn replay(&mut self) -> (f64, f64, f64, Option<f64>) {
         let o = &self.objects;
         let n = o.n_layers();
-        let moe_layers = self.router.as_ref().map_or(0, |r| r.layers());
-        // Draw experts (identities matter for the caches; counts for batches).
-        let mut experts: Vec<(usize, Vec<u32>)> = Vec::new();
+        // Draw experts (identities matter for the caches; counts for batches) into a flat
+        // buffer: layer m's experts are `ids[offsets[m]..offsets[m + 1]]`.
         let need_ids = !self.levels.is_empty() || self.expert_cache.is_some() || self.cur.workload.batch > 1;
+        let (ids, offsets) = (&mut self.expert_ids, &mut self.expert_offsets);
+        ids.clear();
+        offsets.clear();
         if let Some(r) = &mut self.router
             && need_ids
         {
-            experts.reserve(moe_layers);
-            r.step(&mut self.rng, |l, e| experts.push((l, e.to_vec())));
+            offsets.push(0);
+            r.step(&mut self.rng, |_, e| {
+                ids.extend_from_slice(e);
+                offsets.push(ids.len());
+            });
         }
-        let distinct = (!experts.is_empty()).then(|| experts.iter().map(|e| e.1.len() as f64).sum::<f64>());
+        let distinct = (!offsets.is_empty()).then(|| ids.len() as f64);
         let mut flash = 0.0;
         if let Some(c) = &mut self.expert_cache {
-            for (l, ids) in &experts {
-                for &e in ids {
+            for l in 0..offsets.len().saturating_sub(1) {
+                for &e in &ids[offsets[l]..offsets[l + 1]] {
                     let id = l * o.n_experts + e as usize;
                     flash += o.expert_bytes - c.access(id, o.expert_bytes);
                 }
@@ -740,9 +841,9 @@ impl Run {
                 touch(&mut self.levels, n + 1 + l, kv);
             }
             if let Some(m) = o.moe_of_layer[l]
-                && let Some((_, ids)) = experts.iter().find(|e| e.0 == m)
+                && m + 1 < offsets.len()
             {
-                for &e in ids {
+                for &e in &ids[offsets[m]..offsets[m + 1]] {
                     touch(&mut self.levels, expert_base + m * o.n_experts + e as usize, o.expert_bytes);
                 }
             }
@@ -763,7 +864,8 @@ impl Run {
             return;
         }
         if !self.loaded {
-            let bytes = self.plan.footprint.weights as f64 * (1.0 - self.residency().1);
+            // The weights that will stay resident; the expert cache starts cold.
+            let bytes = self.residency().weights as f64;
             self.begin(Kind::Load, start_s, bytes / self.storage_bps, 0.0, 0.0, bytes, 0.0);
             return;
         }
@@ -805,14 +907,27 @@ impl Run {
         let compute_w = self.plan.compute_w();
         let dynamic = dynamic_power_w(compute_w, freq, volt);
         let cond = Conditions { freq_scale: freq, bandwidth_scale: bw, cached: None };
-        let (_, paged, _) = self.residency();
+        let res = self.residency();
+        let paged = res.paged;
+        if let Some(c) = &mut self.expert_cache {
+            c.set_capacity(res.expert_cap);
+        }
         let batch = self.cur.workload.batch as f64;
         if self.cursor.prompt_left > 0 {
             let n = self.cursor.prompt_left.min(self.cur.workload.ubatch).min(self.capacity);
             self.make_room(n);
             let w = self.plan.prefill_work(self.ctx, n);
             let t = self.plan.prefill_step_at(&w, &cond);
-            let flash = paged * w.weight_bytes;
+            // A chunk touches most experts; those outside the expert cache come from flash
+            // (the cache's resident share of all experts, not its LRU detail).
+            let flash = match &self.expert_cache {
+                Some(c) => {
+                    let experts = self.plan.expert_bytes() * self.objects.n_experts as f64;
+                    let expert_read = (w.weight_bytes - self.plan.dense_bytes).max(0.0);
+                    paged * self.plan.dense_bytes + expert_read * (1.0 - (c.capacity() / experts).min(1.0))
+                }
+                None => paged * w.weight_bytes,
+            };
             let dur = t.total * batch + flash / self.storage_bps;
             let dram = self.plan.dram_bytes(&w, &t) * batch;
             self.begin(Kind::Prefill { n }, start_s, dur, dram, 0.0, flash, dynamic);
@@ -921,7 +1036,10 @@ impl Run {
             }
             Kind::Reload => (Phase::Reload, 0),
             Kind::Think => (Phase::Think, 0),
-            Kind::Pause => (Phase::Pause, 0),
+            Kind::Pause => {
+                self.rates.record(st.start_s, st.dur_s, 0);
+                (Phase::Pause, 0)
+            }
             Kind::Prefill { .. } if cut => (Phase::Prefill, 0),
             Kind::Decode if cut => (Phase::Decode, 0),
             Kind::Prefill { n } => {
@@ -937,29 +1055,16 @@ impl Run {
                 self.cursor.gen_left -= 1;
                 self.tokens += batch;
                 self.last_token_s = Some(st.dur_s);
+                self.last_token_start_s = Some(st.start_s);
                 let s = &mut self.summary;
                 s.decode_tokens += batch;
                 s.decode_s += st.dur_s;
                 self.decode_energy += st.energy_j;
-                let (t0, first) = *self.first_decode.get_or_insert((st.start_s, st.dur_s));
-                if end_s <= t0 + 30.0 || self.burst.0 == 0 {
-                    self.burst.0 += batch;
-                    self.burst.1 += st.dur_s;
-                }
-                if s.time_to_minus_10pct_s.is_none() && st.dur_s > first / 0.9 {
-                    s.time_to_minus_10pct_s = Some(end_s - t0);
-                }
-                if s.time_to_minus_25pct_s.is_none() && st.dur_s > first / 0.75 {
-                    s.time_to_minus_25pct_s = Some(end_s - t0);
-                }
-                self.recent.push_back((end_s, batch, st.dur_s));
-                while self.recent.front().is_some_and(|r| r.0 < end_s - 60.0) {
-                    self.recent.pop_front();
-                }
+                self.rates.record(st.start_s, st.dur_s, batch);
                 (Phase::Decode, 1)
             }
         };
-        let (resident, _, free) = self.residency();
+        let Residency { resident, free, .. } = self.residency();
         self.summary.peak_resident_bytes = self.summary.peak_resident_bytes.max(resident);
         let row = TraceRow {
             time_s: end_s,
@@ -1016,4 +1121,39 @@ fn cache_levels(s: &Scenario, objects: usize) -> Vec<Level> {
             Some(Level { lru: LruBytes::new(bytes, objects), bandwidth_bps: bw })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Rates;
+
+    #[test]
+    fn rates_by_hand() {
+        let mut r = Rates::default();
+        // 0.1 s tokens for 30 s: 10 tok/s burst.
+        let mut t = 5.0;
+        for _ in 0..300 {
+            r.record(t, 0.1, 1);
+            t += 0.1;
+        }
+        assert!((r.burst() - 10.0).abs() < 1e-9);
+        // Then 0.125 s tokens (8 tok/s, −20 %): −10 % is crossed once the trailing 10 s
+        // window holds enough slow tokens, −25 % never.
+        for _ in 0..800 {
+            r.record(t, 0.125, 1);
+            t += 0.125;
+        }
+        assert!((r.sustained() - 8.0).abs() < 1e-9);
+        let m10 = r.minus_10.expect("crossed −10 %");
+        assert!(m10 > 30.0 && m10 < 40.0, "{m10}");
+        assert_eq!(r.minus_25, None);
+        // Pauses count as generation time: 1 token per 0.125 s plus a 0.375 s pause = 2 tok/s.
+        for _ in 0..200 {
+            r.record(t, 0.125, 1);
+            r.record(t + 0.125, 0.375, 0);
+            t += 0.5;
+        }
+        assert!((r.sustained() - 2.0).abs() < 0.02, "{}", r.sustained());
+        assert!(r.minus_25.is_some());
+    }
 }

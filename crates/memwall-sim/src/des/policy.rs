@@ -27,6 +27,8 @@ pub struct View<'a> {
     pub resident_bytes: u64,
     /// Latency of the previous decode step, seconds.
     pub last_token_s: Option<f64>,
+    /// Time since the previous decode step started, seconds.
+    pub since_token_start_s: Option<f64>,
     /// Sequences decoded per step.
     pub batch: u32,
     /// The weights in use.
@@ -125,8 +127,9 @@ impl Policy for CapRate {
     }
     fn before_token(&mut self, v: &View) -> Option<f64> {
         let interval = v.batch as f64 / self.tok_s;
-        let wait = interval - v.last_token_s?;
-        (wait > 0.0).then_some(wait)
+        let wait = interval - v.since_token_start_s?;
+        // Waits shorter than a microsecond are rounding, not a cap.
+        (wait > 1e-6).then_some(wait)
     }
 }
 
@@ -158,6 +161,7 @@ mod tests {
             free_bytes: 0,
             resident_bytes: 0,
             last_token_s: Some(0.05),
+            since_token_start_s: Some(0.05),
             batch: 1,
             weights: w,
         }
@@ -181,9 +185,11 @@ mod tests {
     fn cap_rate_waits_out_the_rest_of_the_interval() {
         let w = WeightQuant::new("Q4_K_M".parse::<Mix>().unwrap());
         let mut p = from_spec(&PolicySpec::CapRate { tok_s: 10.0 });
-        let v = view(&w); // last token took 50 ms; 10 tok/s allows one per 100 ms
+        let mut v = view(&w); // last token started 50 ms ago; 10 tok/s allows one per 100 ms
         let wait = p.before_token(&v).unwrap();
         assert!((wait - 0.05).abs() < 1e-12);
+        v.since_token_start_s = Some(0.1);
+        assert_eq!(p.before_token(&v), None);
     }
 
     #[test]

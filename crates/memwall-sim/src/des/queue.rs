@@ -18,17 +18,22 @@ pub fn to_s(ns: Nanos) -> f64 {
     ns as f64 / NS_PER_S
 }
 
+/// A heap entry; `key = time << 64 | seq` orders by time, then insertion, in one compare.
 #[derive(Debug, Clone, Copy)]
 struct Entry<E> {
-    time: Nanos,
-    seq: u64,
+    key: u128,
     event: E,
 }
 
 impl<E> Entry<E> {
     #[inline]
     fn before(&self, other: &Self) -> bool {
-        (self.time, self.seq) < (other.time, other.seq)
+        self.key < other.key
+    }
+
+    #[inline]
+    fn time(&self) -> Nanos {
+        (self.key >> 64) as Nanos
     }
 }
 
@@ -69,12 +74,12 @@ impl<E: Copy> EventQueue<E> {
 
     /// Time of the next event.
     pub fn peek_time(&self) -> Option<Nanos> {
-        self.heap.first().map(|e| e.time)
+        self.heap.first().map(|e| e.time())
     }
 
     /// Schedule `event` at `time`.
     pub fn push(&mut self, time: Nanos, event: E) {
-        let entry = Entry { time, seq: self.seq, event };
+        let entry = Entry { key: (time as u128) << 64 | self.seq as u128, event };
         self.seq += 1;
         self.heap.push(entry);
         // Sift up.
@@ -120,7 +125,7 @@ impl<E: Copy> EventQueue<E> {
             }
             self.heap[i] = last;
         }
-        Some((top.time, top.event))
+        Some((top.time(), top.event))
     }
 }
 
