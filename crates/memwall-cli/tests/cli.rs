@@ -128,3 +128,92 @@ fn estimate_and_footprint_report_the_basics() {
     let (out, _) = text(&o);
     assert!(out.contains("qwen3-30b-a3b") && out.contains("raspberry-pi-5-8gb"));
 }
+
+const SIM: &str = r#"
+name = "chat"
+seed = 3
+[base]
+model = "llama-3.2-1b"
+device = "snapdragon-8-gen3-16gb"
+weights = { mix = "Q4_K_M" }
+[base.sim]
+seed = 3
+[base.sim.session]
+turns = [{ prompt_tokens = 64, gen_tokens = 64, think_s = 2 }]
+[[base.sim.background]]
+type = "bandwidth"
+at_s = 1
+duration_s = 2
+share = 0.4
+[grid]
+"sim.policies" = [[], [{ type = "cap_rate", tok_s = 5.0 }]]
+"#;
+
+#[test]
+fn simulate_prints_summaries_and_writes_one_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("chat.toml"), SIM).unwrap();
+    let o = memwall(&["simulate", "chat.toml", "--duration", "40s", "--trace", "out/chat.parquet"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    for col in ["burst tok/s", "sustained tok/s", "throttle at s", "J/token", "max die °C", "killed at s"] {
+        assert!(out.contains(col), "summary lacks `{col}`:\n{out}");
+    }
+    assert!(out.contains("trace: out/chat.parquet"), "{out}");
+    let file = std::fs::File::open(dir.path().join("out/chat.parquet")).unwrap();
+    let reader = SerializedFileReader::new(file).unwrap();
+    let meta = reader.metadata().file_metadata();
+    assert!(meta.num_rows() > 100, "{} rows", meta.num_rows());
+    let kv = meta.key_value_metadata().unwrap();
+    let get = |k: &str| kv.iter().find(|x| x.key == k).and_then(|x| x.value.clone()).unwrap();
+    assert_eq!(get("duration_s"), "40");
+    assert!(get("experiment_toml").contains("cap_rate"));
+    let cols: Vec<String> = meta.schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
+    for c in ["point", "time_s", "phase", "latency_s", "dram_bytes", "flash_bytes", "die_c", "skin_c", "energy_j"] {
+        assert!(cols.iter().any(|x| x == c), "missing column {c}: {cols:?}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().collect();
+    assert_eq!(leftovers.len(), 1);
+}
+
+#[test]
+fn simulate_rejects_impossible_scenarios_with_exit_2_and_no_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let thermal = "[base.sim.thermal.spec]\nambient_c = 25\nleakage_per_c = 0.01\nnodes = [{ name = \"die\", capacitance_j_per_k = 2, resistance_k_per_w = -3 }]\ngovernor = { freq_steps = [1.0], volt_steps = [1.0], trip_c = [], hysteresis_c = 2, skin_limit_c = 45, poll_s = 0.1 }\n";
+    let cases: &[(String, &str)] = &[
+        (SIM.replace("think_s = 2", "think_s = -2"), "sim.session.turns[0].think_s"),
+        (SIM.replace("share = 0.4", "share = 1.4"), "sim.background[0].share"),
+        (SIM.replace("at_s = 1\n", "at_s = -1\n"), "sim.background[0].at_s"),
+        (SIM.replace("tok_s = 5.0", "tok_s = 0.0"), "tok_s"),
+        (SIM.replace("type = \"cap_rate\", tok_s = 5.0", "type = \"switch_quant\", to = { mix = \"Q1_Z\" }"), "Q1_Z"),
+        (SIM.replace("type = \"cap_rate\", tok_s = 5.0", "type = \"reboot\""), "reboot"),
+        (
+            SIM.replace("[base.sim]\n", "[base.sim]\nstorage = { expert_cache_bytes = 1000 }\n"),
+            "sim.storage.expert_cache_bytes",
+        ),
+        (format!("{SIM}{}", thermal.replace("-3", "0")), "sim.thermal.spec.nodes[0].resistance_k_per_w"),
+        (format!("{SIM}{}", thermal.replace("-3", "5").replace("0.01", "9.0")), "leakage_per_c"),
+    ];
+    for (toml, needle) in cases {
+        std::fs::write(dir.path().join("bad.toml"), toml).unwrap();
+        let o = memwall(&["simulate", "bad.toml", "--trace", "bad.parquet"], dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{needle}: {err}");
+        assert!(err.contains(needle), "stderr `{err}` lacks `{needle}`");
+        assert!(!dir.path().join("bad.parquet").exists());
+    }
+    std::fs::write(dir.path().join("ok.toml"), SIM).unwrap();
+    for (d, needle) in [("-5m", "duration"), ("soon", "duration")] {
+        let flag = format!("--duration={d}");
+        let o = memwall(&["simulate", "ok.toml", &flag, "--trace", "bad.parquet"], dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("parquet"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
