@@ -1,8 +1,9 @@
 //! # memwall-sim
 //!
-//! Estimators over one cost model: byte-exact memory accounting ([`footprint`]) and the
-//! closed-form analytic estimator ([`analytic`]) for huge sweeps. The discrete-event
-//! simulator joins them here and calls the same cost functions.
+//! Estimators over one cost model: byte-exact memory accounting ([`footprint`]), the
+//! closed-form analytic estimator ([`analytic`]) for huge sweeps, and the discrete-event
+//! simulator ([`des`]), which drives the same cost functions through time with thermal
+//! throttling, shared bandwidth, caches, storage, memory pressure and policies.
 //!
 //! The simulator knows nothing of the kernels: it reads plain [`memwall_spec::CostModel`]
 //! data.
