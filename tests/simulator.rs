@@ -294,7 +294,7 @@ fn custom_policies_plug_in() {
             "breather"
         }
         fn before_token(&mut self, v: &memwall::sim::des::View) -> Option<f64> {
-            let due = v.context % 10 == 0 && v.context != self.last;
+            let due = v.context.is_multiple_of(10) && v.context != self.last;
             self.last = v.context;
             due.then_some(0.25)
         }

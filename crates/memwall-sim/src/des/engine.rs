@@ -808,7 +808,7 @@ impl Run {
                 offsets.push(ids.len());
             });
         }
-        let distinct = (!offsets.is_empty()).then(|| ids.len() as f64);
+        let distinct = (!offsets.is_empty()).then_some(ids.len() as f64);
         let mut flash = 0.0;
         if let Some(c) = &mut self.expert_cache {
             for l in 0..offsets.len().saturating_sub(1) {
