@@ -45,6 +45,24 @@ pub struct Router {
     has_prev: bool,
     scratch: Vec<u32>,
     picked: Vec<u32>,
+    /// Bitsets over expert ids: picked by the current sequence, and by any sequence of the step.
+    mine: Vec<u64>,
+    union: Vec<u64>,
+}
+
+#[inline]
+fn get(bits: &[u64], e: u32) -> bool {
+    bits[(e >> 6) as usize] >> (e & 63) & 1 != 0
+}
+
+#[inline]
+fn set(bits: &mut [u64], e: u32) {
+    bits[(e >> 6) as usize] |= 1 << (e & 63);
+}
+
+#[inline]
+fn clear(bits: &mut [u64], e: u32) {
+    bits[(e >> 6) as usize] &= !(1 << (e & 63));
 }
 
 impl Router {
@@ -79,6 +97,8 @@ impl Router {
             has_prev: false,
             scratch: Vec::with_capacity(top_k as usize * batch as usize),
             picked: vec![0; top_k as usize],
+            mine: vec![0; (n_experts as usize).div_ceil(64)],
+            union: vec![0; (n_experts as usize).div_ceil(64)],
         }
     }
 
@@ -109,23 +129,30 @@ impl Router {
                         let e = self.prev[base + j];
                         if rng.random::<f64>() < self.correlation {
                             picked[n] = e;
+                            set(&mut self.mine, e);
                             n += 1;
                         }
                     }
                 }
                 while n < k {
                     let e = self.perm[l][self.rank(rng)];
-                    if !picked[..n].contains(&e) {
+                    if !get(&self.mine, e) {
+                        set(&mut self.mine, e);
                         picked[n] = e;
                         n += 1;
                     }
                 }
                 self.prev[base..base + k].copy_from_slice(&picked[..k]);
                 for &e in &picked[..k] {
-                    if !self.scratch.contains(&e) {
+                    clear(&mut self.mine, e);
+                    if !get(&self.union, e) {
+                        set(&mut self.union, e);
                         self.scratch.push(e);
                     }
                 }
+            }
+            for &e in &self.scratch {
+                clear(&mut self.union, e);
             }
             visit(l, &self.scratch);
         }
