@@ -80,13 +80,14 @@ fn the_seed_figures_come_out_exactly() {
 #[test]
 fn published_architectures_have_their_published_parameter_counts() {
     // Totals from the model cards: Llama-3.1-8B 8.03B, Llama-3.2-1B 1.24B, Llama-3.2-3B 3.21B,
-    // Qwen2.5-7B 7.61B, Mixtral-8x7B 46.7B, Qwen3-30B-A3B 30.5B (3.3B active),
+    // Qwen2.5-7B 7.61B, Qwen2.5-1.5B 1.54B, Mixtral-8x7B 46.7B, Qwen3-30B-A3B 30.5B (3.3B active),
     // DeepSeek-V2-Lite 15.7B (2.4B active), Gemma-2-9B 9.24B.
     let cases = [
         ("llama-3.1-8b", 8.03e9, 0.005),
         ("llama-3.2-1b", 1.24e9, 0.01),
         ("llama-3.2-3b", 3.21e9, 0.01),
         ("qwen2.5-7b", 7.61e9, 0.005),
+        ("qwen2.5-1.5b", 1.54e9, 0.01),
         ("mixtral-8x7b", 46.7e9, 0.005),
         ("qwen3-30b-a3b", 30.5e9, 0.005),
         ("deepseek-v2-lite", 15.7e9, 0.01),

@@ -54,7 +54,7 @@ pub struct Summary {
     /// Time of the first throttle, seconds.
     pub throttle_onset_s: Option<f64>,
     /// Seconds after decoding began when the generation rate over a trailing 10 s window
-    /// first fell 10 % below the burst rate.
+    /// first fell 10 % below the rate of the first 10 s.
     pub time_to_minus_10pct_s: Option<f64>,
     /// Likewise for 25 %.
     pub time_to_minus_25pct_s: Option<f64>,
@@ -199,6 +199,8 @@ struct Rates {
     t0: Option<f64>,
     /// (tokens, seconds) over the first 30 s after `t0`.
     burst: (u64, f64),
+    /// (tokens, seconds) over the first 10 s after `t0`: the reference for slowdowns.
+    initial: (u64, f64),
     /// (end, tokens, seconds) of the steps in the last 60 s.
     recent: std::collections::VecDeque<(f64, u64, f64)>,
     /// (end, tokens, seconds) of the steps in the trailing 10 s.
@@ -229,6 +231,10 @@ impl Rates {
             self.burst.0 += tokens;
             self.burst.1 += dur;
         }
+        if end <= t0 + Self::WINDOW_S {
+            self.initial.0 += tokens;
+            self.initial.1 += dur;
+        }
         self.recent.push_back((end, tokens, dur));
         while self.recent.front().is_some_and(|r| r.0 < end - Self::SUSTAINED_S) {
             self.recent.pop_front();
@@ -237,13 +243,13 @@ impl Rates {
         while self.window.front().is_some_and(|r| r.0 < end - Self::WINDOW_S) {
             self.window.pop_front();
         }
-        // Slowdowns against the burst, once it is known, over the trailing window.
-        if end > t0 + Self::BURST_S {
-            let (burst, now) = (self.burst(), Self::rate(&self.window));
-            if self.minus_10.is_none() && now < 0.9 * burst {
+        // Slowdowns: the trailing 10 s window against the first 10 s of decoding.
+        if end > t0 + Self::WINDOW_S && self.initial.1 > 0.0 {
+            let (first, now) = (self.initial.0 as f64 / self.initial.1, Self::rate(&self.window));
+            if self.minus_10.is_none() && now < 0.9 * first {
                 self.minus_10 = Some(end - t0);
             }
-            if self.minus_25.is_none() && now < 0.75 * burst {
+            if self.minus_25.is_none() && now < 0.75 * first {
                 self.minus_25 = Some(end - t0);
             }
         }
