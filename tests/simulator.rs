@@ -83,13 +83,15 @@ fn long_phone_run(thermal: bool) -> (memwall::sim::des::Summary, Vec<TraceRow>) 
 #[test]
 fn sustained_decoding_heats_the_phone_and_the_governor_throttles() {
     let (hot, rows) = long_phone_run(true);
-    let (cool, _) = long_phone_run(false);
+    let (cool, cool_rows) = long_phone_run(false);
     assert!(hot.throttle_onset_s.is_some(), "no throttling in 10 minutes: max die {:.1} °C", hot.max_die_c);
     assert!(hot.sustained_tok_s < 0.9 * hot.burst_tok_s, "burst {} sustained {}", hot.burst_tok_s, hot.sustained_tok_s);
     // Without the thermal model nothing slows down beyond the context's growth.
     assert!(cool.sustained_tok_s > 0.95 * cool.burst_tok_s);
-    // The burst is the same physics either way.
-    assert!((hot.burst_tok_s - cool.burst_tok_s).abs() / cool.burst_tok_s < 0.05);
+    // Before anything heats up the physics is the same.
+    let first = |rows: &[TraceRow]| rows.iter().find(|r| r.phase == Phase::Decode).unwrap().latency_s;
+    assert!((first(&rows) - first(&cool_rows)).abs() < 1e-12);
+    assert!(hot.burst_tok_s <= cool.burst_tok_s);
     // Temperatures rise monotonically at first and the trace records throttle events.
     assert!(rows.iter().any(|r| r.events.contains("throttle")));
     assert!(rows.last().unwrap().die_c > rows[0].die_c + 10.0);
@@ -250,10 +252,19 @@ fn thermal_policies_trade_speed_for_temperature() {
     let mut paused = base.clone();
     paused.sim.policies = vec![PolicySpec::PauseWhenHot { above_c: 60.0, resume_c: 55.0 }];
     let (pause, prow) = run(&paused);
-    assert!(cap.max_die_c < free.max_die_c, "capping the rate runs cooler");
+    // Both draw less power on average, so the skin (the slow node) stays cooler.
+    let watts = |s: &memwall::sim::des::Summary| s.energy_j / s.duration_s;
+    for (name, p) in [("cap_rate", &cap), ("pause_when_hot", &pause)] {
+        assert!(watts(p) < watts(&free), "{name}: {} W vs {} W", watts(p), watts(&free));
+        assert!(p.max_skin_c < free.max_skin_c, "{name}: skin {} vs {}", p.max_skin_c, free.max_skin_c);
+        assert!(p.decode_tokens < free.decode_tokens);
+    }
     assert!(rows.iter().any(|r| r.phase == Phase::Pause));
-    assert!(pause.max_die_c < free.max_die_c.max(61.0));
     assert!(prow.iter().any(|r| r.phase == Phase::Pause));
+    // The pause policy starts no token with the die at 60 °C or more (one token then heats
+    // it by well under 3 K).
+    let hottest = prow.iter().filter(|r| r.phase == Phase::Decode).map(|r| r.die_c).fold(0.0, f64::max);
+    assert!(hottest < 63.0, "{hottest}");
     // Over the run the capped decode never beats its cap.
     let decode_time: f64 = rows.iter().filter(|r| r.phase != Phase::Think).map(|r| r.latency_s).sum();
     assert!(cap.decode_tokens as f64 / decode_time <= 4.0 + 1e-6);

@@ -473,10 +473,35 @@ impl Governor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fixed three-node chain for hand calculations: die 2 J/K, board 12 J/K, skin 60 J/K;
+    /// 2 + 4 + 12 K/W; four levels tripping at 75, 85 and 95 °C.
+    fn chain() -> ThermalSpec {
+        ThermalSpec {
+            ambient_c: 25.0,
+            nodes: vec![
+                ThermalNode { name: "die".into(), capacitance_j_per_k: 2.0, resistance_k_per_w: 2.0 },
+                ThermalNode { name: "board".into(), capacitance_j_per_k: 12.0, resistance_k_per_w: 4.0 },
+                ThermalNode { name: "skin".into(), capacitance_j_per_k: 60.0, resistance_k_per_w: 12.0 },
+            ],
+            leakage_per_c: 0.01,
+            dram_heat_in_die: 0.5,
+            governor: GovernorSpec {
+                freq_steps: vec![1.0, 0.8, 0.65, 0.5],
+                volt_steps: vec![1.0, 0.9, 0.82, 0.75],
+                mem_steps: vec![1.0, 0.85, 0.7, 0.55],
+                trip_c: vec![75.0, 85.0, 95.0],
+                hysteresis_c: 5.0,
+                skin_limit_c: 43.0,
+                poll_s: 0.1,
+            },
+            source: "test chain".into(),
+        }
+    }
     use memwall_spec::ThermalNode;
 
     fn spec(ambient_c: f64, nodes: &[(f64, f64)], leakage_per_c: f64, dram_heat_in_die: f64) -> ThermalSpec {
-        let mut s = ThermalSpec::generic_phone();
+        let mut s = chain();
         s.ambient_c = ambient_c;
         s.nodes = nodes
             .iter()
@@ -610,9 +635,9 @@ mod tests {
 
     #[test]
     fn steady_state_hand_checked() {
-        // generic phone: R = 2 + 4 + 12 K/W. 2 W dynamic + 1 W DRAM (half in the die):
+        // The chain: R = 2 + 4 + 12 K/W. 2 W dynamic + 1 W DRAM (half in the die):
         // skin 25 + 3 × 12 = 61, board 61 + 3 × 4 = 73, die 73 + 2.5 × 2 = 78 °C.
-        let mut sp = ThermalSpec::generic_phone();
+        let mut sp = chain();
         sp.leakage_per_c = 0.0;
         let mut m = ThermalModel::new(&sp, 0.0, 25.0).unwrap();
         let ss = m.steady_state_c(2.0, 1.0);
@@ -627,7 +652,7 @@ mod tests {
         }
 
         // With leakage (ambient 25): ΔT = ΣR (P + s) / (1 − s α ΣR) = 18 × 3 / 0.82.
-        let sp = ThermalSpec::generic_phone();
+        let sp = chain();
         let mut m = ThermalModel::new(&sp, 1.0, 25.0).unwrap();
         let want = 25.0 + 54.0 / 0.82;
         assert!(close(m.steady_state_c(2.0, 0.0)[0], want, 1e-9));
@@ -638,7 +663,7 @@ mod tests {
 
     #[test]
     fn leakage_energy_matches_quadrature() {
-        let sp = ThermalSpec::generic_phone();
+        let sp = chain();
         let (s, pd, pm) = (1.5, 3.0, 0.8);
         let m0 = ThermalModel::new(&sp, s, 30.0).unwrap();
         let total = 60.0;
@@ -668,7 +693,7 @@ mod tests {
 
     #[test]
     fn runaway_is_an_error_naming_leakage() {
-        let mut sp = ThermalSpec::generic_phone();
+        let mut sp = chain();
         sp.leakage_per_c = 1e3;
         let err = ThermalModel::new(&sp, 1.0, 25.0).unwrap_err().to_string();
         assert!(err.contains("leakage_per_c"), "{err}");
@@ -685,7 +710,7 @@ mod tests {
 
     #[test]
     fn time_to_die_lands_on_target() {
-        let sp = ThermalSpec::generic_phone();
+        let sp = chain();
         let m = ThermalModel::new(&sp, 0.5, 25.0).unwrap();
         let t = m.time_to_die_c(60.0, 4.0, 0.5, 1e4).unwrap();
         let mut at = m.clone();
@@ -728,7 +753,7 @@ mod tests {
 
     #[test]
     fn time_to_die_finds_the_first_of_several_crossings() {
-        let sp = ThermalSpec::generic_phone();
+        let sp = chain();
         let step = 0.01;
         let check = |m: &ThermalModel, trace: &[f64], target: f64, pd: f64| {
             let i = first_crossing(trace, target).unwrap();
@@ -830,7 +855,7 @@ mod tests {
     #[ignore]
     fn advance_cost() {
         use std::hint::black_box;
-        let sp = ThermalSpec::generic_phone();
+        let sp = chain();
         let mut m = ThermalModel::new(&sp, 0.5, 25.0).unwrap();
         let calls = 1_000_000;
         let start = std::time::Instant::now();
