@@ -192,7 +192,7 @@ fn simulate_rejects_impossible_scenarios_with_exit_2_and_no_trace() {
             "sim.storage.expert_cache_bytes",
         ),
         (format!("{SIM}{}", thermal.replace("-3", "0")), "sim.thermal.spec.nodes[0].resistance_k_per_w"),
-        (format!("{SIM}{}", thermal.replace("-3", "5").replace("0.01", "9.0")), "leakage_per_c"),
+        (format!("{SIM}{}", thermal.replace("-3", "5").replace("0.01", "9.0")), "sim.thermal.spec.leakage_per_c"),
     ];
     for (toml, needle) in cases {
         std::fs::write(dir.path().join("bad.toml"), toml).unwrap();

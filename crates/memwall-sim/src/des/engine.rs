@@ -66,7 +66,7 @@ pub struct Summary {
     pub peak_resident_bytes: u64,
     /// Bytes read from storage (load, reloads, paging, expert misses).
     pub flash_bytes: f64,
-    /// Highest die and skin temperatures, °C.
+    /// Highest die temperature, °C.
     pub max_die_c: f64,
     /// Highest skin temperature, °C.
     pub max_skin_c: f64,
@@ -436,14 +436,22 @@ impl Run {
         let expert_cache =
             cfg.storage.expert_cache_bytes.map(|b| LruBytes::new(b as f64, moe_layers * objects.n_experts));
         let thermal = if cfg.thermal.enabled {
-            let spec: ThermalSpec = cfg
-                .thermal
-                .spec
-                .clone()
-                .or_else(|| s.device.thermal.clone())
-                .unwrap_or_else(ThermalSpec::generic_phone);
+            let (spec, origin): (ThermalSpec, &str) = match (&cfg.thermal.spec, &s.device.thermal) {
+                (Some(t), _) => (t.clone(), "sim.thermal.spec"),
+                (None, Some(t)) => (t.clone(), "device.thermal"),
+                (None, None) => (ThermalSpec::generic_phone(), "generic phone network"),
+            };
             let start = cfg.thermal.start_c.unwrap_or(spec.ambient_c);
-            let model = ThermalModel::new(&spec, s.device.power.static_w, start)?;
+            // Errors about the network's own fields get its path; `power.static_w` and
+            // `thermal.start_c` already name theirs.
+            let model = ThermalModel::new(&spec, s.device.power.static_w, start).map_err(|e| match e {
+                SimError::Spec(memwall_spec::SpecError::Invalid { field, value, reason })
+                    if !field.starts_with("power.") && !field.starts_with("thermal.") =>
+                {
+                    SimError::Spec(memwall_spec::SpecError::Invalid { field, value, reason }.within(origin))
+                }
+                other => other,
+            })?;
             Some((model, Governor::new(&spec.governor)))
         } else {
             None

@@ -486,15 +486,7 @@ mod tests {
             ],
             leakage_per_c: 0.01,
             dram_heat_in_die: 0.5,
-            governor: GovernorSpec {
-                freq_steps: vec![1.0, 0.8, 0.65, 0.5],
-                volt_steps: vec![1.0, 0.9, 0.82, 0.75],
-                mem_steps: vec![1.0, 0.85, 0.7, 0.55],
-                trip_c: vec![75.0, 85.0, 95.0],
-                hysteresis_c: 5.0,
-                skin_limit_c: 43.0,
-                poll_s: 0.1,
-            },
+            governor: governor_spec(),
             source: "test chain".into(),
         }
     }
