@@ -725,7 +725,7 @@ impl Run {
                     self.act(format!("t={t_s:.1}s {name}: keep {keep_tokens} tokens"));
                 }
                 Some((name, MemoryAction::SwitchWeights(w))) => {
-                    let label = format!("{:?}", w.mix);
+                    let label = w.mix.to_string();
                     if let Err(e) = self.switch_weights(w) {
                         self.act(format!("t={t_s:.1}s {name}: failed ({e})"));
                         continue;
