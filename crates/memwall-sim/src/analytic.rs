@@ -191,23 +191,27 @@ pub struct CostPlan {
     /// Arithmetic and dequantization cycles (on the fastest cluster's cores) outside experts.
     dense_cycles: (f64, f64),
     /// Bytes, elements and (arith, dequant) cycles of one routed expert summed over the MoE layers.
-    expert: (f64, f64, (f64, f64)),
+    pub(crate) expert: (f64, f64, (f64, f64)),
     /// Routed experts per MoE layer, top-k, MoE layers.
-    moe: Option<(u32, u32, u64)>,
+    pub(crate) moe: Option<(u32, u32, u64)>,
     /// Expected distinct experts per layer for one decode step of `batch` tokens.
-    decode_distinct: f64,
+    pub(crate) decode_distinct: f64,
     /// KV bytes per cached token, summed over the full-attention KV layers and the sliding ones.
     kv_full_per_token: f64,
     kv_sliding_per_token: f64,
-    window: u64,
+    pub(crate) window: u64,
     /// Attention multiply-adds per attended token (summed over full layers, sliding layers).
     attn_full_macs: f64,
     attn_sliding_macs: f64,
     /// Recurrent-state bytes read + written per token and their multiply-adds.
-    state_bytes: f64,
-    state_macs: f64,
+    pub(crate) state_bytes: f64,
+    pub(crate) state_macs: f64,
     /// Activation bytes per token.
     act_bytes: f64,
+    /// KV bytes per cached token of one KV layer, and attention multiply-adds per attended
+    /// token of one attention layer (the per-layer operations of the simulator's pipeline).
+    pub(crate) kv_token_bytes: f64,
+    pub(crate) attn_layer_macs: f64,
     ops_per_token: f64,
     /// Core cycles per second of all threads, in cycles of the fastest cluster:
     /// `Σ_cluster threads × Hz × cpw_lead / cpw_cluster` (cpw on a Q4_K reference).
@@ -229,7 +233,7 @@ pub struct CostPlan {
     arith_eff_decode: f64,
     arith_eff_prefill: f64,
     skew: f64,
-    batch: u32,
+    pub(crate) batch: u32,
     pj_per_bit: f64,
     static_w: f64,
 }
@@ -375,6 +379,8 @@ impl CostPlan {
                 .moe
                 .as_ref()
                 .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
+            kv_token_bytes: kv_token,
+            attn_layer_macs: attn_layer,
             kv_full_per_token: n_full_kv * kv_token,
             kv_sliding_per_token: n_sliding_kv * kv_token,
             window: m.sliding_window.unwrap_or(u64::MAX),

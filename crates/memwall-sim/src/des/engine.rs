@@ -22,6 +22,7 @@ use rand::rngs::SmallRng;
 use serde::Serialize;
 
 use super::cache::LruBytes;
+use super::pipeline::{OpKind, decode_ops};
 use super::policy::{self, MemoryAction, Policy, View};
 use super::queue::{EventQueue, Nanos, to_ns, to_s};
 use super::routing::Router;
@@ -304,24 +305,23 @@ impl Objects {
     fn new(s: &Scenario, plan: &CostPlan) -> Self {
         let m = &s.model;
         let n = m.n_layers as usize;
+        // The token's per-layer operations: each layer's weights but its routed experts
+        // (walked one by one) form one object; the embedding row and the head another.
         let mut layer_bytes = vec![0.0; n];
         let mut global_bytes = 0.0;
+        for op in decode_ops(s, plan, 0) {
+            match (op.layer, op.kind) {
+                (_, OpKind::Experts) => {}
+                (Some(l), _) if (l as usize) < n => layer_bytes[l as usize] += op.weight_bytes,
+                _ => global_bytes += op.weight_bytes,
+            }
+        }
         let mut moe_layers = Vec::new();
-        for (t, _, bytes) in &plan.weights.tensors {
-            if t.class.is_routed_expert() {
-                if t.class == TensorClass::FfnUpExps
-                    && let Some(l) = t.layer
-                {
-                    moe_layers.push(l as usize);
-                }
-                continue;
-            }
-            if t.class == TensorClass::TokenEmbd && !m.tied_embeddings {
-                continue;
-            }
-            match t.layer {
-                Some(l) if (l as usize) < n => layer_bytes[l as usize] += *bytes as f64,
-                _ => global_bytes += *bytes as f64,
+        for (t, _, _) in &plan.weights.tensors {
+            if t.class == TensorClass::FfnUpExps
+                && let Some(l) = t.layer
+            {
+                moe_layers.push(l as usize);
             }
         }
         let mut kv_kind = vec![None; n];

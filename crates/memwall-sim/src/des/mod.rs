@@ -6,6 +6,7 @@
 
 pub mod cache;
 pub mod engine;
+pub mod pipeline;
 pub mod policy;
 pub mod queue;
 pub mod routing;
@@ -13,6 +14,7 @@ pub mod thermal;
 pub mod trace;
 
 pub use engine::{Simulator, Summary, simulate};
+pub use pipeline::{Op, OpKind, decode_ops};
 pub use policy::{MemoryAction, Policy, View};
 pub use queue::{EventQueue, Nanos};
 pub use trace::{NullSink, Phase, TraceRow, TraceSink, VecSink};

@@ -1,0 +1,232 @@
+//! A decoded token as per-layer operations: the embedding lookup, each layer's attention
+//! projections, attention over the KV it holds (or the SSM / linear-attention state update),
+//! its FFN or MoE router, routed and shared experts, and the LM head, each with its weight
+//! bytes, KV/state bytes and multiply-adds.
+//!
+//! The operations sum exactly to the estimator's [`CostPlan::decode_work`] (tested), which
+//! times a token as one overlap of memory and compute; the simulator walks the same
+//! operations layer by layer through its caches.
+
+use memwall_spec::{LayerKind, Scenario, TensorClass};
+use serde::Serialize;
+
+use crate::analytic::{CostPlan, attended_tokens};
+
+/// What an operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// One row of the embedding table.
+    Embedding,
+    /// Q, K, V and output projections (with their norms and biases; MLA's low-rank ones).
+    AttnProjections,
+    /// Scores and weighted values over the KV held (KV read and the new token's write).
+    Attention,
+    /// SSM or linear-attention projections.
+    RecurrentProjections,
+    /// The recurrent state read, update and write.
+    StateUpdate,
+    /// Dense FFN (gate, up, down, norm).
+    Ffn,
+    /// MoE router logits.
+    Router,
+    /// The routed experts a step touches.
+    Experts,
+    /// Shared experts.
+    SharedExperts,
+    /// Final norm and output projection.
+    LmHead,
+}
+
+/// One operation of a decode step (all sequences of the batch).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Op {
+    /// Layer, `None` for the embedding and the head.
+    pub layer: Option<u32>,
+    /// What it does.
+    pub kind: OpKind,
+    /// Weight bytes read.
+    pub weight_bytes: f64,
+    /// KV-cache or recurrent-state bytes read and written.
+    pub kv_bytes: f64,
+    /// Multiply-adds.
+    pub macs: f64,
+}
+
+fn kind_of(class: TensorClass) -> OpKind {
+    use TensorClass::*;
+    match class {
+        TokenEmbd => OpKind::Embedding,
+        Output | OutputNorm => OpKind::LmHead,
+        FfnNorm | FfnGate | FfnUp | FfnDown => OpKind::Ffn,
+        FfnGateInp => OpKind::Router,
+        FfnGateExps | FfnUpExps | FfnDownExps => OpKind::Experts,
+        FfnGateShexp | FfnUpShexp | FfnDownShexp => OpKind::SharedExperts,
+        SsmIn | SsmConv1d | SsmConv1dBias | SsmX | SsmDt | SsmDtBias | SsmA | SsmD | SsmNorm | SsmOut | LinearQ
+        | LinearK | LinearV | LinearGate | LinearBeta | LinearOut => OpKind::RecurrentProjections,
+        _ => OpKind::AttnProjections,
+    }
+}
+
+/// The operations of decoding one token per sequence with `ctx` tokens already cached.
+///
+/// Weights: every tensor's bytes (the embedding: one row, unless tied to the head); routed
+/// experts: the expected distinct experts of the step (the estimator's formula) × one
+/// expert's bytes in that layer. KV: per KV-owning layer, `attended(ctx + 1) + 1` tokens ×
+/// bytes per token; recurrent layers: state read + write. Multiply-adds: one per weight
+/// element and sequence (experts: `top_k` per sequence), attention `attended × per-layer
+/// MACs`, state updates `3 × state bytes / 8`.
+pub fn decode_ops(s: &Scenario, plan: &CostPlan, ctx: u64) -> Vec<Op> {
+    let m = &s.model;
+    let b = plan.batch as f64;
+    let mut ops: Vec<Op> = Vec::with_capacity(6 * m.n_layers as usize + 2);
+    let mut add = |layer: Option<u32>, kind: OpKind, weight_bytes: f64, kv_bytes: f64, macs: f64| match ops
+        .iter_mut()
+        .rev()
+        .find(|o| o.layer == layer && o.kind == kind)
+    {
+        Some(o) => {
+            o.weight_bytes += weight_bytes;
+            o.kv_bytes += kv_bytes;
+            o.macs += macs;
+        }
+        None => ops.push(Op { layer, kind, weight_bytes, kv_bytes, macs }),
+    };
+    let (distinct, top_k) = match plan.moe {
+        Some((_, k, layers)) if layers > 0 => (plan.decode_distinct, k as f64),
+        _ => (0.0, 0.0),
+    };
+    add(None, OpKind::Embedding, 0.0, 0.0, 0.0);
+    let kv_owner: Vec<(u32, LayerKind)> = m.kv_cache_layers();
+    let kinds = m.layer_kinds();
+    for (t, _, bytes) in &plan.weights.tensors {
+        let kind = kind_of(t.class);
+        let bytes = *bytes as f64;
+        let el = t.elements() as f64;
+        let (wb, macs) = match kind {
+            OpKind::Experts => {
+                let per = t.experts as f64;
+                (distinct * bytes / per, b * top_k * el / per)
+            }
+            OpKind::Embedding if !m.tied_embeddings => (bytes / t.rows as f64, 0.0),
+            _ if t.is_vector() => (bytes, 0.0),
+            _ => (bytes, b * el),
+        };
+        // A tied embedding is read whole as the LM head.
+        let kind = if kind == OpKind::Embedding && m.tied_embeddings { OpKind::LmHead } else { kind };
+        add(t.layer, kind, wb, 0.0, macs);
+        if let Some(l) = t.layer
+            && t.class == TensorClass::AttnNorm
+        {
+            // Attention over the layer's KV (owned or shared).
+            let lk = kinds.get(l as usize).copied().unwrap_or(LayerKind::Full);
+            let attended = attended_tokens(lk, ctx + 1, plan.window) as f64;
+            let owns = kv_owner.iter().any(|(o, _)| *o == l);
+            let kv = if owns { (attended + 1.0) * plan.kv_token_bytes } else { 0.0 };
+            add(Some(l), OpKind::Attention, 0.0, b * kv, b * attended * plan.attn_layer_macs);
+        }
+    }
+    for (l, k) in kinds.iter().enumerate() {
+        let state = 2.0 * m.state_bytes(*k) as f64;
+        if state > 0.0 {
+            add(Some(l as u32), OpKind::StateUpdate, 0.0, b * state, b * 3.0 * state / 8.0);
+        }
+    }
+    ops.retain(|o| o.weight_bytes > 0.0 || o.kv_bytes > 0.0 || o.macs > 0.0);
+    ops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memwall_spec::{KvQuant, WeightQuant};
+
+    const DEVICE: &str = r#"
+name = "d"
+[memory]
+ram_bytes = 17179869184
+os_reserved_bytes = 3000000000
+other_apps_bytes = 1000000000
+lpddr = "LPDDR5X"
+channels = 4
+channel_width_bits = 16
+data_rate_mtps = 8533.0
+achievable_fraction = 0.7
+per_core_gbps = 20.0
+dram_pj_per_bit = 4.0
+[[clusters]]
+name = "big"
+cores = 4
+max_ghz = 3.0
+simd_bits = 128
+simd_pipes = 4
+int8_dot = true
+power_w_per_core = 1.5
+[storage]
+kind = "UFS"
+read_gbps = 4.0
+[power]
+static_w = 0.5
+"#;
+
+    const DENSE: &str = "name = \"dense\"\nn_layers = 4\nhidden = 512\nn_heads = 8\nn_kv_heads = 2\nhead_dim = 64\nffn = 1536\nvocab = 4096\nsliding_window = 64\nlayer_pattern = [\"sliding\", \"full\"]\n";
+    const MOE: &str = "name = \"moe\"\nn_layers = 3\nhidden = 512\nn_heads = 8\nn_kv_heads = 2\nhead_dim = 64\nffn = 1536\nvocab = 4096\ntied_embeddings = true\n[moe]\nn_experts = 16\ntop_k = 2\nn_shared = 1\nexpert_ffn = 256\nshared_ffn = 256\n";
+    const HYBRID: &str = "name = \"hybrid\"\nn_layers = 4\nhidden = 512\nn_heads = 8\nn_kv_heads = 2\nhead_dim = 64\nffn = 1536\nvocab = 4096\nlayer_pattern = [\"ssm\", \"ssm\", \"full\"]\n[ssm]\nkind = \"mamba2\"\nd_inner = 1024\nd_state = 64\nd_conv = 4\nn_groups = 1\nn_heads = 16\n";
+
+    fn scenario(model: &str, batch: u32) -> Scenario {
+        let mut s = Scenario {
+            model: toml::from_str(model).unwrap(),
+            device: toml::from_str(DEVICE).unwrap(),
+            weights: WeightQuant::new("Q4_K_M".parse().unwrap()),
+            kv: KvQuant::default(),
+            workload: toml::from_str("prompt_tokens = 100\ngen_tokens = 20\ncontext_tokens = 4096").unwrap(),
+            cost: Default::default(),
+            sim: Default::default(),
+        };
+        s.workload.batch = batch;
+        s
+    }
+
+    #[test]
+    fn operations_sum_to_the_estimators_token() {
+        for (model, batch) in [(DENSE, 1), (DENSE, 3), (MOE, 1), (MOE, 4), (HYBRID, 1)] {
+            let s = scenario(model, batch);
+            s.validate().unwrap();
+            let plan = CostPlan::new(&s).unwrap();
+            for ctx in [0, 10, 63, 64, 500] {
+                let ops = decode_ops(&s, &plan, ctx);
+                let w = plan.decode_work(ctx);
+                let sum = |f: fn(&Op) -> f64| ops.iter().map(f).sum::<f64>();
+                let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+                assert!(close(sum(|o| o.weight_bytes), w.weight_bytes), "{model} weights");
+                assert!(close(sum(|o| o.kv_bytes), w.kv_bytes), "{model} kv {} vs {}", sum(|o| o.kv_bytes), w.kv_bytes);
+                assert!(close(sum(|o| o.macs), w.weight_macs + w.attn_macs), "{model} macs");
+            }
+        }
+    }
+
+    #[test]
+    fn each_layer_has_its_operations() {
+        let s = scenario(HYBRID, 1);
+        let plan = CostPlan::new(&s).unwrap();
+        let ops = decode_ops(&s, &plan, 100);
+        let kinds = |l: u32| ops.iter().filter(|o| o.layer == Some(l)).map(|o| o.kind).collect::<Vec<_>>();
+        // Layers 0 and 1 are SSM, 2 attention, 3 SSM again.
+        assert!(kinds(0).contains(&OpKind::StateUpdate) && kinds(0).contains(&OpKind::RecurrentProjections));
+        assert!(kinds(2).contains(&OpKind::Attention) && kinds(2).contains(&OpKind::AttnProjections));
+        assert!(!kinds(2).contains(&OpKind::StateUpdate));
+        assert!(ops.iter().any(|o| o.kind == OpKind::Embedding && o.layer.is_none()));
+        assert!(ops.iter().any(|o| o.kind == OpKind::LmHead));
+        // Attention at context 100 over the one attention layer reads 101 tokens + writes 1.
+        let att = ops.iter().find(|o| o.kind == OpKind::Attention).unwrap();
+        assert_eq!(att.kv_bytes, 102.0 * plan.kv_token_bytes);
+        let s = scenario(MOE, 1);
+        let plan = CostPlan::new(&s).unwrap();
+        let ops = decode_ops(&s, &plan, 0);
+        for l in 0..3 {
+            let e = ops.iter().find(|o| o.layer == Some(l) && o.kind == OpKind::Experts).unwrap();
+            let r = ops.iter().find(|o| o.layer == Some(l) && o.kind == OpKind::Router).unwrap();
+            assert!(e.weight_bytes > 0.0 && r.weight_bytes > 0.0);
+        }
+    }
+}
