@@ -54,6 +54,9 @@ enum Command {
         /// Per-token trace output (Parquet).
         #[arg(long)]
         trace: Option<PathBuf>,
+        /// Summary output, one row per design point (Parquet).
+        #[arg(long)]
+        summary: Option<PathBuf>,
     },
 }
 
@@ -364,7 +367,12 @@ fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize) -> Result<
     Ok(())
 }
 
-fn simulate(path: &std::path::Path, duration: Option<&str>, trace: Option<&std::path::Path>) -> Result<()> {
+fn simulate(
+    path: &std::path::Path,
+    duration: Option<&str>,
+    trace: Option<&std::path::Path>,
+    summary: Option<&std::path::Path>,
+) -> Result<()> {
     let exp = Experiment::load(path)?;
     let duration_s = duration.map(memwall_io::parse_duration).transpose()?;
     let n = exp.len();
@@ -458,6 +466,14 @@ fn simulate(path: &std::path::Path, duration: Option<&str>, trace: Option<&std::
         let rows: u64 = results.iter().map(|r| r.summary.rows).sum();
         println!("\ntrace: {} ({rows} rows)", t.display());
     }
+    if let Some(p) = summary {
+        let mut meta = memwall_io::metadata(Some(&exp));
+        if let Some(d) = duration_s {
+            meta.push(("duration_s".into(), d.to_string()));
+        }
+        memwall_io::write_parquet(p, &memwall_io::simulated_to_record_batch(&exp, &results)?, &meta)?;
+        println!("summary: {} ({} rows)", p.display(), results.len());
+    }
     Ok(())
 }
 
@@ -480,7 +496,9 @@ fn main() -> ExitCode {
             })
             .and_then(|r| r.map_err(Into::into)),
         Command::Run { experiment, out, max_rows } => run(experiment, out.clone(), *max_rows),
-        Command::Simulate { scenario, duration, trace } => simulate(scenario, duration.as_deref(), trace.as_deref()),
+        Command::Simulate { scenario, duration, trace, summary } => {
+            simulate(scenario, duration.as_deref(), trace.as_deref(), summary.as_deref())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -153,7 +153,10 @@ share = 0.4
 fn simulate_prints_summaries_and_writes_one_trace() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("chat.toml"), SIM).unwrap();
-    let o = memwall(&["simulate", "chat.toml", "--duration", "40s", "--trace", "out/chat.parquet"], dir.path());
+    let o = memwall(
+        &["simulate", "chat.toml", "--duration", "40s", "--trace", "out/chat.parquet", "--summary", "out/sum.parquet"],
+        dir.path(),
+    );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     for col in ["burst tok/s", "sustained tok/s", "throttle at s", "J/token", "max die °C", "killed at s"] {
@@ -172,8 +175,18 @@ fn simulate_prints_summaries_and_writes_one_trace() {
     for c in ["point", "time_s", "phase", "latency_s", "dram_bytes", "flash_bytes", "die_c", "skin_c", "energy_j"] {
         assert!(cols.iter().any(|x| x == c), "missing column {c}: {cols:?}");
     }
+    // The summary: one row per policy, with its grid value and the summary fields.
+    let reader = SerializedFileReader::new(std::fs::File::open(dir.path().join("out/sum.parquet")).unwrap()).unwrap();
+    let meta = reader.metadata().file_metadata();
+    assert_eq!(meta.num_rows(), 2);
+    let cols: Vec<String> = meta.schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
+    for c in
+        ["point", "sim.policies", "burst_tok_s", "sustained_tok_s", "throttle_onset_s", "j_per_token", "killed_at_s"]
+    {
+        assert!(cols.iter().any(|x| x == c), "missing summary column {c}: {cols:?}");
+    }
     let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().collect();
-    assert_eq!(leftovers.len(), 1);
+    assert_eq!(leftovers.len(), 2);
 }
 
 #[test]

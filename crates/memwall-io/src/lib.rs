@@ -17,7 +17,7 @@ pub use error::{IoError, Result};
 pub use experiment::{Axis, Experiment, Point};
 pub use presets::{load_device, load_model};
 pub use quality::{Quality, QualityTable};
-pub use results::{Row, metadata, to_record_batch, write_parquet};
+pub use results::{Row, metadata, simulated_to_record_batch, to_record_batch, write_parquet};
 pub use simulate::{Simulated, parse_duration, simulate_experiment};
 pub use trace::ParquetTraceSink;
 

@@ -71,9 +71,9 @@ impl Col {
 }
 
 /// Column type of a grid axis: integers, floats, booleans or text.
-fn axis_column(exp: &Experiment, axis: usize, rows: &[Row]) -> Col {
+fn axis_column(exp: &Experiment, axis: usize, choices: &[&[usize]]) -> Col {
     let a = &exp.axes[axis];
-    let vals = rows.iter().map(|r| &a.values[r.choice[axis]]);
+    let vals = choices.iter().map(|c| &a.values[c[axis]]);
     if a.labels.is_none() {
         if a.values.iter().all(|v| v.is_integer()) {
             return Col::I64(vals.map(|v| v.as_integer().unwrap_or_default()).collect());
@@ -87,7 +87,7 @@ fn axis_column(exp: &Experiment, axis: usize, rows: &[Row]) -> Col {
             return Col::Bool(vals.map(|v| v.as_bool().unwrap_or_default()).collect());
         }
     }
-    Col::Str(rows.iter().map(|r| a.display(r.choice[axis])).collect())
+    Col::Str(choices.iter().map(|c| a.display(c[axis])).collect())
 }
 
 /// Build the results table of a sweep.
@@ -114,7 +114,8 @@ pub fn to_record_batch(exp: Option<&Experiment>, rows: &[Row]) -> Result<RecordB
             }
             let name =
                 if IDENTITY_COLUMNS.contains(&a.key.as_str()) { format!("{} (label)", a.key) } else { a.key.clone() };
-            cols.push((name, axis_column(exp, ai, rows)));
+            let choices: Vec<&[usize]> = rows.iter().map(|r| r.choice.as_slice()).collect();
+            cols.push((name, axis_column(exp, ai, &choices)));
         }
     }
     cols.push(("threads".into(), Col::U32(rows.iter().map(|r| r.estimate.threads).collect())));
@@ -149,6 +150,56 @@ pub fn to_record_batch(exp: Option<&Experiment>, rows: &[Row]) -> Result<RecordB
     cols.push(("ppl_delta_kv".into(), Col::OptF64(rows.iter().map(|r| r.quality.ppl_delta_kv).collect())));
     cols.push(("quality_source".into(), s(&|r| r.quality.source.clone())));
 
+    let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().map(|(n, c)| c.finish(&n)).unzip();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+        .map_err(|e| IoError::Write { path: "<record batch>".into(), message: e.to_string() })
+}
+
+/// Build the summary table of a simulated experiment: one row per point with its grid
+/// values and every field of the simulator's summary (absent times are nulls).
+pub fn simulated_to_record_batch(exp: &Experiment, sims: &[crate::simulate::Simulated]) -> Result<RecordBatch> {
+    let mut cols: Vec<(String, Col)> = Vec::new();
+    let choices: Vec<&[usize]> = sims.iter().map(|r| r.point.choice.as_slice()).collect();
+    cols.push(("point".into(), Col::U32(sims.iter().map(|r| r.point.index as u32).collect())));
+    cols.push(("model".into(), Col::Str(sims.iter().map(|r| r.point.scenario.model.name.clone()).collect())));
+    cols.push(("device".into(), Col::Str(sims.iter().map(|r| r.point.scenario.device.name.clone()).collect())));
+    cols.push((
+        "weights.mix".into(),
+        Col::Str(sims.iter().map(|r| r.point.scenario.weights.mix.to_string()).collect()),
+    ));
+    for (ai, a) in exp.axes.iter().enumerate() {
+        if ["model", "device", "weights.mix"].contains(&a.key.as_str()) && a.labels.is_none() {
+            continue;
+        }
+        cols.push((a.key.clone(), axis_column(exp, ai, &choices)));
+    }
+    let f = |g: &dyn Fn(&memwall_sim::des::Summary) -> f64| Col::F64(sims.iter().map(|r| g(&r.summary)).collect());
+    let o = |g: &dyn Fn(&memwall_sim::des::Summary) -> Option<f64>| {
+        Col::OptF64(sims.iter().map(|r| g(&r.summary)).collect())
+    };
+    let u = |g: &dyn Fn(&memwall_sim::des::Summary) -> u64| Col::U64(sims.iter().map(|r| g(&r.summary)).collect());
+    cols.push(("duration_s".into(), f(&|s| s.duration_s)));
+    cols.push(("load_s".into(), f(&|s| s.load_s)));
+    cols.push(("ttft_s".into(), f(&|s| s.ttft_s)));
+    cols.push(("decode_tokens".into(), u(&|s| s.decode_tokens)));
+    cols.push(("decode_s".into(), f(&|s| s.decode_s)));
+    cols.push(("decode_tok_s".into(), f(&|s| s.decode_tok_s)));
+    cols.push(("burst_tok_s".into(), f(&|s| s.burst_tok_s)));
+    cols.push(("sustained_tok_s".into(), f(&|s| s.sustained_tok_s)));
+    cols.push(("throttle_onset_s".into(), o(&|s| s.throttle_onset_s)));
+    cols.push(("time_to_minus_10pct_s".into(), o(&|s| s.time_to_minus_10pct_s)));
+    cols.push(("time_to_minus_25pct_s".into(), o(&|s| s.time_to_minus_25pct_s)));
+    cols.push(("energy_j".into(), f(&|s| s.energy_j)));
+    cols.push(("j_per_token".into(), f(&|s| s.j_per_token)));
+    cols.push(("peak_resident_bytes".into(), u(&|s| s.peak_resident_bytes)));
+    cols.push(("flash_bytes".into(), f(&|s| s.flash_bytes)));
+    cols.push(("max_die_c".into(), f(&|s| s.max_die_c)));
+    cols.push(("max_skin_c".into(), f(&|s| s.max_skin_c)));
+    cols.push(("killed_at_s".into(), o(&|s| s.killed_at_s)));
+    cols.push(("actions".into(), Col::Str(sims.iter().map(|r| r.summary.actions.join("; ")).collect())));
+    cols.push(("turns".into(), Col::U32(sims.iter().map(|r| r.summary.turns).collect())));
+    cols.push(("events".into(), u(&|s| s.events)));
+    cols.push(("trace_rows".into(), u(&|s| s.rows)));
     let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = cols.into_iter().map(|(n, c)| c.finish(&n)).unzip();
     RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
         .map_err(|e| IoError::Write { path: "<record batch>".into(), message: e.to_string() })
