@@ -102,23 +102,36 @@ impl<E: Copy> EventQueue<E> {
         let last = self.heap.pop().expect("non-empty");
         let n = self.heap.len();
         if n > 0 {
-            // Sift `last` down from the root.
+            // Floyd's bottom-up variant: move the smallest child up along the path to a leaf
+            // without comparing against `last`, then sift `last` up from that leaf (it
+            // belongs near the bottom, so this saves a compare per level on the way down).
             let mut i = 0;
             loop {
                 let first = 4 * i + 1;
                 if first >= n {
                     break;
                 }
-                let end = (first + 4).min(n);
                 let mut best = first;
-                for c in first + 1..end {
-                    if self.heap[c].before(&self.heap[best]) {
-                        best = c;
+                if first + 4 <= n {
+                    // Full family: a branch-light tournament of four.
+                    let a = if self.heap[first + 1].before(&self.heap[first]) { first + 1 } else { first };
+                    let b = if self.heap[first + 3].before(&self.heap[first + 2]) { first + 3 } else { first + 2 };
+                    best = if self.heap[b].before(&self.heap[a]) { b } else { a };
+                } else {
+                    for c in first + 1..n {
+                        if self.heap[c].before(&self.heap[best]) {
+                            best = c;
+                        }
                     }
                 }
-                if self.heap[best].before(&last) {
-                    self.heap[i] = self.heap[best];
-                    i = best;
+                self.heap[i] = self.heap[best];
+                i = best;
+            }
+            while i > 0 {
+                let parent = (i - 1) / 4;
+                if last.before(&self.heap[parent]) {
+                    self.heap[i] = self.heap[parent];
+                    i = parent;
                 } else {
                     break;
                 }
