@@ -317,3 +317,73 @@ fn custom_policies_plug_in() {
     let pauses = sink.rows.iter().filter(|r| r.phase == Phase::Pause).count();
     assert!(pauses >= 5, "{pauses}");
 }
+
+#[test]
+fn random_scenarios_with_every_effect_on_stay_consistent() {
+    // No panics, finite numbers, a trace whose clock never runs backwards, and token counts
+    // that agree between the trace and the summary, over random designs and configurations.
+    let mixes = ["Q8_0", "Q4_K_M", "Q3_K_S", "Q2_K", "TQ1_0"];
+    let mut rng = StdRng::seed_from_u64(7);
+    let mut ran = 0;
+    for i in 0..40 {
+        let model = MODELS[rng.random_range(0..MODELS.len())].0;
+        let device = DEVICES[rng.random_range(0..DEVICES.len())].0;
+        let mut s = scenario(model, device, mixes[rng.random_range(0..mixes.len())]);
+        s.workload.context_tokens = [1024, 4096, 16384][rng.random_range(0..3)];
+        s.workload.batch = [1, 1, 2][rng.random_range(0..3)];
+        s.workload.routing_skew = rng.random_range(0.0..1.5);
+        let mut c = SimConfig { seed: i, duration_s: Some(rng.random_range(5.0..90.0)), ..SimConfig::default() };
+        c.session.repeat = 0;
+        c.session.fresh_context = rng.random_range(0..2) == 0;
+        c.session.turns = vec![
+            Turn { prompt_tokens: rng.random_range(1..600), gen_tokens: rng.random_range(1..200), think_s: 1.0 },
+            Turn { prompt_tokens: rng.random_range(1..100), gen_tokens: rng.random_range(1..100), think_s: 0.0 },
+        ];
+        c.storage.load = rng.random_range(0..2) == 0;
+        c.memory.mmap_weights = rng.random_range(0..2) == 0;
+        c.routing = Routing::Sampled { correlation: rng.random_range(0.0..1.0) };
+        if s.model.moe.is_some() && rng.random_range(0..2) == 0 {
+            c.storage.expert_cache_bytes = Some(rng.random_range(500_000_000..8_000_000_000));
+        }
+        c.background = vec![
+            BackgroundEvent::Alloc {
+                at_s: rng.random_range(0.0..30.0),
+                bytes: rng.random_range(100_000_000..6_000_000_000),
+                duration_s: Some(rng.random_range(1.0..20.0)),
+            },
+            BackgroundEvent::Bandwidth {
+                at_s: rng.random_range(0.0..30.0),
+                duration_s: rng.random_range(1.0..20.0),
+                share: rng.random_range(0.05..0.9),
+            },
+        ];
+        c.policies = match rng.random_range(0..5) {
+            0 => vec![],
+            1 => vec![PolicySpec::TruncateContext { keep_tokens: 512 }],
+            2 => vec![PolicySpec::SwitchQuant { to: WeightQuant::new("Q2_K".parse().unwrap()) }],
+            3 => vec![PolicySpec::PauseWhenHot { above_c: 70.0, resume_c: 60.0 }],
+            _ => vec![PolicySpec::CapRate { tok_s: 3.0 }, PolicySpec::TruncateContext { keep_tokens: 1024 }],
+        };
+        s.sim = c;
+        if s.validate().is_err() {
+            continue;
+        }
+        let (sum, rows) = run(&s);
+        ran += 1;
+        let what = format!("{model} on {device} ({:?})", s.sim.policies);
+        assert!(sum.energy_j.is_finite() && sum.energy_j >= 0.0, "{what}: energy {}", sum.energy_j);
+        assert!(sum.max_die_c.is_finite() && sum.max_die_c < 200.0, "{what}: die {}", sum.max_die_c);
+        assert!(sum.duration_s <= s.sim.duration_s.unwrap() + 1e-9, "{what}: ran past the end");
+        let mut t = 0.0;
+        for r in &rows {
+            assert!(r.time_s + 1e-9 >= t, "{what}: time went backwards at {r:?}");
+            assert!(r.latency_s >= 0.0 && r.energy_j.is_finite() && r.power_w.is_finite(), "{what}: {r:?}");
+            assert!(r.dram_bytes >= 0.0 && r.cache_bytes >= 0.0 && r.flash_bytes >= 0.0, "{what}: {r:?}");
+            t = r.time_s;
+        }
+        let decoded: u64 = rows.iter().filter(|r| r.phase == Phase::Decode).map(|r| r.tokens).sum();
+        assert_eq!(decoded * s.workload.batch as u64, sum.decode_tokens, "{what}");
+        assert_eq!(rows.last().map_or(0, |r| r.token), sum.decode_tokens, "{what}");
+    }
+    assert!(ran >= 30, "only {ran} valid random scenarios");
+}
