@@ -57,6 +57,9 @@ enum Command {
         /// Summary output, one row per design point (Parquet).
         #[arg(long)]
         summary: Option<PathBuf>,
+        /// Figure of generation tok/s and die/skin temperature over time, one line per point (SVG).
+        #[arg(long)]
+        plot: Option<PathBuf>,
     },
 }
 
@@ -370,7 +373,7 @@ fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize) -> Result<
 fn simulate(
     path: &std::path::Path,
     duration: Option<&str>,
-    trace: Option<&std::path::Path>,
+    out: memwall_io::Outputs,
     summary: Option<&std::path::Path>,
 ) -> Result<()> {
     let exp = Experiment::load(path)?;
@@ -384,7 +387,7 @@ fn simulate(
         indicatif::ProgressStyle::with_template("{bar:40} point {msg}  {elapsed_precise} (eta {eta})")
             .expect("valid template"),
     );
-    let results = memwall_io::simulate_experiment(&exp, duration_s, trace, &mut |i, t| {
+    let results = memwall_io::simulate_experiment(&exp, duration_s, out, &mut |i, t| {
         let frac = horizon.map_or(0.0, |h| (t / h).min(1.0));
         bar.set_position(i as u64 * 1000 + (frac * 1000.0) as u64);
         bar.set_message(format!("{}/{n}, t = {t:.0} s", i + 1));
@@ -462,9 +465,12 @@ fn simulate(
             println!("  {a}");
         }
     }
-    if let Some(t) = trace {
+    if let Some(t) = out.trace {
         let rows: u64 = results.iter().map(|r| r.summary.rows).sum();
         println!("\ntrace: {} ({rows} rows)", t.display());
+    }
+    if let Some(p) = out.plot {
+        println!("plot: {}", p.display());
     }
     if let Some(p) = summary {
         let mut meta = memwall_io::metadata(Some(&exp));
@@ -496,9 +502,12 @@ fn main() -> ExitCode {
             })
             .and_then(|r| r.map_err(Into::into)),
         Command::Run { experiment, out, max_rows } => run(experiment, out.clone(), *max_rows),
-        Command::Simulate { scenario, duration, trace, summary } => {
-            simulate(scenario, duration.as_deref(), trace.as_deref(), summary.as_deref())
-        }
+        Command::Simulate { scenario, duration, trace, summary, plot } => simulate(
+            scenario,
+            duration.as_deref(),
+            memwall_io::Outputs { trace: trace.as_deref(), plot: plot.as_deref() },
+            summary.as_deref(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

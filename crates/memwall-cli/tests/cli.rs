@@ -154,7 +154,18 @@ fn simulate_prints_summaries_and_writes_one_trace() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("chat.toml"), SIM).unwrap();
     let o = memwall(
-        &["simulate", "chat.toml", "--duration", "40s", "--trace", "out/chat.parquet", "--summary", "out/sum.parquet"],
+        &[
+            "simulate",
+            "chat.toml",
+            "--duration",
+            "40s",
+            "--trace",
+            "out/chat.parquet",
+            "--summary",
+            "out/sum.parquet",
+            "--plot",
+            "out/chat.svg",
+        ],
         dir.path(),
     );
     let (out, err) = text(&o);
@@ -185,8 +196,11 @@ fn simulate_prints_summaries_and_writes_one_trace() {
     {
         assert!(cols.iter().any(|x| x == c), "missing summary column {c}: {cols:?}");
     }
+    // The figure: one line per policy in each panel (rate, die, skin).
+    let svg = std::fs::read_to_string(dir.path().join("out/chat.svg")).unwrap();
+    assert!(svg.contains("sim.policies=") && svg.matches("<polyline").count() >= 6, "{svg}");
     let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("out")).unwrap().collect();
-    assert_eq!(leftovers.len(), 2);
+    assert_eq!(leftovers.len(), 3);
 }
 
 #[test]
@@ -209,11 +223,11 @@ fn simulate_rejects_impossible_scenarios_with_exit_2_and_no_trace() {
     ];
     for (toml, needle) in cases {
         std::fs::write(dir.path().join("bad.toml"), toml).unwrap();
-        let o = memwall(&["simulate", "bad.toml", "--trace", "bad.parquet"], dir.path());
+        let o = memwall(&["simulate", "bad.toml", "--trace", "bad.parquet", "--plot", "bad.svg"], dir.path());
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{needle}: {err}");
         assert!(err.contains(needle), "stderr `{err}` lacks `{needle}`");
-        assert!(!dir.path().join("bad.parquet").exists());
+        assert!(!dir.path().join("bad.parquet").exists() && !dir.path().join("bad.svg").exists());
     }
     std::fs::write(dir.path().join("ok.toml"), SIM).unwrap();
     for (d, needle) in [("-5m", "duration"), ("soon", "duration")] {

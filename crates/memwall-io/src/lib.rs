@@ -7,6 +7,7 @@
 
 pub mod error;
 pub mod experiment;
+pub mod plot;
 pub mod presets;
 pub mod quality;
 pub mod results;
@@ -18,7 +19,7 @@ pub use experiment::{Axis, Experiment, Point};
 pub use presets::{load_device, load_model};
 pub use quality::{Quality, QualityTable};
 pub use results::{Row, metadata, simulated_to_record_batch, to_record_batch, write_parquet};
-pub use simulate::{Simulated, parse_duration, simulate_experiment};
+pub use simulate::{Outputs, Simulated, parse_duration, simulate_experiment};
 pub use trace::ParquetTraceSink;
 
 /// Evaluate every point of an experiment with the analytic estimator, in parallel over the

@@ -4,12 +4,29 @@
 
 use std::path::Path;
 
-use memwall_sim::des::{NullSink, Simulator, Summary, TraceSink};
+use memwall_sim::SimError;
+use memwall_sim::des::{NullSink, Simulator, Summary, TraceRow, TraceSink};
 
 use crate::error::{IoError, Result};
 use crate::experiment::{Experiment, Point};
+use crate::plot::{Series, write_svg};
 use crate::results::metadata;
 use crate::trace::ParquetTraceSink;
+
+/// Passes rows on to a sink and keeps a plot series of them.
+struct Tee<'a> {
+    inner: &'a mut dyn TraceSink,
+    series: Option<&'a mut Series>,
+}
+
+impl TraceSink for Tee<'_> {
+    fn push(&mut self, row: &TraceRow) -> std::result::Result<(), SimError> {
+        if let Some(s) = &mut self.series {
+            s.push(row);
+        }
+        self.inner.push(row)
+    }
+}
 
 /// One simulated design point.
 #[derive(Debug, Clone)]
@@ -44,16 +61,26 @@ pub fn parse_duration(text: &str) -> Result<f64> {
     Ok(v * scale)
 }
 
+/// Where the outputs of a simulated experiment go.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Outputs<'a> {
+    /// Per-token trace (Parquet).
+    pub trace: Option<&'a Path>,
+    /// Figure of generation rate and temperatures over time, one line per point (SVG).
+    pub plot: Option<&'a Path>,
+}
+
 /// Simulate every point of `exp`. `duration_s` overrides each point's `sim.duration_s`
-/// and repeats its turns until then. With `trace`, rows go to that Parquet file (written
-/// to a temporary file and renamed at the end: on any error nothing is left). `progress`
-/// gets (point index, simulated seconds of that point).
+/// and repeats its turns until then. Outputs are written to temporary files and renamed at
+/// the end: on any error nothing is left. `progress` gets (point index, simulated seconds
+/// of that point).
 pub fn simulate_experiment(
     exp: &Experiment,
     duration_s: Option<f64>,
-    trace: Option<&Path>,
+    out: Outputs,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<Vec<Simulated>> {
+    let trace = out.trace;
     // Build and check every point before any file is created.
     let mut points = Vec::with_capacity(exp.len());
     for i in 0..exp.len() {
@@ -81,27 +108,37 @@ pub fn simulate_experiment(
         }
         None => None,
     };
-    let mut out = Vec::with_capacity(points.len());
+    let mut results = Vec::with_capacity(points.len());
+    let mut series = Vec::new();
     for (i, (point, mut sim)) in points.into_iter().enumerate() {
         let mut null = NullSink;
-        let s: &mut dyn TraceSink = match &mut sink {
+        let inner: &mut dyn TraceSink = match &mut sink {
             Some(p) => {
                 p.set_point(i as u32);
                 p
             }
             None => &mut null,
         };
-        let summary = sim.run(s, &mut |t| progress(i, t)).map_err(|e| IoError::Point {
+        // Buckets of 1/600 of the run (at least 0.1 s) keep long runs' figures small.
+        let horizon = point.scenario.sim.duration_s.unwrap_or(600.0);
+        let label = if exp.len() > 1 { exp.describe(&point.choice) } else { exp.name.clone() };
+        let mut s = out.plot.map(|_| Series::new(label, (horizon / 600.0).max(0.1)));
+        let mut tee = Tee { inner, series: s.as_mut() };
+        let summary = sim.run(&mut tee, &mut |t| progress(i, t)).map_err(|e| IoError::Point {
             index: i,
             params: exp.describe(&point.choice),
             source: Box::new(IoError::Sim(e)),
         })?;
-        out.push(Simulated { point, summary });
+        series.extend(s);
+        results.push(Simulated { point, summary });
+    }
+    if let Some(p) = out.plot {
+        write_svg(p, &format!("{}: generation rate and temperatures", exp.name), &series)?;
     }
     if let Some(s) = sink {
         s.finish()?;
     }
-    Ok(out)
+    Ok(results)
 }
 
 #[cfg(test)]
