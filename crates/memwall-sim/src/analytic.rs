@@ -212,6 +212,8 @@ pub struct CostPlan {
     /// token of one attention layer (the per-layer operations of the simulator's pipeline).
     pub(crate) kv_token_bytes: f64,
     pub(crate) attn_layer_macs: f64,
+    /// Times a decode step reads the KV it attends over (`cost.attention_kv_reads`).
+    pub(crate) kv_reads: f64,
     ops_per_token: f64,
     /// Core cycles per second of all threads, in cycles of the fastest cluster:
     /// `Σ_cluster threads × Hz × cpw_lead / cpw_cluster` (cpw on a Q4_K reference).
@@ -381,6 +383,7 @@ impl CostPlan {
                 .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
             kv_token_bytes: kv_token,
             attn_layer_macs: attn_layer,
+            kv_reads: c.attention_kv_reads,
             kv_full_per_token: n_full_kv * kv_token,
             kv_sliding_per_token: n_sliding_kv * kv_token,
             window: m.sliding_window.unwrap_or(u64::MAX),
@@ -436,8 +439,8 @@ impl CostPlan {
         }
     }
 
-    /// KV bytes (read) and attention multiply-adds for one query at context `ctx` (tokens
-    /// held including the new one).
+    /// KV bytes (read once) and attention multiply-adds for one query at context `ctx`
+    /// (tokens held including the new one).
     fn attention(&self, ctx: u64) -> (f64, f64) {
         let full = attended_tokens(LayerKind::Full, ctx, self.window) as f64;
         let sliding = attended_tokens(LayerKind::Sliding, ctx, self.window) as f64;
@@ -448,6 +451,11 @@ impl CostPlan {
     }
 
     /// Work of decoding one token per sequence when `ctx` tokens are already cached.
+    ///
+    /// KV bytes per sequence: `attention_kv_reads × Σ_layers attended(ctx + 1) × KV bytes
+    /// per token` (the read of the cache, repeated by engines that re-read it per query
+    /// head) `+ Σ_layers KV bytes per token` (the new token's write) `+ state bytes` (read
+    /// and write of recurrent state).
     pub fn decode_work(&self, ctx: u64) -> StepWork {
         let b = self.batch as f64;
         let (eb, _eel, ea, eq) = self.expert_work(self.batch as u64);
@@ -455,7 +463,7 @@ impl CostPlan {
         let kv_write = self.kv_full_per_token + self.kv_sliding_per_token;
         StepWork {
             weight_bytes: self.dense_bytes + eb,
-            kv_bytes: b * (kv_read + kv_write + self.state_bytes),
+            kv_bytes: b * (self.kv_reads * kv_read + kv_write + self.state_bytes),
             activation_bytes: b * self.act_bytes,
             weight_macs: b * self.dense_elems + self.expert_weight_macs(self.batch as u64),
             attn_macs: b * (attn_macs + self.state_macs),
@@ -601,8 +609,9 @@ impl CostPlan {
     /// Work of a prefill chunk of `n` tokens starting at position `start`.
     ///
     /// Weights are read once per chunk (routed experts: the distinct ones the chunk hits);
-    /// the KV cache up to the chunk's end is read once; arithmetic scales with tokens;
-    /// dequantization is shared by `prefill_dequant_reuse` tokens.
+    /// the KV cache up to the chunk's end is read once, whatever `attention_kv_reads` says
+    /// (the chunk's queries share that read; the knob only repeats decode's); arithmetic
+    /// scales with tokens; dequantization is shared by `prefill_dequant_reuse` tokens.
     pub fn prefill_work(&self, start: u64, n: u64) -> StepWork {
         let (eb, _eel, ea, eq) = self.expert_work(n);
         let (kv_read, _) = self.attention(start + n);

@@ -1,7 +1,7 @@
 //! The analytic estimator against the physics it must reproduce.
 
 use memwall_sim::analytic::{Binding, overlap_time};
-use memwall_sim::{estimate, expected_distinct_experts};
+use memwall_sim::{CostPlan, estimate, expected_distinct_experts};
 use memwall_spec::{KvQuant, LayerKind, Scenario, WeightQuant};
 
 const DEVICE: &str = r#"
@@ -179,4 +179,35 @@ fn energy_counts_dram_and_core_power() {
     // Six big cores at 1.5 W plus 0.5 W static over one token time bounds the rest.
     let upper = dram_j * 1.2 + (6.0 * 1.5 + 0.5) * e.decode_s_per_token * 1.2;
     assert!(e.energy_j_per_token < upper, "{} vs {upper}", e.energy_j_per_token);
+}
+
+#[test]
+fn repeated_kv_reads_add_the_attended_kv_once_more() {
+    // F16 KV of the 8B model: (8 KV heads × 128) × 2 bytes for K and as much for V = 4096 B
+    // per token and layer, × 32 layers = 131,072 B per cached token.
+    let per_token = 32.0 * 2.0 * 8.0 * 128.0 * 2.0;
+    let work = |reads: f64| {
+        let mut s = scenario("Q4_K_M");
+        s.cost.attention_kv_reads = reads;
+        let plan = CostPlan::new(&s).unwrap();
+        (plan.decode_work(999), plan.prefill_work(0, 256))
+    };
+    let ((d1, p1), (d2, p2), (d4, p4)) = (work(1.0), work(2.0), work(4.0));
+    // Decoding at context 999 attends over 1000 tokens and writes 1: 1001 tokens once ...
+    assert_eq!(d1.kv_bytes, 1001.0 * per_token);
+    // ... and each further read adds the 1000 attended tokens (not the write) once more.
+    assert_eq!(d2.kv_bytes - d1.kv_bytes, 1000.0 * per_token);
+    assert_eq!(d4.kv_bytes, (4.0 * 1000.0 + 1.0) * per_token);
+    // Weights, arithmetic and prefill are untouched.
+    assert_eq!(d4.weight_bytes, d1.weight_bytes);
+    assert_eq!(d4.attn_macs, d1.attn_macs);
+    assert_eq!((p2, p4), (p1, p1));
+    // A memory-bound decode slows down accordingly.
+    let tok_s = |reads: f64| {
+        let mut s = scenario("Q4_K_M");
+        s.cost.attention_kv_reads = reads;
+        s.workload.prompt_tokens = 3000;
+        estimate(&s).unwrap().decode_tok_s
+    };
+    assert!(tok_s(4.0) < tok_s(1.0));
 }

@@ -41,6 +41,9 @@ fn d_reuse() -> f64 {
 fn d_cache_fraction() -> f64 {
     0.5
 }
+fn d_kv_reads() -> f64 {
+    1.0
+}
 fn d_runtime() -> u64 {
     150 * crate::units::MIB
 }
@@ -90,6 +93,18 @@ pub struct CostModel {
     /// Share of a cache's capacity that can hold weights between tokens. Default 0.5.
     #[serde(default = "d_cache_fraction")]
     pub cache_usable_fraction: f64,
+    /// How many times a decode step reads the KV cache it attends over. Default 1: each KV
+    /// head is read once for all the query heads that share it (GQA-aware kernels,
+    /// llama.cpp, flash-decoding). An engine that runs one work-group per *query* head and
+    /// re-reads its KV head each time has `n_heads / n_kv_heads` (e.g. 4 for Llama 3.2 1B).
+    ///
+    /// A decode step's KV bytes are `attention_kv_reads × Σ_layers attended × KV bytes per
+    /// token + the new token's KV write + recurrent state read and write`: only the read of
+    /// the attended KV is multiplied. Prefill is not affected: a chunk's queries share one
+    /// read of the cache (its KV traffic is small next to the weights anyway). The
+    /// simulator's cache model sees one read of each layer's KV; the repeats go to DRAM.
+    #[serde(default = "d_kv_reads")]
+    pub attention_kv_reads: f64,
     /// Runtime overhead in memory (code, allocator slack, tokenizer), bytes. Default 150 MiB.
     #[serde(default = "d_runtime")]
     pub runtime_overhead_bytes: u64,
@@ -171,6 +186,13 @@ impl CostModel {
         non_negative("per_token_overhead_s", self.per_token_overhead_s)?;
         positive("prefill_dequant_reuse", self.prefill_dequant_reuse)?;
         fraction("cache_usable_fraction", self.cache_usable_fraction)?;
+        if !(self.attention_kv_reads.is_finite() && self.attention_kv_reads >= 1.0) {
+            return Err(SpecError::invalid(
+                "attention_kv_reads",
+                self.attention_kv_reads,
+                "must be a finite number >= 1",
+            ));
+        }
         for (k, v) in &self.dequant_cycles {
             k.parse::<QuantFormat>().map_err(|e| e.within("dequant_cycles"))?;
             non_negative(&format!("dequant_cycles.{k}"), *v)?;

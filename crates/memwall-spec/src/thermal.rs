@@ -71,7 +71,7 @@ fn half() -> f64 {
 impl ThermalSpec {
     /// A generic passively cooled phone for devices without a fitted network: the mean of
     /// the two fitted presets (A18 Pro and Snapdragon 8 Elite; `tests/thermal_fit.rs`):
-    /// die 2 J/K, board 8.5 J/K, skin 135 J/K; 5.5 + 8.4 + 4.1 K/W; seven DVFS levels from
+    /// die 2 J/K, board 9.1 J/K, skin 135 J/K; 6.1 + 9.4 + 4.1 K/W; seven DVFS levels from
     /// 70 °C in 2 °C steps (voltage `0.6 + 0.4 f`). The fits reach 0.55 of the clock; the two
     /// deeper levels (0.45, 0.35) let a CPU drawing 10 W or more settle, as phone CPUs do.
     pub fn generic_phone() -> Self {
@@ -79,8 +79,8 @@ impl ThermalSpec {
         ThermalSpec {
             ambient_c: 25.0,
             nodes: vec![
-                ThermalNode { name: "die".into(), capacitance_j_per_k: 2.0, resistance_k_per_w: 5.5 },
-                ThermalNode { name: "board".into(), capacitance_j_per_k: 8.5, resistance_k_per_w: 8.4 },
+                ThermalNode { name: "die".into(), capacitance_j_per_k: 2.0, resistance_k_per_w: 6.1 },
+                ThermalNode { name: "board".into(), capacitance_j_per_k: 9.1, resistance_k_per_w: 9.4 },
                 ThermalNode { name: "skin".into(), capacitance_j_per_k: 135.0, resistance_k_per_w: 4.1 },
             ],
             leakage_per_c: 0.01,

@@ -72,8 +72,9 @@ fn kind_of(class: TensorClass) -> OpKind {
 ///
 /// Weights: every tensor's bytes (the embedding: one row, unless tied to the head); routed
 /// experts: the expected distinct experts of the step (the estimator's formula) × one
-/// expert's bytes in that layer. KV: per KV-owning layer, `attended(ctx + 1) + 1` tokens ×
-/// bytes per token; recurrent layers: state read + write. Multiply-adds: one per weight
+/// expert's bytes in that layer. KV: per KV-owning layer, `attention_kv_reads ×
+/// attended(ctx + 1) + 1` tokens × bytes per token (the cache read, repeated by engines that
+/// re-read it per query head, and the new token's write); recurrent layers: state read + write. Multiply-adds: one per weight
 /// element and sequence (experts: `top_k` per sequence), attention `attended × per-layer
 /// MACs`, state updates `3 × state bytes / 8`.
 pub fn decode_ops(s: &Scenario, plan: &CostPlan, ctx: u64) -> Vec<Op> {
@@ -122,7 +123,7 @@ pub fn decode_ops(s: &Scenario, plan: &CostPlan, ctx: u64) -> Vec<Op> {
             let lk = kinds.get(l as usize).copied().unwrap_or(LayerKind::Full);
             let attended = attended_tokens(lk, ctx + 1, plan.window) as f64;
             let owns = kv_owner.iter().any(|(o, _)| *o == l);
-            let kv = if owns { (attended + 1.0) * plan.kv_token_bytes } else { 0.0 };
+            let kv = if owns { (plan.kv_reads * attended + 1.0) * plan.kv_token_bytes } else { 0.0 };
             add(Some(l), OpKind::Attention, 0.0, b * kv, b * attended * plan.attn_layer_macs);
         }
     }
@@ -189,8 +190,11 @@ static_w = 0.5
 
     #[test]
     fn operations_sum_to_the_estimators_token() {
-        for (model, batch) in [(DENSE, 1), (DENSE, 3), (MOE, 1), (MOE, 4), (HYBRID, 1)] {
-            let s = scenario(model, batch);
+        for (model, batch, kv_reads) in
+            [(DENSE, 1, 1.0), (DENSE, 3, 1.0), (DENSE, 3, 4.0), (MOE, 1, 1.0), (MOE, 4, 2.5), (HYBRID, 1, 4.0)]
+        {
+            let mut s = scenario(model, batch);
+            s.cost.attention_kv_reads = kv_reads;
             s.validate().unwrap();
             let plan = CostPlan::new(&s).unwrap();
             for ctx in [0, 10, 63, 64, 500] {
