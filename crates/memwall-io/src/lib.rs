@@ -5,6 +5,7 @@
 //! their Parquet export (written to a temporary file and renamed, so no partial file is ever
 //! left), and the quantization-quality table.
 
+mod atomic;
 pub mod error;
 pub mod experiment;
 pub mod plot;

@@ -208,26 +208,11 @@ fn escape(s: &str) -> String {
 
 /// Write the figure to `path` (temporary file beside it, then renamed).
 pub fn write_svg(path: &Path, title: &str, series: &[Series]) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|source| IoError::File { path: dir.clone(), source })?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".memwall-")
-        .suffix(".svg.tmp")
-        .tempfile_in(&dir)
-        .map_err(|source| IoError::File { path: dir.clone(), source })?;
-    std::fs::write(tmp.path(), render_svg(title, series))
+    use std::io::Write as _;
+    let mut tmp = crate::atomic::temp_beside(path, ".svg.tmp")?;
+    tmp.write_all(render_svg(title, series).as_bytes())
         .map_err(|source| IoError::File { path: tmp.path().into(), source })?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))
-            .map_err(|source| IoError::File { path: tmp.path().into(), source })?;
-    }
-    tmp.persist(path).map_err(|e| IoError::File { path: path.to_path_buf(), source: e.error })?;
-    Ok(())
+    crate::atomic::publish(tmp, path)
 }
 
 #[cfg(test)]

@@ -221,16 +221,7 @@ pub fn metadata(exp: Option<&Experiment>) -> Vec<(String, String)> {
 /// partial file.
 pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: &[(String, String)]) -> Result<()> {
     let werr = |m: String| IoError::Write { path: path.to_path_buf(), message: m };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&dir).map_err(|source| IoError::File { path: dir.clone(), source })?;
-    let tmp = tempfile::Builder::new()
-        .prefix(".memwall-")
-        .suffix(".parquet.tmp")
-        .tempfile_in(&dir)
-        .map_err(|source| IoError::File { path: dir.clone(), source })?;
+    let tmp = crate::atomic::temp_beside(path, ".parquet.tmp")?;
     let file: File = tmp.reopen().map_err(|source| IoError::File { path: tmp.path().into(), source })?;
     let props = WriterProperties::builder()
         .set_key_value_metadata(Some(metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), Some(v.clone()))).collect()))
@@ -238,13 +229,5 @@ pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: &[(String, Stri
     let mut w = ArrowWriter::try_new(file, batch.schema(), Some(props)).map_err(|e| werr(e.to_string()))?;
     w.write(batch).map_err(|e| werr(e.to_string()))?;
     w.close().map_err(|e| werr(e.to_string()))?;
-    // Temporary files are created private (0600); a results file is an ordinary file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))
-            .map_err(|source| IoError::File { path: tmp.path().into(), source })?;
-    }
-    tmp.persist(path).map_err(|e| IoError::File { path: path.to_path_buf(), source: e.error })?;
-    Ok(())
+    crate::atomic::publish(tmp, path)
 }

@@ -94,7 +94,7 @@ pub fn simulate_experiment(
             params: exp.describe(&p.choice),
             source: Box::new(IoError::Sim(e)),
         };
-        p.scenario.validate().map_err(|e| wrap(e.into()))?;
+        // Validates the scenario (with any duration override) and its simulator options.
         let sim = Simulator::new(&p.scenario).map_err(wrap)?;
         points.push((p, sim));
     }

@@ -227,15 +227,7 @@ impl ParquetTraceSink {
     /// `path` until [`finish`](Self::finish).
     pub fn create(path: &Path, metadata: &[(String, String)]) -> Result<Self> {
         let werr = |m: String| IoError::Write { path: path.to_path_buf(), message: m };
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        // Errors name the target: it shows both the file asked for and its directory.
-        let ferr = |source| IoError::File { path: path.to_path_buf(), source };
-        std::fs::create_dir_all(&dir).map_err(ferr)?;
-        let tmp =
-            tempfile::Builder::new().prefix(".memwall-").suffix(".parquet.tmp").tempfile_in(&dir).map_err(ferr)?;
+        let tmp = crate::atomic::temp_beside(path, ".parquet.tmp")?;
         let file = tmp.reopen().map_err(|source| IoError::File { path: tmp.path().into(), source })?;
         let props = WriterProperties::builder()
             .set_key_value_metadata(Some(
@@ -280,14 +272,7 @@ impl ParquetTraceSink {
         self.flush_batch().map_err(werr)?;
         let ParquetTraceSink { tmp, writer, rows, .. } = self;
         writer.close().map_err(|e| werr(e.to_string()))?;
-        // Temporary files are created private (0600); a trace is an ordinary file.
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644))
-                .map_err(|source| IoError::File { path: tmp.path().into(), source })?;
-        }
-        tmp.persist(&path).map_err(|e| IoError::File { path: path.clone(), source: e.error })?;
+        crate::atomic::publish(tmp, &path)?;
         Ok(rows)
     }
 }
