@@ -218,10 +218,9 @@ pub struct CostPlan {
     /// Core cycles per second of all threads, in cycles of the fastest cluster:
     /// `Σ_cluster threads × Hz × cpw_lead / cpw_cluster` (cpw on a Q4_K reference).
     cycles_rate: f64,
-    bandwidth_bps: f64,
-    /// The two bounds of `bandwidth_bps`: what DRAM delivers and what the threads can pull.
-    dram_bandwidth_bps: f64,
-    core_bandwidth_bps: f64,
+    /// What DRAM delivers to the compute unit, GB/s, and (CPU) what one core can pull.
+    dram_gbps: f64,
+    per_core_gbps: Option<f64>,
     cache_bandwidth_bps: f64,
     cache_bytes: f64,
     accel_macs_per_s: Option<f64>,
@@ -344,29 +343,21 @@ impl CostPlan {
 
         let mem = &d.memory;
         let fraction = c.bandwidth_fraction.unwrap_or(mem.achievable_fraction);
-        let (bandwidth_gbps, core_gbps, accel_macs_per_s, compute_w) = match wl.backend {
-            Backend::Cpu => (
-                cpu_bandwidth_gbps(mem.peak_gbps(), fraction, mem.per_core_gbps, threads),
-                threads as f64 * mem.per_core_gbps,
-                None,
-                compute_w,
-            ),
+        // DRAM bandwidth the unit reaches, and (CPU only) the per-core bound.
+        let (dram_gbps, per_core_gbps, accel_macs_per_s, compute_w) = match wl.backend {
+            Backend::Cpu => (mem.peak_gbps() * fraction, Some(mem.per_core_gbps), None, compute_w),
             Backend::Gpu => (
                 mem.peak_gbps() * mem.accel_achievable_fraction.unwrap_or(fraction),
-                f64::INFINITY,
+                None,
                 d.accelerators.gpu_fp16_tflops.map(|t| t * 1e12 / 2.0 * c.accel_efficiency),
                 d.accelerators.gpu_power_w.unwrap_or(0.0),
             ),
             Backend::Npu => (
                 mem.peak_gbps() * mem.accel_achievable_fraction.unwrap_or(fraction),
-                f64::INFINITY,
+                None,
                 d.accelerators.npu_int8_tops.map(|t| t * 1e12 / 2.0 * c.accel_efficiency),
                 d.accelerators.npu_power_w.unwrap_or(0.0),
             ),
-        };
-        let dram_gbps = match wl.backend {
-            Backend::Cpu => mem.peak_gbps() * fraction,
-            _ => bandwidth_gbps,
         };
         let llc = d.last_level_cache();
         Ok(CostPlan {
@@ -394,9 +385,8 @@ impl CostPlan {
             act_bytes,
             ops_per_token,
             cycles_rate,
-            bandwidth_bps: bandwidth_gbps * 1e9,
-            dram_bandwidth_bps: dram_gbps * 1e9,
-            core_bandwidth_bps: core_gbps * 1e9,
+            dram_gbps,
+            per_core_gbps,
             cache_bandwidth_bps: llc.map_or(0.0, |l| l.bandwidth_gbps * 1e9),
             cache_bytes: llc.map_or(0.0, |l| l.size_bytes as f64 * c.cache_usable_fraction),
             accel_macs_per_s,
@@ -525,23 +515,15 @@ impl CostPlan {
         StepTime { t_mem, t_arith, t_dequant, t_overhead, total, from_cache }
     }
 
-    /// DRAM bandwidth under `c`, bytes/s (the nominal `bandwidth_bps` at scale 1).
+    /// DRAM bandwidth under `c`, bytes/s: [`cpu_bandwidth_gbps`] with the DRAM share scaled
+    /// by `bandwidth_scale` and the per-core bound by `freq_scale`; accelerators take the
+    /// DRAM share alone.
     fn dram_bandwidth_at(&self, c: &Conditions) -> f64 {
-        if c.freq_scale == 1.0 && c.bandwidth_scale == 1.0 {
-            self.bandwidth_bps
-        } else {
-            (self.dram_bandwidth_bps * c.bandwidth_scale).min(self.core_bandwidth_bps * c.freq_scale)
-        }
-    }
-
-    /// Cache levels a step can hit: `(usable bytes, bandwidth bytes/s)` of the last level.
-    pub fn last_level_cache(&self) -> (f64, f64) {
-        (self.cache_bytes, self.cache_bandwidth_bps)
-    }
-
-    /// DRAM bandwidth at nominal conditions, bytes/s.
-    pub fn bandwidth_bps(&self) -> f64 {
-        self.bandwidth_bps
+        let gbps = match self.per_core_gbps {
+            Some(core) => cpu_bandwidth_gbps(self.dram_gbps, c.bandwidth_scale, core * c.freq_scale, self.threads),
+            None => self.dram_gbps * c.bandwidth_scale,
+        };
+        gbps * 1e9
     }
 
     /// Power of the compute units in use at full frequency, W.
@@ -557,11 +539,6 @@ impl CostPlan {
     /// DRAM energy, pJ per bit moved.
     pub fn dram_pj_per_bit(&self) -> f64 {
         self.pj_per_bit
-    }
-
-    /// Fixed cost per decoded token (sampling, graph setup), seconds.
-    pub fn per_token_s(&self) -> f64 {
-        self.per_token_s
     }
 
     /// Routed experts per MoE layer, top-k and the number of MoE layers.
