@@ -4,41 +4,7 @@ use memwall_sim::analytic::{Binding, overlap_time};
 use memwall_sim::{CostPlan, estimate, expected_distinct_experts};
 use memwall_spec::{KvQuant, LayerKind, Scenario, WeightQuant};
 
-const DEVICE: &str = r#"
-name = "test-phone"
-[memory]
-ram_bytes = 17179869184
-os_reserved_bytes = 3000000000
-other_apps_bytes = 1000000000
-lpddr = "LPDDR5X"
-channels = 4
-channel_width_bits = 16
-data_rate_mtps = 6250.0
-achievable_fraction = 1.0
-per_core_gbps = 20.0
-dram_pj_per_bit = 4.0
-[[clusters]]
-name = "big"
-cores = 6
-max_ghz = 3.0
-simd_bits = 128
-simd_pipes = 4
-int8_dot = true
-power_w_per_core = 1.5
-[[clusters]]
-name = "little"
-cores = 2
-max_ghz = 2.0
-simd_bits = 128
-simd_pipes = 2
-int8_dot = true
-power_w_per_core = 0.3
-[storage]
-kind = "UFS 4.0"
-read_gbps = 4.0
-[power]
-static_w = 0.5
-"#;
+const DEVICE: &str = include_str!("data/test-phone.toml");
 
 const MODEL: &str = r#"
 name = "llama-like-8b"

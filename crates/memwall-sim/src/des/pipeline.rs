@@ -142,33 +142,8 @@ mod tests {
     use super::*;
     use memwall_spec::{KvQuant, WeightQuant};
 
-    const DEVICE: &str = r#"
-name = "d"
-[memory]
-ram_bytes = 17179869184
-os_reserved_bytes = 3000000000
-other_apps_bytes = 1000000000
-lpddr = "LPDDR5X"
-channels = 4
-channel_width_bits = 16
-data_rate_mtps = 8533.0
-achievable_fraction = 0.7
-per_core_gbps = 20.0
-dram_pj_per_bit = 4.0
-[[clusters]]
-name = "big"
-cores = 4
-max_ghz = 3.0
-simd_bits = 128
-simd_pipes = 4
-int8_dot = true
-power_w_per_core = 1.5
-[storage]
-kind = "UFS"
-read_gbps = 4.0
-[power]
-static_w = 0.5
-"#;
+    /// The phone of the estimator's physics tests.
+    const DEVICE: &str = include_str!("../../tests/data/test-phone.toml");
 
     const DENSE: &str = "name = \"dense\"\nn_layers = 4\nhidden = 512\nn_heads = 8\nn_kv_heads = 2\nhead_dim = 64\nffn = 1536\nvocab = 4096\nsliding_window = 64\nlayer_pattern = [\"sliding\", \"full\"]\n";
     const MOE: &str = "name = \"moe\"\nn_layers = 3\nhidden = 512\nn_heads = 8\nn_kv_heads = 2\nhead_dim = 64\nffn = 1536\nvocab = 4096\ntied_embeddings = true\n[moe]\nn_experts = 16\ntop_k = 2\nn_shared = 1\nexpert_ffn = 256\nshared_ffn = 256\n";
