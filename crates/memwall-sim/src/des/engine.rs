@@ -14,8 +14,7 @@
 //! through the LRU levels.
 
 use memwall_spec::{
-    BackgroundEvent, CacheMode, LayerKind, MemorySim, Routing, Scenario, SimConfig, TensorClass, ThermalSpec,
-    WeightQuant,
+    BackgroundEvent, CacheMode, LayerKind, MemorySim, Routing, Scenario, TensorClass, ThermalSpec, WeightQuant,
 };
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -375,7 +374,6 @@ struct Level {
 
 struct Run {
     events: String,
-    cfg: SimConfig,
     cur: Scenario,
     plan: CostPlan,
     objects: Objects,
@@ -415,7 +413,7 @@ struct Run {
 
 impl Run {
     fn new(s: &Scenario) -> Result<Self, SimError> {
-        let cfg = s.sim.clone();
+        let cfg = &s.sim;
         let plan = CostPlan::new(s)?;
         let objects = Objects::new(s, &plan);
         let mut rng = SmallRng::seed_from_u64(cfg.seed);
@@ -511,7 +509,6 @@ impl Run {
             decode_energy: 0.0,
             expert_ids: Vec::new(),
             expert_offsets: Vec::new(),
-            cfg,
         })
     }
 
@@ -521,10 +518,10 @@ impl Run {
         sink: &mut dyn TraceSink,
         progress: &mut dyn FnMut(f64),
     ) -> Result<Summary, SimError> {
-        if let Some(d) = self.cfg.duration_s {
+        if let Some(d) = self.cur.sim.duration_s {
             self.queue.push(to_ns(d), Ev::End);
         }
-        for (i, b) in self.cfg.background.iter().enumerate() {
+        for (i, b) in self.cur.sim.background.iter().enumerate() {
             let at = match b {
                 BackgroundEvent::Alloc { at_s, .. } | BackgroundEvent::Bandwidth { at_s, .. } => *at_s,
             };
@@ -652,12 +649,12 @@ impl Run {
         let mut anon = kv + fp.state + fp.compute + fp.overhead;
         // Weights wanted in DRAM: all of them, or the dense part plus the expert cache.
         let experts = self.plan.expert_bytes() * self.objects.n_experts as f64;
-        let (dense, cache) = match self.cfg.storage.expert_cache_bytes {
+        let (dense, cache) = match self.cur.sim.storage.expert_cache_bytes {
             Some(c) => (fp.weights.saturating_sub(experts as u64), (c as f64).min(experts) as u64),
             None => (fp.weights, 0),
         };
         let mut file = dense + cache;
-        if !self.cfg.memory.mmap_weights {
+        if !self.cur.sim.memory.mmap_weights {
             anon += file;
             file = 0;
         }
@@ -665,12 +662,12 @@ impl Run {
         let avail =
             mem.ram_bytes as i64 - mem.os_reserved_bytes as i64 - mem.other_apps_bytes as i64 - self.bg_alloc as i64;
         let room = avail - anon as i64;
-        let resident_file = if self.cfg.memory.pressure {
-            (room - self.cfg.memory.lmk_free_bytes as i64).clamp(0, file as i64) as u64
+        let resident_file = if self.cur.sim.memory.pressure {
+            (room - self.cur.sim.memory.lmk_free_bytes as i64).clamp(0, file as i64) as u64
         } else {
             file
         };
-        let (dense_resident, expert_cap) = if self.cfg.memory.mmap_weights {
+        let (dense_resident, expert_cap) = if self.cur.sim.memory.mmap_weights {
             // The dense weights are touched every token; the page cache keeps them first.
             let d = resident_file.min(dense);
             (d, (resident_file - d) as f64)
@@ -678,7 +675,7 @@ impl Run {
             (dense, cache as f64)
         };
         Residency {
-            weights: if self.cfg.memory.mmap_weights { resident_file } else { dense + cache },
+            weights: if self.cur.sim.memory.mmap_weights { resident_file } else { dense + cache },
             resident: anon + resident_file,
             paged: if dense > 0 { 1.0 - dense_resident as f64 / dense as f64 } else { 0.0 },
             free: room - resident_file as i64,
@@ -707,10 +704,10 @@ impl Run {
 
     /// Act on low memory: policies in order, else the kill.
     fn check_memory(&mut self, policies: &mut [Box<dyn Policy>], t_s: f64) {
-        if !self.cfg.memory.pressure || self.killed {
+        if !self.cur.sim.memory.pressure || self.killed {
             return;
         }
-        let MemorySim { lmk_free_bytes, .. } = self.cfg.memory;
+        let MemorySim { lmk_free_bytes, .. } = self.cur.sim.memory;
         for _ in 0..=policies.len() {
             if self.residency().room >= lmk_free_bytes as i64 {
                 return;
@@ -755,7 +752,7 @@ impl Run {
         let plan = CostPlan::new(&s)?;
         self.objects = Objects::new(&s, &plan);
         let moe_layers = plan.moe().map_or(0, |m| m.2 as usize);
-        if self.cfg.cache == CacheMode::Lru {
+        if self.cur.sim.cache == CacheMode::Lru {
             self.levels = cache_levels(&s, self.objects.count(moe_layers));
         }
         if let Some(c) = &self.expert_cache {
@@ -768,7 +765,7 @@ impl Run {
     }
 
     fn background(&mut self, i: usize, start: bool, policies: &mut [Box<dyn Policy>], t: Nanos) {
-        match self.cfg.background[i].clone() {
+        match self.cur.sim.background[i].clone() {
             BackgroundEvent::Alloc { bytes, duration_s, .. } => {
                 if start {
                     self.bg_alloc += bytes;
@@ -898,12 +895,12 @@ impl Run {
             if c.idx == self.turns.len() {
                 c.idx = 0;
                 c.rep += 1;
-                let repeat = self.cfg.session.repeat;
+                let repeat = self.cur.sim.session.repeat;
                 if repeat != 0 && c.rep >= repeat {
                     self.done = true;
                     return;
                 }
-                if self.cfg.session.fresh_context {
+                if self.cur.sim.session.fresh_context {
                     self.ctx = 0;
                 }
             }
