@@ -129,6 +129,10 @@ impl ScenarioArgs {
         if !(self.margin_gb.is_finite() && self.margin_gb >= 0.0) {
             anyhow::bail!("invalid `--margin-gb` = {}: must be a finite number >= 0", self.margin_gb);
         }
+        let max_gb = memwall_spec::bounds::MAX_BYTES as f64 / GB as f64;
+        if self.margin_gb > max_gb {
+            anyhow::bail!("invalid `--margin-gb` = {}: exceeds the plausible bound {max_gb:.0} GB (2^60 bytes)", self.margin_gb);
+        }
         let workload = Workload {
             prompt_tokens: self.prompt,
             gen_tokens: self.gen_tokens,

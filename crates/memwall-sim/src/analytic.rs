@@ -249,7 +249,7 @@ impl CostPlan {
         let wl = &s.workload;
         let threads = s.threads();
         let weights = WeightBytes::new(m, &s.weights);
-        let footprint = Footprint::with_weights(s, weights.total);
+        let footprint = Footprint::with_weights(s, weights.total)?;
 
         // Threads run on the fastest cores first; cycles per weight differ per cluster, so
         // throughput is a weighted sum: weights/s = Σ_cluster n × Hz / cycles_per_weight.

@@ -2,7 +2,8 @@
 //! bytes under the per-layer rules, recurrent state, compute buffers and runtime overhead,
 //! checked against what the device leaves the app.
 
-use memwall_spec::{LayerKind, ModelSpec, QuantFormat, Scenario, Tensor, TensorClass, WeightQuant, Workload};
+use memwall_spec::bounds::{self, MAX_BYTES};
+use memwall_spec::{LayerKind, ModelSpec, QuantFormat, Scenario, SpecError, Tensor, TensorClass, WeightQuant, Workload};
 
 /// Bytes of one tensor stored in `f`: `rows × experts × row_bytes(row_len)`, where a row
 /// that ends mid-block (possible only for generic group formats, since ggml types fall back)
@@ -69,24 +70,28 @@ pub fn swa_cells(context: u64, window: u64, ubatch: u64) -> u64 {
 /// window. Quantized formats include their per-block scale bytes.
 ///
 /// Example: 48 layers × 8 KV heads × 128 × 4096 tokens × 2 B × 2 (K and V) = 805,306,368 B.
-pub fn kv_cache_bytes(model: &ModelSpec, k: QuantFormat, v: QuantFormat, tokens: u64, ubatch: u64, batch: u32) -> u64 {
+///
+/// Exact in `u128`, so no context can wrap it; [`Footprint::of`] checks the result against
+/// [`MAX_BYTES`].
+pub fn kv_cache_bytes(model: &ModelSpec, k: QuantFormat, v: QuantFormat, tokens: u64, ubatch: u64, batch: u32) -> u128 {
     let (k_row, v_row) = model.kv_row_elems();
-    let per_token = k.padded_bytes(k_row) + if v_row > 0 { v.padded_bytes(v_row) } else { 0 };
+    let per_token = k.padded_bytes(k_row) as u128 + if v_row > 0 { v.padded_bytes(v_row) as u128 } else { 0 };
     let window = model.sliding_window.unwrap_or(u64::MAX);
     model
         .kv_cache_layers()
         .iter()
         .map(|&(_, kind)| {
             let cells = if kind == LayerKind::Sliding { swa_cells(tokens, window, ubatch) } else { tokens };
-            cells * per_token
+            cells as u128 * per_token
         })
-        .sum::<u64>()
-        * batch as u64
+        .sum::<u128>()
+        * batch as u128
 }
 
-/// Recurrent state of the SSM and linear-attention layers, bytes: `Σ state_bytes × batch`.
-pub fn recurrent_state_bytes(model: &ModelSpec, batch: u32) -> u64 {
-    model.layer_kinds().into_iter().map(|k| model.state_bytes(k)).sum::<u64>() * batch as u64
+/// Recurrent state of the SSM and linear-attention layers, bytes: `Σ state_bytes × batch`
+/// (exact in `u128`).
+pub fn recurrent_state_bytes(model: &ModelSpec, batch: u32) -> u128 {
+    model.layer_kinds().into_iter().map(|k| model.state_bytes(k) as u128).sum::<u128>() * batch as u128
 }
 
 /// Estimated compute buffer (activations and scratch) of llama.cpp's worst-case graph, bytes.
@@ -95,8 +100,10 @@ pub fn recurrent_state_bytes(model: &ModelSpec, batch: u32) -> u64 {
 /// context) × batch` tokens in flight, `f` the widest FFN a token passes (dense `ffn`, or
 /// `top_k × expert_ffn + shared`), and the attention scratch `4 × u × n_heads × kv_tokens`
 /// without flash attention (the score matrix) or `4 × u × n_heads × 256` with it (one tile).
-pub fn compute_buffer_bytes(model: &ModelSpec, w: &Workload) -> u64 {
-    let u = w.ubatch.min(w.context_tokens) * w.batch as u64;
+///
+/// Exact in `u128`.
+pub fn compute_buffer_bytes(model: &ModelSpec, w: &Workload) -> u128 {
+    let u = w.ubatch.min(w.context_tokens) as u128 * w.batch as u128;
     let f = match &model.moe {
         Some(m) => {
             let routed = m.top_k as u64 * m.expert_ffn;
@@ -106,7 +113,16 @@ pub fn compute_buffer_bytes(model: &ModelSpec, w: &Workload) -> u64 {
         None => model.ffn,
     };
     let scores = if w.flash_attention { 256 } else { w.kv_tokens() };
-    4 * u * (model.vocab + 4 * model.hidden + 2 * f) + 4 * u * model.n_heads * scores
+    let row = model.vocab as u128 + 4 * model.hidden as u128 + 2 * f as u128;
+    4 * u * row + 4 * u * model.n_heads as u128 * scores as u128
+}
+
+/// A footprint component as `u64` bytes, or an error naming the workload field that drove it
+/// past [`MAX_BYTES`].
+fn component(bytes: u128, what: &str, field: &str, value: u64) -> Result<u64, SpecError> {
+    u64::try_from(bytes).ok().filter(|b| *b <= MAX_BYTES).ok_or_else(|| {
+        SpecError::invalid(field, value, format!("the {what} would take {bytes} bytes, above the plausible bound 2^60"))
+    })
 }
 
 /// Memory footprint of a scenario against the device budget.
@@ -136,22 +152,31 @@ pub struct Footprint {
 
 impl Footprint {
     /// Account every component of a scenario.
-    pub fn of(s: &Scenario) -> Self {
+    pub fn of(s: &Scenario) -> Result<Self, SpecError> {
         let w = WeightBytes::new(&s.model, &s.weights);
         Self::with_weights(s, w.total)
     }
 
-    /// Account with precomputed weight bytes.
-    pub fn with_weights(s: &Scenario, weights: u64) -> Self {
+    /// Account with precomputed weight bytes. Every component is formed exactly and must stay
+    /// within [`MAX_BYTES`] (2^60); otherwise the error names the field that drove it there.
+    pub fn with_weights(s: &Scenario, weights: u64) -> Result<Self, SpecError> {
         let wl = &s.workload;
-        let kv = kv_cache_bytes(&s.model, s.kv.k, s.kv.v, wl.kv_tokens(), wl.ubatch, wl.batch);
-        let state = recurrent_state_bytes(&s.model, wl.batch);
-        let compute = compute_buffer_bytes(&s.model, wl);
+        let kv_tokens = wl.kv_tokens();
+        let kv = component(
+            kv_cache_bytes(&s.model, s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch),
+            "KV cache",
+            "workload.context_tokens",
+            kv_tokens,
+        )?;
+        let state = component(recurrent_state_bytes(&s.model, wl.batch), "recurrent state", "workload.batch", wl.batch as u64)?;
+        let compute = component(compute_buffer_bytes(&s.model, wl), "compute buffer", "workload.ubatch", wl.ubatch)?;
         let overhead = s.cost.runtime_overhead_bytes;
+        bounds::bytes("cost.runtime_overhead_bytes", overhead)?;
+        // Five components of at most 2^60 bytes each: the sum and the budget fit i64.
         let total = weights + kv + state + compute + overhead;
         let budget = s.device.memory.available_bytes() as i64 - wl.margin_bytes as i64;
         let headroom = budget - total as i64;
-        Footprint {
+        Ok(Footprint {
             weights,
             kv,
             state,
@@ -162,7 +187,7 @@ impl Footprint {
             margin: wl.margin_bytes,
             fits: headroom >= 0,
             headroom,
-        }
+        })
     }
 }
 

@@ -151,6 +151,38 @@ pub struct PowerSpec {
     pub idle_w: f64,
 }
 
+/// The documented kinds of device (`kind` in a device file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceKind {
+    /// A smartphone (passively cooled, skin-temperature limited).
+    Phone,
+    /// A tablet.
+    Tablet,
+    /// A single-board computer (Raspberry Pi class).
+    Sbc,
+    /// A compute module (Jetson class).
+    Module,
+    /// A laptop.
+    Laptop,
+    /// A desktop or workstation.
+    Desktop,
+}
+
+impl DeviceKind {
+    /// Lower-case name as written in a device file.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeviceKind::Phone => "phone",
+            DeviceKind::Tablet => "tablet",
+            DeviceKind::Sbc => "sbc",
+            DeviceKind::Module => "module",
+            DeviceKind::Laptop => "laptop",
+            DeviceKind::Desktop => "desktop",
+        }
+    }
+}
+
 /// A device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -160,9 +192,10 @@ pub struct DeviceSpec {
     /// One line for people.
     #[serde(default)]
     pub description: String,
-    /// `phone`, `sbc`, `module`, `laptop` or `desktop`.
-    #[serde(default)]
-    pub kind: String,
+    /// What kind of device it is (`phone`, `tablet`, `sbc`, `module`, `laptop`, `desktop`);
+    /// absent: unspecified.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<DeviceKind>,
     /// Default source of every number.
     #[serde(default)]
     pub source: String,
@@ -227,6 +260,7 @@ impl DeviceSpec {
 
     /// Check every number; errors name the field and value.
     pub fn validate(&self) -> Result<()> {
+        self.validate_bounds()?;
         let m = &self.memory;
         nonzero("memory.ram_bytes", m.ram_bytes)?;
         if m.os_reserved_bytes + m.other_apps_bytes >= m.ram_bytes {
@@ -293,6 +327,75 @@ impl DeviceSpec {
         non_negative("power.idle_w", self.power.idle_w)?;
         if let Some(t) = &self.thermal {
             t.validate().map_err(|e| e.within("thermal"))?;
+        }
+        Ok(())
+    }
+
+    /// Every number within its plausibility bound ([`crate::bounds`]): sizes, clocks,
+    /// bandwidths, throughputs and powers no device reaches are refused, naming the bound.
+    fn validate_bounds(&self) -> Result<()> {
+        use crate::bounds::{self as b, at_most};
+        let m = &self.memory;
+        for (f, v) in [
+            ("memory.ram_bytes", m.ram_bytes),
+            ("memory.os_reserved_bytes", m.os_reserved_bytes),
+            ("memory.other_apps_bytes", m.other_apps_bytes),
+        ] {
+            b::bytes(f, v)?;
+        }
+        at_most("memory.channels", m.channels, b::MAX_CHANNELS, "memory channels")?;
+        at_most("memory.channel_width_bits", m.channel_width_bits, b::MAX_CHANNEL_BITS, "bits per channel")?;
+        let gbps = |f: &str, v: f64| at_most(f, v, b::MAX_GBPS, "GB/s");
+        if m.data_rate_mtps.is_finite() {
+            at_most("memory.data_rate_mtps", m.data_rate_mtps, b::MAX_DATA_RATE_MTPS, "MT/s")?;
+        }
+        if m.per_core_gbps.is_finite() {
+            gbps("memory.per_core_gbps", m.per_core_gbps)?;
+        }
+        if m.dram_pj_per_bit.is_finite() {
+            at_most("memory.dram_pj_per_bit", m.dram_pj_per_bit, b::MAX_PJ_PER_BIT, "pJ/bit")?;
+        }
+        for (i, c) in self.caches.iter().enumerate() {
+            b::bytes(&format!("caches[{i}].size_bytes"), c.size_bytes)?;
+            if c.bandwidth_gbps.is_finite() {
+                gbps(&format!("caches[{i}].bandwidth_gbps"), c.bandwidth_gbps)?;
+            }
+        }
+        at_most("clusters", self.clusters.len(), b::MAX_CORES as usize, "CPU clusters")?;
+        let mut cores = 0u64;
+        for (i, c) in self.clusters.iter().enumerate() {
+            let f = |n: &str| format!("clusters[{i}].{n}");
+            at_most(&f("cores"), c.cores, b::MAX_CORES, "cores")?;
+            cores += c.cores as u64;
+            if c.max_ghz.is_finite() {
+                at_most(&f("max_ghz"), c.max_ghz, b::MAX_GHZ, "GHz")?;
+            }
+            at_most(&f("simd_bits"), c.simd_bits, b::MAX_SIMD_BITS, "bits, SVE's maximum")?;
+            at_most(&f("simd_pipes"), c.simd_pipes, b::MAX_SIMD_PIPES, "SIMD pipes per core")?;
+            if c.power_w_per_core.is_finite() {
+                at_most(&f("power_w_per_core"), c.power_w_per_core, b::MAX_WATTS, "W")?;
+            }
+        }
+        at_most("clusters[*].cores", cores, b::MAX_CORES as u64, "cores in all clusters")?;
+        let a = &self.accelerators;
+        for (f, v) in [("accelerators.gpu_fp16_tflops", a.gpu_fp16_tflops), ("accelerators.npu_int8_tops", a.npu_int8_tops)]
+        {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                at_most(f, v, b::MAX_TERA_OPS, "tera-operations/s")?;
+            }
+        }
+        for (f, v) in [
+            ("accelerators.gpu_power_w", a.gpu_power_w),
+            ("accelerators.npu_power_w", a.npu_power_w),
+            ("power.static_w", Some(self.power.static_w)),
+            ("power.idle_w", Some(self.power.idle_w)),
+        ] {
+            if let Some(v) = v.filter(|v| v.is_finite()) {
+                at_most(f, v, b::MAX_WATTS, "W")?;
+            }
+        }
+        if self.storage.read_gbps.is_finite() {
+            gbps("storage.read_gbps", self.storage.read_gbps)?;
         }
         Ok(())
     }

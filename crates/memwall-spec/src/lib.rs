@@ -14,6 +14,7 @@
 //! assert_eq!(q4k.row_bytes(4096), Some(16 * 144));
 //! ```
 
+pub mod bounds;
 pub mod cost;
 pub mod device;
 pub mod error;
@@ -27,7 +28,7 @@ pub mod units;
 pub mod workload;
 
 pub use cost::CostModel;
-pub use device::{AcceleratorSpec, CacheSpec, ClusterSpec, DeviceSpec, MemorySpec, PowerSpec, StorageSpec};
+pub use device::{AcceleratorSpec, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, MemorySpec, PowerSpec, StorageSpec};
 pub use error::{Result, SpecError};
 pub use mix::{FileType, LayerSelector, Mix, Override, WeightQuant};
 pub use model::{

@@ -649,6 +649,7 @@ impl ModelSpec {
         nonzero("n_layers", self.n_layers as u64)?;
         nonzero("hidden", self.hidden)?;
         nonzero("vocab", self.vocab)?;
+        self.validate_bounds()?;
         let kinds = self.layer_kinds();
         if let Some(k) = &self.layer_kinds
             && k.len() != self.n_layers as usize
@@ -764,6 +765,83 @@ impl ModelSpec {
             nonzero("mla.kv_lora_rank", m.kv_lora_rank)?;
             nonzero("mla.qk_nope_head_dim", m.qk_nope_head_dim)?;
             nonzero("mla.v_head_dim", m.v_head_dim)?;
+        }
+        self.validate_params()
+    }
+
+    /// Every dimension within its plausibility bound ([`crate::bounds`]), so that no tensor
+    /// shape below can overflow.
+    fn validate_bounds(&self) -> Result<()> {
+        use crate::bounds::{self, MAX_EXPERTS, MAX_LAYERS, MAX_VOCAB, at_most};
+        at_most("n_layers", self.n_layers, MAX_LAYERS, "layers")?;
+        at_most("vocab", self.vocab, MAX_VOCAB, "2^24 vocabulary entries")?;
+        let mut dims: Vec<(&str, u64)> = vec![
+            ("hidden", self.hidden),
+            ("n_heads", self.n_heads),
+            ("n_kv_heads", self.n_kv_heads),
+            ("head_dim", self.head_dim.unwrap_or(0)),
+            ("ffn", self.ffn),
+            // The widest projection: all query heads together.
+            ("n_heads × head_dim", self.n_heads.saturating_mul(self.head_dim())),
+        ];
+        if let Some(w) = self.sliding_window {
+            bounds::tokens("sliding_window", w)?;
+        }
+        if let Some(c) = self.max_context {
+            nonzero("max_context", c)?;
+            bounds::tokens("max_context", c)?;
+        }
+        if let Some(m) = &self.moe {
+            at_most("moe.n_experts", m.n_experts, MAX_EXPERTS, "routed experts per layer")?;
+            dims.push(("moe.expert_ffn", m.expert_ffn));
+            dims.push(("moe.shared_ffn", m.shared_ffn.unwrap_or(0)));
+            dims.push(("moe.n_shared × shared_ffn", (m.n_shared as u64).saturating_mul(m.shared_ffn.unwrap_or(m.expert_ffn))));
+        }
+        if let Some(m) = &self.mla {
+            dims.extend([
+                ("mla.kv_lora_rank", m.kv_lora_rank),
+                ("mla.q_lora_rank", m.q_lora_rank),
+                ("mla.qk_nope_head_dim", m.qk_nope_head_dim),
+                ("mla.qk_rope_head_dim", m.qk_rope_head_dim),
+                ("mla.v_head_dim", m.v_head_dim),
+                (
+                    "n_heads × (mla.qk_nope_head_dim + mla.v_head_dim)",
+                    self.n_heads.saturating_mul(m.qk_nope_head_dim.saturating_add(m.v_head_dim)),
+                ),
+            ]);
+        }
+        if let Some(s) = &self.ssm {
+            dims.extend([
+                ("ssm.d_state", s.d_state),
+                ("ssm.d_conv", s.d_conv),
+                ("ssm.d_inner", s.d_inner),
+                ("ssm.dt_rank", s.dt_rank.unwrap_or(0)),
+                ("ssm.n_groups", s.n_groups),
+                ("ssm.n_heads", s.n_heads.unwrap_or(0)),
+                ("ssm.n_groups × d_state", s.n_groups.saturating_mul(s.d_state)),
+            ]);
+        }
+        if let Some(l) = &self.linear {
+            dims.extend([
+                ("linear.n_heads", l.n_heads),
+                ("linear.key_dim", l.key_dim),
+                ("linear.value_dim", l.value_dim),
+                ("linear.n_heads × key_dim", l.n_heads.saturating_mul(l.key_dim)),
+                ("linear.n_heads × value_dim", l.n_heads.saturating_mul(l.value_dim)),
+            ]);
+        }
+        dims.into_iter().try_for_each(|(field, v)| bounds::dim(field, v))
+    }
+
+    /// The parameter count, summed exactly in `u128`, within [`crate::bounds::MAX_PARAMS`].
+    fn validate_params(&self) -> Result<()> {
+        let total: u128 = self.tensors().iter().map(|t| t.elements() as u128).sum();
+        if total > crate::bounds::MAX_PARAMS {
+            return Err(SpecError::invalid(
+                "n_layers",
+                self.n_layers,
+                format!("the model would hold {total} parameters, above the plausible bound 2^50"),
+            ));
         }
         Ok(())
     }

@@ -292,15 +292,21 @@ impl SimConfig {
 
     /// Check every value; errors name the field (`background[2].share`).
     pub fn validate(&self) -> Result<()> {
+        use crate::bounds::{self, MAX_CELSIUS, MAX_SECONDS, at_most};
+        let seconds = |field: &str, v: f64| at_most(field, v, MAX_SECONDS, "seconds");
         if let Some(d) = self.duration_s {
             positive("duration_s", d)?;
+            seconds("duration_s", d)?;
         }
         for (i, t) in self.session.turns.iter().enumerate() {
             let f = |n: &str| format!("session.turns[{i}].{n}");
+            bounds::tokens(&f("prompt_tokens"), t.prompt_tokens)?;
+            bounds::tokens(&f("gen_tokens"), t.gen_tokens)?;
             if t.prompt_tokens + t.gen_tokens == 0 {
                 return Err(SpecError::invalid(f("gen_tokens"), 0, "a turn needs prompt or generated tokens"));
             }
             non_negative(&f("think_s"), t.think_s)?;
+            seconds(&f("think_s"), t.think_s)?;
         }
         if self.session.repeat == 0 && self.duration_s.is_none() {
             return Err(SpecError::invalid("session.repeat", 0, "repeating until the end needs `duration_s`"));
@@ -310,14 +316,19 @@ impl SimConfig {
             match b {
                 BackgroundEvent::Alloc { at_s, bytes, duration_s } => {
                     non_negative(&f("at_s"), *at_s)?;
+                    seconds(&f("at_s"), *at_s)?;
                     nonzero(&f("bytes"), *bytes)?;
+                    bounds::bytes(&f("bytes"), *bytes)?;
                     if let Some(d) = duration_s {
                         positive(&f("duration_s"), *d)?;
+                        seconds(&f("duration_s"), *d)?;
                     }
                 }
                 BackgroundEvent::Bandwidth { at_s, duration_s, share } => {
                     non_negative(&f("at_s"), *at_s)?;
+                    seconds(&f("at_s"), *at_s)?;
                     positive(&f("duration_s"), *duration_s)?;
+                    seconds(&f("duration_s"), *duration_s)?;
                     if !(share.is_finite() && *share > 0.0 && *share < 1.0) {
                         return Err(SpecError::invalid(f("share"), share, "must lie in (0, 1)"));
                     }
@@ -329,6 +340,9 @@ impl SimConfig {
         {
             return Err(SpecError::invalid("thermal.start_c", c, "must be a finite number"));
         }
+        if let Some(c) = self.thermal.start_c {
+            at_most("thermal.start_c", c, MAX_CELSIUS, "°C")?;
+        }
         if let Some(s) = &self.thermal.spec {
             s.validate().map_err(|e| e.within("thermal.spec"))?;
         }
@@ -339,14 +353,19 @@ impl SimConfig {
         }
         if let Some(b) = self.storage.expert_cache_bytes {
             nonzero("storage.expert_cache_bytes", b)?;
+            bounds::bytes("storage.expert_cache_bytes", b)?;
         }
         for (i, p) in self.policies.iter().enumerate() {
             let f = |n: &str| format!("policies[{i}].{n}");
             match p {
-                PolicySpec::TruncateContext { keep_tokens } => nonzero(&f("keep_tokens"), *keep_tokens)?,
+                PolicySpec::TruncateContext { keep_tokens } => {
+                    nonzero(&f("keep_tokens"), *keep_tokens)?;
+                    bounds::tokens(&f("keep_tokens"), *keep_tokens)?;
+                }
                 PolicySpec::SwitchQuant { to } => to.validate().map_err(|e| e.within(&f("to")))?,
                 PolicySpec::PauseWhenHot { above_c, resume_c } => {
                     positive(&f("above_c"), *above_c)?;
+                    at_most(&f("above_c"), *above_c, MAX_CELSIUS, "°C")?;
                     if !(resume_c.is_finite() && resume_c < above_c) {
                         return Err(SpecError::invalid(f("resume_c"), resume_c, "must be below `above_c`"));
                     }

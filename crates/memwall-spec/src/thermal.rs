@@ -108,6 +108,7 @@ impl ThermalSpec {
     /// Check the network and governor; errors name the field (`nodes[1].resistance_k_per_w`).
     pub fn validate(&self) -> Result<()> {
         finite("ambient_c", self.ambient_c)?;
+        crate::bounds::at_most("ambient_c", self.ambient_c, crate::bounds::MAX_CELSIUS, "°C")?;
         if self.nodes.is_empty() {
             return Err(SpecError::invalid("nodes", "[]", "the RC chain needs at least one node"));
         }

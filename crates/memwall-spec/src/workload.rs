@@ -120,9 +120,26 @@ impl Workload {
 
     /// Check the workload; errors name the field and value.
     pub fn validate(&self) -> Result<()> {
+        use crate::bounds::{self, MAX_BATCH, MAX_CORES, MAX_SKEW, at_most};
         nonzero("context_tokens", self.context_tokens)?;
         nonzero("batch", self.batch as u64)?;
         nonzero("ubatch", self.ubatch)?;
+        for (field, v) in [
+            ("context_tokens", self.context_tokens),
+            ("prompt_tokens", self.prompt_tokens),
+            ("gen_tokens", self.gen_tokens),
+            ("ubatch", self.ubatch),
+        ] {
+            bounds::tokens(field, v)?;
+        }
+        at_most("batch", self.batch, MAX_BATCH, "sequences decoded together")?;
+        if let Some(t) = self.threads {
+            at_most("threads", t, MAX_CORES, "threads")?;
+        }
+        bounds::bytes("margin_bytes", self.margin_bytes)?;
+        if self.routing_skew.is_finite() {
+            at_most("routing_skew", self.routing_skew, MAX_SKEW, "Zipf exponent")?;
+        }
         if self.prompt_tokens + self.gen_tokens == 0 {
             return Err(SpecError::invalid("gen_tokens", 0, "prompt_tokens and gen_tokens are both 0"));
         }

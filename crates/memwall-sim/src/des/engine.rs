@@ -645,7 +645,8 @@ impl Run {
             memwall_spec::ContextPolicy::Grow => self.ctx.max(1),
         };
         let fp = &self.plan.footprint;
-        let kv = kv_cache_bytes(&s.model, s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch);
+        // At most the validated footprint's KV cache (kv_tokens <= capacity), so within 2^60.
+        let kv = u64::try_from(kv_cache_bytes(&s.model, s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch)).unwrap_or(u64::MAX);
         let mut anon = kv + fp.state + fp.compute + fp.overhead;
         // Weights wanted in DRAM: all of them, or the dense part plus the expert cache.
         let experts = self.plan.expert_bytes() * self.objects.n_experts as f64;

@@ -1,0 +1,116 @@
+//! Hostile input as a new user would try it: overflowing, absurd and out-of-range numbers in
+//! flags and in model and device files. Each must exit 2 with an error that names the field,
+//! the value and the bound, never print a result.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn memwall(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memwall")).args(args).current_dir(dir).output().unwrap()
+}
+
+/// A preset's TOML text with the first line that sets `key` replaced by `line`.
+fn edited(text: &str, key: &str, line: &str) -> String {
+    let mut done = false;
+    let out: Vec<String> = text
+        .lines()
+        .map(|l| {
+            if !done && l.split('=').next().is_some_and(|k| k.trim() == key) {
+                done = true;
+                line.to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    assert!(done, "no `{key}` line");
+    out.join("\n")
+}
+
+/// Run `args`, expect exit 2, nothing on stdout, and every needle in the error.
+fn refused(args: &[&str], dir: &Path, needles: &[&str]) {
+    let o = memwall(args, dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?} exited {:?}: {err}", o.status);
+    assert!(o.stdout.is_empty(), "{args:?} printed a result: {}", String::from_utf8_lossy(&o.stdout));
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: `{n}` not in: {err}");
+    }
+}
+
+const BASE: [&str; 4] = ["--model", "llama-3.2-1b", "--device", "raspberry-pi-5-8gb"];
+
+fn with<'a>(cmd: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![cmd];
+    v.extend(BASE);
+    v.extend(extra);
+    v
+}
+
+#[test]
+fn token_counts_that_would_wrap_the_kv_cache_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    for cmd in ["footprint", "estimate"] {
+        for ctx in ["18446744073709551615", "140737488355328"] {
+            let args = with(cmd, &["--context", ctx, "--prompt", "1", "--gen-tokens", "1"]);
+            refused(&args, dir.path(), &["workload.context_tokens", ctx, "4294967296"]);
+        }
+        refused(&with(cmd, &["--prompt", "18446744073709551615"]), dir.path(), &["workload.prompt_tokens"]);
+        refused(
+            &with(cmd, &["--gen-tokens", "18446744073709551615", "--prompt", "1"]),
+            dir.path(),
+            &["workload.gen_tokens"],
+        );
+    }
+}
+
+#[test]
+fn a_kv_cache_beyond_2_60_bytes_is_an_error_not_a_wrapped_number() {
+    let dir = tempfile::tempdir().unwrap();
+    // 2^32 tokens × 16 layers × 8 KV heads × 64 × 2 B × 2 × 65536 sequences = 2^65 B.
+    let args = with("footprint", &["--context", "4294967296", "--prompt", "1", "--gen-tokens", "1", "--batch", "65536"]);
+    refused(&args, dir.path(), &["workload.context_tokens", "KV cache", "2^60"]);
+}
+
+#[test]
+fn absurd_flags_are_refused_naming_the_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    refused(&with("footprint", &["--margin-gb", "1e30"]), dir.path(), &["--margin-gb", "plausible bound"]);
+    refused(&with("estimate", &["--batch", "1000000"]), dir.path(), &["workload.batch", "65536"]);
+    refused(&with("estimate", &["--threads", "1000000"]), dir.path(), &["workload.threads"]);
+}
+
+#[test]
+fn absurd_model_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = memwall_io::presets::model_text("llama-3.2-1b").unwrap();
+    let cases = [
+        ("vocab", "vocab = 18446744073709551615", "model.vocab"),
+        ("hidden", "hidden = 1099511627776", "model.hidden"),
+        ("max_context", "max_context = 0", "model.max_context"),
+        ("n_layers", "n_layers = 1000000", "model.n_layers"),
+    ];
+    for (key, line, field) in cases {
+        std::fs::write(dir.path().join("m.toml"), edited(model, key, line)).unwrap();
+        for cmd in ["footprint", "estimate"] {
+            refused(&[cmd, "--model", "m.toml", "--device", "raspberry-pi-5-8gb"], dir.path(), &[field]);
+        }
+    }
+}
+
+#[test]
+fn absurd_device_files_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let device = memwall_io::presets::device_text("raspberry-pi-5-8gb").unwrap();
+    let cases = [
+        ("max_ghz", "max_ghz = 1e30", &["clusters[0].max_ghz", "plausible bound 10"][..]),
+        ("kind", "kind = \"spaceship\"", &["spaceship", "phone"][..]),
+        ("ram_bytes", "ram_bytes = 18446744073709551615", &["memory.ram_bytes", "2^60"][..]),
+        ("os_reserved_bytes", "os_reserved_bytes = 18446744073709551615", &["memory.os_reserved_bytes"][..]),
+        ("data_rate_mtps", "data_rate_mtps = 1e12", &["memory.data_rate_mtps"][..]),
+    ];
+    for (key, line, needles) in cases {
+        std::fs::write(dir.path().join("d.toml"), edited(device, key, line)).unwrap();
+        refused(&["estimate", "--model", "llama-3.2-1b", "--device", "d.toml"], dir.path(), needles);
+    }
+}
