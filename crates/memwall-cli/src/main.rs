@@ -154,6 +154,9 @@ impl ScenarioArgs {
             sim: Default::default(),
         };
         s.validate()?;
+        if let Some(w) = s.context_warning() {
+            eprintln!("warning: {w}");
+        }
         Ok(s)
     }
 }
@@ -253,6 +256,15 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
         w.bits_per_weight(),
         w.params as f64 / 1e9
     );
+    if !w.fallbacks.is_empty() {
+        println!("fallbacks (rows that do not fill whole blocks, stored as llama.cpp stores them):");
+        for f in &w.fallbacks {
+            println!("  {f}");
+        }
+    }
+    if w.padded_tensors > 0 {
+        println!("padding: {} tensors end mid-group; their last group is padded and counted", w.padded_tensors);
+    }
     Ok(())
 }
 

@@ -114,3 +114,29 @@ fn absurd_device_files_are_refused() {
         refused(&["estimate", "--model", "llama-3.2-1b", "--device", "d.toml"], dir.path(), needles);
     }
 }
+
+#[test]
+fn a_context_beyond_max_context_is_allowed_but_warned() {
+    let dir = tempfile::tempdir().unwrap();
+    // llama-3.2-1b is trained for 131072 tokens.
+    let o = memwall(&with("footprint", &["--context", "200000"]), dir.path());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: context of 200000 tokens exceeds llama-3.2-1b's max_context = 131072"), "{err}");
+    let o = memwall(&with("footprint", &["--context", "131072"]), dir.path());
+    assert!(o.status.success() && o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+#[test]
+fn a_group_that_does_not_divide_a_row_pads_instead_of_falling_back_to_f16() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = memwall(&with("footprint", &["--weights", "int4-g48"]), dir.path());
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success());
+    // 4 bits + one f16 scale per 48 weights = 4.33 bpw, plus F32 norms; never 16.
+    let bpw: f64 = out.split("fits: yes  (").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!((4.33..4.4).contains(&bpw), "{out}");
+    assert!(out.contains("padding: "), "{out}");
+    let o = memwall(&with("footprint", &["--weights", "int8-pc"]), dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

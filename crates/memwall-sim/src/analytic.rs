@@ -688,6 +688,8 @@ pub struct Estimate {
     pub binding: Binding,
     /// What limits prefill.
     pub prefill_binding: Option<Binding>,
+    /// The context exceeds the model's trained `max_context` ([`Scenario::context_beyond_max`]).
+    pub context_beyond_max: bool,
 }
 
 /// Estimate one scenario in closed form.
@@ -742,5 +744,6 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         decode_terms: t_mid,
         binding: t_mid.binding(),
         prefill_binding: prefill_last.map(|t| t.binding()),
+        context_beyond_max: s.context_beyond_max(),
     }
 }

@@ -6,11 +6,33 @@ use memwall_spec::bounds::{self, MAX_BYTES};
 use memwall_spec::{LayerKind, ModelSpec, QuantFormat, Scenario, SpecError, Tensor, TensorClass, WeightQuant, Workload};
 
 /// Bytes of one tensor stored in `f`: `rows × experts × row_bytes(row_len)`, where a row
-/// that ends mid-block (possible only for generic group formats, since ggml types fall back)
-/// pads its last block.
+/// that ends mid-group of a generic group format pads its last group (ggml types fall back
+/// to another type before they get here, see [`memwall_spec::mix::fallback`]).
 pub fn tensor_bytes(t: &Tensor, f: QuantFormat) -> u64 {
     let row = f.row_bytes(t.row_len).unwrap_or_else(|| f.padded_bytes(t.row_len));
     t.rows * t.experts * row
+}
+
+/// Tensors of one class whose rows forced llama.cpp's fallback from one format to another.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fallback {
+    /// Tensor class.
+    pub class: TensorClass,
+    /// What the recipe asked for.
+    pub requested: QuantFormat,
+    /// What the tensors are stored as.
+    pub stored: QuantFormat,
+    /// Row length that does not fill whole blocks of `requested`.
+    pub row_len: u64,
+    /// How many tensors.
+    pub tensors: u32,
+}
+
+impl std::fmt::Display for Fallback {
+    /// `32 × ffn_down (rows of 1000): q4_K → f16`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} × {} (rows of {}): {} → {}", self.tensors, self.class.name(), self.row_len, self.requested, self.stored)
+    }
 }
 
 /// Weight bytes of every tensor under a quantization mix.
@@ -22,15 +44,47 @@ pub struct WeightBytes {
     pub total: u64,
     /// Parameters.
     pub params: u64,
+    /// The fallbacks taken, one entry per (class, requested, stored, row length).
+    pub fallbacks: Vec<Fallback>,
+    /// Tensors whose rows end mid-group of a generic group format (the last group is padded,
+    /// and the padding is counted in `total`).
+    pub padded_tensors: u32,
 }
 
 impl WeightBytes {
     /// Assign formats with the mix rules and count bytes.
     pub fn new(model: &ModelSpec, weights: &WeightQuant) -> Self {
-        let tensors: Vec<_> = weights.assign(model).into_iter().map(|(t, f)| (t, f, tensor_bytes(&t, f))).collect();
+        let assigned = weights.assign(model);
+        let mut fallbacks: Vec<Fallback> = Vec::new();
+        let mut padded_tensors = 0;
+        for a in &assigned {
+            let len = a.tensor.row_len;
+            if let QuantFormat::Group(g) = a.format
+                && !len.is_multiple_of(g.group as u64)
+            {
+                padded_tensors += 1;
+            }
+            if !a.fell_back() {
+                continue;
+            }
+            let same = |f: &&mut Fallback| {
+                f.class == a.tensor.class && f.requested == a.requested && f.stored == a.format && f.row_len == len
+            };
+            match fallbacks.iter_mut().find(same) {
+                Some(f) => f.tensors += 1,
+                None => fallbacks.push(Fallback {
+                    class: a.tensor.class,
+                    requested: a.requested,
+                    stored: a.format,
+                    row_len: len,
+                    tensors: 1,
+                }),
+            }
+        }
+        let tensors: Vec<_> = assigned.iter().map(|a| (a.tensor, a.format, tensor_bytes(&a.tensor, a.format))).collect();
         let total = tensors.iter().map(|x| x.2).sum();
         let params = tensors.iter().map(|x| x.0.elements()).sum();
-        WeightBytes { tensors, total, params }
+        WeightBytes { tensors, total, params, fallbacks, padded_tensors }
     }
 
     /// Average bits per weight over the whole model, `8 × bytes / params`.
@@ -252,6 +306,36 @@ mod tests {
         // ((4 − 1) × 2048 + 2048 × 16) × 4 B = 155,648 B per layer.
         assert_eq!(recurrent_state_bytes(&m, 1), 2 * 155_648);
         assert_eq!(kv_cache_bytes(&m, F16, F16, 4096, 512, 1), 0);
+    }
+
+    #[test]
+    fn group_formats_pad_instead_of_falling_back_and_fallbacks_are_reported() {
+        // int4-g48 on a 4096-wide model: rows of 4096 (85 full groups + 16 weights) and of
+        // 16384 (341 groups + 16) pad their last group; nothing becomes F16.
+        let m = dense(1, 4096, 8);
+        let w = WeightBytes::new(&m, &WeightQuant::new("int4-g48".parse().unwrap()));
+        let q = w.tensors.iter().find(|x| x.0.class == TensorClass::AttnQ).unwrap();
+        assert_eq!(q.1.to_string(), "int4-g48");
+        // 6144 rows × 86 groups × 26 B.
+        assert_eq!(q.2, 6144 * 86 * 26);
+        assert!(w.fallbacks.is_empty());
+        assert!(w.padded_tensors >= 5, "{}", w.padded_tensors);
+        // Q4_K on a 1000-wide FFN: ffn_down falls back to F16 and says so.
+        let mut m = dense(1, 4096, 8);
+        m.ffn = 1000;
+        let w = WeightBytes::new(&m, &WeightQuant::new("pure-q4_K".parse().unwrap()));
+        assert_eq!(w.fallbacks.len(), 1);
+        let f = &w.fallbacks[0];
+        assert_eq!((f.class, f.requested.to_string(), f.stored.to_string(), f.row_len, f.tensors), (TensorClass::FfnDown, "q4_K".into(), "f16".into(), 1000, 1));
+    }
+
+    #[test]
+    fn per_channel_weights_hold_one_scale_per_row() {
+        let m = dense(1, 4096, 8);
+        let w = WeightBytes::new(&m, &WeightQuant::new("int8-pc".parse().unwrap()));
+        let q = w.tensors.iter().find(|x| x.0.class == TensorClass::AttnQ).unwrap();
+        // 6144 rows of 4096 int8 weights + one f16 scale each.
+        assert_eq!(q.2, 6144 * (4096 + 2));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SpecError, fraction, non_negative, positive};
-use crate::quant::{GgmlType, QuantFormat};
+use crate::quant::{ChannelQuant, GgmlType, GroupQuant, QuantFormat};
 
 fn d_source() -> String {
     "defaults: engineering estimates (memwall cost.rs), not yet calibrated".into()
@@ -152,14 +152,14 @@ pub fn default_dequant_cycles(f: QuantFormat) -> f64 {
             G::IQ1_S => 0.12,
             G::IQ1_M => 0.13,
         },
-        QuantFormat::Group(g) => {
-            let base = match g.bits {
+        QuantFormat::Group(GroupQuant { bits, asym, .. }) | QuantFormat::Channel(ChannelQuant { bits, asym, .. }) => {
+            let base = match bits {
                 8 => 0.02,
                 4 => 0.04,
                 2 => 0.05,
                 _ => 0.08,
             };
-            base + if g.asym { 0.005 } else { 0.0 }
+            base + if asym { 0.005 } else { 0.0 }
         }
     }
 }

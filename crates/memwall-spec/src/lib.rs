@@ -30,11 +30,11 @@ pub mod workload;
 pub use cost::CostModel;
 pub use device::{AcceleratorSpec, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, MemorySpec, PowerSpec, StorageSpec};
 pub use error::{Result, SpecError};
-pub use mix::{FileType, LayerSelector, Mix, Override, WeightQuant};
+pub use mix::{Assignment, FileType, LayerSelector, Mix, Override, WeightQuant};
 pub use model::{
     LayerKind, LinearSpec, MlaSpec, ModelSpec, MoeSpec, ParamCounts, SsmKind, SsmSpec, Tensor, TensorClass,
 };
-pub use quant::{GgmlType, GroupQuant, QuantFormat, ScaleDtype};
+pub use quant::{ChannelQuant, GgmlType, GroupQuant, QuantFormat, ScaleDtype};
 pub use scenario::Scenario;
 pub use sim::{
     BackgroundEvent, CacheMode, MemorySim, PolicySpec, Routing, Session, SimConfig, StorageSim, ThermalSim, Turn,

@@ -244,30 +244,33 @@ impl WeightQuant {
         Ok(())
     }
 
-    /// The storage format of every tensor of `model`, in [`ModelSpec::tensors`] order.
-    pub fn assign(&self, model: &ModelSpec) -> Vec<(Tensor, QuantFormat)> {
+    /// The storage format of every tensor of `model`, in [`ModelSpec::tensors`] order, with
+    /// the format the recipe asked for (they differ where llama.cpp's fallback applied).
+    pub fn assign(&self, model: &ModelSpec) -> Vec<Assignment> {
         let tensors = model.tensors();
         let mut state = RuleState::new(model, &tensors);
         tensors
             .into_iter()
-            .map(|t| {
-                let mut f = self.rule_format(model, &t, &mut state);
+            .map(|tensor| {
+                let mut requested = self.rule_format(model, &tensor, &mut state);
                 for o in &self.overrides {
-                    if o.matches_class(t.class) && o.layers.matches(t.layer, model.n_layers).unwrap_or(false) {
-                        f = fallback(o.format, t.row_len);
+                    if o.matches_class(tensor.class) && o.layers.matches(tensor.layer, model.n_layers).unwrap_or(false)
+                    {
+                        requested = o.format;
                     }
                 }
-                if !t.class.quantizable() || t.is_vector() {
-                    f = QuantFormat::Ggml(GgmlType::F32);
+                if !tensor.class.quantizable() || tensor.is_vector() {
+                    requested = QuantFormat::Ggml(GgmlType::F32);
                 }
-                (t, f)
+                Assignment { tensor, format: fallback(requested, tensor.row_len), requested }
             })
             .collect()
     }
 
+    /// The format the mix rules ask for, before any fallback.
     fn rule_format(&self, model: &ModelSpec, t: &Tensor, st: &mut RuleState) -> QuantFormat {
         let ftype = match self.mix {
-            Mix::Pure(q) => return fallback(q, t.row_len),
+            Mix::Pure(q) => return q,
             Mix::File(ft) => ft,
         };
         let default = ftype.default_type();
@@ -275,8 +278,26 @@ impl WeightQuant {
             // F32/F16/BF16 files: llama.cpp applies no per-tensor rules.
             return QuantFormat::Ggml(default);
         }
-        let ty = tensor_type(ftype, self.imatrix, model, t, st);
-        fallback(QuantFormat::Ggml(ty), t.row_len)
+        QuantFormat::Ggml(tensor_type(ftype, self.imatrix, model, t, st))
+    }
+}
+
+/// The storage format of one tensor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Assignment {
+    /// The tensor.
+    pub tensor: Tensor,
+    /// The format it is stored in.
+    pub format: QuantFormat,
+    /// The format the recipe asked for; differs from `format` where the rows do not fill
+    /// whole blocks and llama.cpp falls back ([`fallback`]).
+    pub requested: QuantFormat,
+}
+
+impl Assignment {
+    /// Whether the stored format differs from the requested one.
+    pub fn fell_back(&self) -> bool {
+        self.format != self.requested
     }
 }
 
@@ -489,8 +510,10 @@ fn tensor_type(ftype: FileType, imatrix: bool, model: &ModelSpec, t: &Tensor, st
 
 /// llama.cpp's fallback when a row of `row_len` elements does not fill whole blocks of `f`:
 /// K- and IQ-quants fall back to a 32-element format of similar size, then to F16.
+///
+/// Generic group and per-channel formats never fall back: they pad the last group instead.
 pub fn fallback(f: QuantFormat, row_len: u64) -> QuantFormat {
-    if row_len.is_multiple_of(f.block_elems()) {
+    if f.row_bytes(row_len).is_some() {
         return f;
     }
     use GgmlType as G;
@@ -512,7 +535,7 @@ pub fn fallback(f: QuantFormat, row_len: u64) -> QuantFormat {
             G::Q6_K => Some(G::Q8_0),
             _ => None,
         },
-        QuantFormat::Group(_) => None,
+        QuantFormat::Group(_) | QuantFormat::Channel(_) => None,
     };
     match alt {
         Some(a) if row_len.is_multiple_of(a.block_size()) => QuantFormat::Ggml(a),
@@ -565,10 +588,11 @@ mod tests {
         w.validate().unwrap();
         let after = w.assign(&model);
         let q8 = QuantFormat::Ggml(GgmlType::Q8_0);
-        for ((t, f0), (_, f1)) in before.iter().zip(&after) {
+        for (a0, a1) in before.iter().zip(&after) {
+            let (t, f0, f1) = (a0.tensor, a0.format, a1.format);
             let hit = t.class == TensorClass::AttnOutput && matches!(t.layer, Some(0 | 1 | 6 | 7));
             if hit {
-                assert_eq!(*f1, q8, "{t:?}");
+                assert_eq!(f1, q8, "{t:?}");
             } else {
                 // Global `output` is not selected by a layer list; everything else is untouched.
                 assert_eq!(f0, f1, "{t:?}");
@@ -576,8 +600,8 @@ mod tests {
         }
         // The Q4_K_M rules themselves: attn_v and ffn_down of layer 0 get Q6_K.
         let q6 = QuantFormat::Ggml(GgmlType::Q6_K);
-        assert!(before.iter().any(|(t, f)| t.class == TensorClass::AttnV && t.layer == Some(0) && *f == q6));
-        assert!(before.iter().any(|(t, f)| t.class == TensorClass::Output && *f == q6));
+        assert!(before.iter().any(|a| a.tensor.class == TensorClass::AttnV && a.tensor.layer == Some(0) && a.format == q6));
+        assert!(before.iter().any(|a| a.tensor.class == TensorClass::Output && a.format == q6));
     }
 
     #[test]

@@ -155,48 +155,89 @@ impl GroupQuant {
     }
 }
 
-/// A weight or KV-cache storage format: a ggml type or a generic group-wise format.
+/// A per-channel integer format (`intN-pc`): every row (output channel) has one scale (and,
+/// when `asym`, one minimum), as LiteRT, ExecuTorch and many NPU toolchains store weights.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ChannelQuant {
+    /// Bits per weight, 2 to 8.
+    pub bits: u8,
+    /// Asymmetric (scale and min) instead of symmetric (scale only).
+    pub asym: bool,
+    /// Dtype of the scale and min.
+    pub scale: ScaleDtype,
+}
+
+impl ChannelQuant {
+    /// Bytes of a row of `n` weights: `ceil(bits × n / 8) + scale_bytes × (1 + asym)`.
+    ///
+    /// Example: int4-pc over a 2048-wide row = 1024 B + one f16 scale = 1026 B.
+    pub fn row_bytes(&self, n: u64) -> u64 {
+        (self.bits as u64 * n).div_ceil(8) + self.scale.bytes() * if self.asym { 2 } else { 1 }
+    }
+}
+
+/// A weight or KV-cache storage format: a ggml type, a generic group-wise format or a
+/// per-channel format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum QuantFormat {
     /// A ggml/GGUF type.
     Ggml(GgmlType),
-    /// A generic group-wise `intN` format.
+    /// A generic group-wise `intN-gG` format.
     Group(GroupQuant),
+    /// A per-channel `intN-pc` format (one scale per row).
+    Channel(ChannelQuant),
 }
 
 impl QuantFormat {
-    /// Elements per block (ggml block size, or group size).
+    /// Elements per block (ggml block size, or group size); 0 for a per-channel format, whose
+    /// block is the whole row (use [`QuantFormat::row_bytes`]).
     pub fn block_elems(&self) -> u64 {
         match self {
             QuantFormat::Ggml(t) => t.block_size(),
             QuantFormat::Group(g) => g.group as u64,
+            QuantFormat::Channel(_) => 0,
         }
     }
 
-    /// Bytes per block.
+    /// Bytes per block; for a per-channel format, the bytes of one row's scales.
     pub fn block_bytes(&self) -> u64 {
         match self {
             QuantFormat::Ggml(t) => t.type_size(),
             QuantFormat::Group(g) => g.group_bytes(),
+            QuantFormat::Channel(c) => c.row_bytes(0),
         }
     }
 
-    /// Bits per weight, `8 × block_bytes / block_elems`.
+    /// Bits per weight, `8 × block_bytes / block_elems`; for a per-channel format the bits
+    /// of a weight alone (its row's scale adds `8 × scale bytes / row length`).
     pub fn bits_per_weight(&self) -> f64 {
-        8.0 * self.block_bytes() as f64 / self.block_elems() as f64
+        match self {
+            QuantFormat::Channel(c) => c.bits as f64,
+            _ => 8.0 * self.block_bytes() as f64 / self.block_elems() as f64,
+        }
     }
 
-    /// Bytes of one row of `n` elements, or `None` when `n` is not a multiple of the block
-    /// size (ggml cannot store such a row in this format).
+    /// Bytes of one row of `n` elements, or `None` when a ggml type cannot store it (`n` is
+    /// not a multiple of its block size; llama.cpp then falls back to another type). Generic
+    /// group formats pad the last group, as GPTQ, AWQ and MLC do, and the padding is counted;
+    /// per-channel formats store any row.
     pub fn row_bytes(&self, n: u64) -> Option<u64> {
-        let b = self.block_elems();
-        n.is_multiple_of(b).then(|| n / b * self.block_bytes())
+        match self {
+            QuantFormat::Ggml(_) => {
+                let b = self.block_elems();
+                n.is_multiple_of(b).then(|| n / b * self.block_bytes())
+            }
+            QuantFormat::Group(_) | QuantFormat::Channel(_) => Some(self.padded_bytes(n)),
+        }
     }
 
     /// Bytes of `n` elements when the row may end mid-block (the last block is padded, as a
     /// KV cache or a generic format would store it): `ceil(n / block) × block_bytes`.
     pub fn padded_bytes(&self, n: u64) -> u64 {
-        n.div_ceil(self.block_elems()) * self.block_bytes()
+        match self {
+            QuantFormat::Channel(c) => c.row_bytes(n),
+            _ => n.div_ceil(self.block_elems()) * self.block_bytes(),
+        }
     }
 
     /// Whether weights dot against integer-quantized activations (Q8_0/Q8_K) rather than
@@ -204,7 +245,7 @@ impl QuantFormat {
     pub fn is_quantized(&self) -> bool {
         match self {
             QuantFormat::Ggml(t) => t.is_quantized(),
-            QuantFormat::Group(_) => true,
+            QuantFormat::Group(_) | QuantFormat::Channel(_) => true,
         }
     }
 
@@ -225,21 +266,30 @@ impl fmt::Display for QuantFormat {
             QuantFormat::Ggml(t) => f.write_str(t.name()),
             QuantFormat::Group(g) => {
                 write!(f, "int{}-g{}", g.bits, g.group)?;
-                if g.asym {
-                    f.write_str("-asym")?;
-                }
-                if g.scale != ScaleDtype::F16 {
-                    write!(f, "-{}", g.scale.name())?;
-                }
-                Ok(())
+                write_suffix(f, g.asym, g.scale)
+            }
+            QuantFormat::Channel(c) => {
+                write!(f, "int{}-pc", c.bits)?;
+                write_suffix(f, c.asym, c.scale)
             }
         }
     }
 }
 
+fn write_suffix(f: &mut fmt::Formatter<'_>, asym: bool, scale: ScaleDtype) -> fmt::Result {
+    if asym {
+        f.write_str("-asym")?;
+    }
+    if scale != ScaleDtype::F16 {
+        write!(f, "-{}", scale.name())?;
+    }
+    Ok(())
+}
+
 const FORMAT_HINT: &str = "; expected a ggml type (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, \
 q2_K..q6_K, q8_K, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_nl, iq4_xs, tq1_0, \
-tq2_0, mxfp4) or int<N>-g<G>[-asym][-f16|-bf16|-f32|-e8m0], e.g. int4-g128";
+tq2_0, mxfp4), int<N>-g<G>[-asym][-f16|-bf16|-f32|-e8m0] (groups of G weights, e.g. int4-g128) \
+or int<N>-pc[-asym][-...] (one scale per row, e.g. int8-pc)";
 
 impl FromStr for QuantFormat {
     type Err = SpecError;
@@ -258,8 +308,11 @@ impl FromStr for QuantFormat {
         let Some(rest) = lower.strip_prefix("int") else { return Err(unknown()) };
         let mut parts = rest.split('-');
         let bits: u8 = parts.next().and_then(|p| p.parse().ok()).ok_or_else(unknown)?;
-        let group: u32 =
-            parts.next().and_then(|p| p.strip_prefix('g')).and_then(|p| p.parse().ok()).ok_or_else(unknown)?;
+        // `pc`: per channel; `gG`: groups of G.
+        let group: Option<u32> = match parts.next() {
+            Some("pc") => None,
+            p => Some(p.and_then(|p| p.strip_prefix('g')).and_then(|p| p.parse().ok()).ok_or_else(unknown)?),
+        };
         let mut asym = false;
         let mut scale = ScaleDtype::F16;
         for p in parts {
@@ -276,6 +329,7 @@ impl FromStr for QuantFormat {
         if !(2..=8).contains(&bits) {
             return Err(SpecError::invalid("", s, "group-wise formats take 2 to 8 bits per weight"));
         }
+        let Some(group) = group else { return Ok(QuantFormat::Channel(ChannelQuant { bits, asym, scale })) };
         if group == 0 || !group.is_multiple_of(8) {
             return Err(SpecError::invalid("", s, "group size must be a positive multiple of 8"));
         }
@@ -331,6 +385,26 @@ mod tests {
         assert_eq!(a.block_bytes(), 28);
         assert_eq!(a.to_string(), "int3-g64-asym-bf16");
         assert_eq!(a.to_string().parse::<QuantFormat>().unwrap(), a);
+    }
+
+    #[test]
+    fn per_channel_formats_hold_one_scale_per_row() {
+        let f: QuantFormat = "int4-pc".parse().unwrap();
+        assert_eq!(f.to_string(), "int4-pc");
+        // 2048 × 4 bits = 1024 B + one f16 scale.
+        assert_eq!(f.row_bytes(2048), Some(1026));
+        // Odd rows round up to a whole byte: 3 × 1000 bits = 375 B + bf16 scale + bf16 min.
+        let a: QuantFormat = "int3-pc-asym-bf16".parse().unwrap();
+        assert_eq!(a.row_bytes(1000), Some(375 + 4));
+        assert_eq!(a.to_string().parse::<QuantFormat>().unwrap(), a);
+        assert_eq!("int8-pc".parse::<QuantFormat>().unwrap().row_bytes(4096), Some(4098));
+    }
+
+    #[test]
+    fn group_formats_pad_the_last_group() {
+        // int4-g48 over 2048: 43 groups (the last holds 32 weights and 16 of padding) × 26 B.
+        let f: QuantFormat = "int4-g48".parse().unwrap();
+        assert_eq!(f.row_bytes(2048), Some(43 * 26));
     }
 
     #[test]

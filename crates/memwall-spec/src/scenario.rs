@@ -40,6 +40,25 @@ impl Scenario {
         self.workload.threads.unwrap_or_else(|| self.device.big_cores())
     }
 
+    /// Whether the context exceeds the model's trained `max_context` (allowed, for RoPE-scaling
+    /// studies, but flagged: the model may not work there).
+    pub fn context_beyond_max(&self) -> bool {
+        self.model.max_context.is_some_and(|m| self.workload.context_tokens > m)
+    }
+
+    /// The warning to show when [`Scenario::context_beyond_max`] holds.
+    pub fn context_warning(&self) -> Option<String> {
+        self.context_beyond_max().then(|| {
+            format!(
+                "context of {} tokens exceeds {}'s max_context = {} (results assume the model works there, \
+                 e.g. with RoPE scaling)",
+                self.workload.context_tokens,
+                self.model.name,
+                self.model.max_context.unwrap_or_default()
+            )
+        })
+    }
+
     /// Validate every part and their combination; errors carry the full field path
     /// (`model.n_kv_heads`, `workload.threads`).
     pub fn validate(&self) -> Result<()> {

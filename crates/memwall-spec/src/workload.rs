@@ -207,6 +207,8 @@ impl KvQuant {
                         | GgmlType::Q5_1
                 ),
                 QuantFormat::Group(_) => true,
+                // A per-channel scale spans a weight row; a KV row is one token.
+                QuantFormat::Channel(_) => false,
             };
             if !ok {
                 return Err(SpecError::invalid(
