@@ -16,6 +16,15 @@ struct Case {
     model: &'static str,
     weights: &'static str,
     backend: Backend,
+    /// RAM of the measured unit when its name states it ("Raspberry Pi 5 16GB"), GiB: the
+    /// preset stands in for the SoC, and the run had that much memory (it matters once a
+    /// model would not fit the preset's and pages from flash).
+    ram_gib: Option<u64>,
+}
+
+/// `16` from "Raspberry Pi 5 16GB".
+fn ram_in_name(name: &str) -> Option<u64> {
+    name.split_whitespace().find_map(|w| w.strip_suffix("GB").and_then(|n| n.parse().ok()))
 }
 
 /// Map a measurement row to a preset scenario, or None when the presets do not cover it.
@@ -59,7 +68,7 @@ fn map(row: &[String], col: impl Fn(&str) -> usize) -> Option<Case> {
         return None;
     };
     let backend = if unit.starts_with("gpu") { Backend::Gpu } else { Backend::Cpu };
-    Some(Case { device, model, weights, backend })
+    Some(Case { device, model, weights, backend, ram_gib: ram_in_name(&row[col("device")]) })
 }
 
 #[test]
@@ -75,9 +84,13 @@ fn predictions_against_published_decode_measurements() {
     for row in rows.iter().filter(|r| r.len() == header.len()) {
         let Some(case) = map(row, col) else { continue };
         let Ok(measured) = row[col("decode_tok_s")].parse::<f64>() else { continue };
+        let mut device = load_device(case.device).unwrap();
+        if let Some(gib) = case.ram_gib {
+            device.memory.ram_bytes = device.memory.ram_bytes.max(gib << 30);
+        }
         let s = Scenario {
             model: load_model(case.model).unwrap(),
-            device: load_device(case.device).unwrap(),
+            device,
             weights: WeightQuant::new(case.weights.parse().unwrap()),
             kv: KvQuant::default(),
             workload: Workload {

@@ -131,7 +131,10 @@ impl ScenarioArgs {
         }
         let max_gb = memwall_spec::bounds::MAX_BYTES as f64 / GB as f64;
         if self.margin_gb > max_gb {
-            anyhow::bail!("invalid `--margin-gb` = {}: exceeds the plausible bound {max_gb:.0} GB (2^60 bytes)", self.margin_gb);
+            anyhow::bail!(
+                "invalid `--margin-gb` = {}: exceeds the plausible bound {max_gb:.0} GB (2^60 bytes)",
+                self.margin_gb
+            );
         }
         let workload = Workload {
             prompt_tokens: self.prompt,
@@ -280,25 +283,51 @@ fn print_estimate(s: &Scenario, e: &Estimate) {
         s.kv.k,
         s.kv.v
     );
+    let b = s.workload.batch;
+    if b == 1 {
+        println!(
+            "decode        {:>10.2} tok/s  ({:.2} ms/token, bound by {})",
+            e.decode_tok_s,
+            e.decode_s_per_token * 1e3,
+            e.binding.name()
+        );
+    } else {
+        // A step decodes one token of each of the `b` sequences.
+        println!(
+            "decode        {:>10.2} tok/s  over {b} sequences ({:.3} tok/s each; {:.2} ms per step of {b} tokens, bound by {})",
+            e.decode_tok_s,
+            e.decode_tok_s / b as f64,
+            e.decode_s_per_token * 1e3,
+            e.binding.name()
+        );
+    }
+    let step = if b == 1 { "" } else { " per step" };
+    let storage = if e.decode_terms.t_storage > 0.0 {
+        format!(" | storage {:.2} ms", e.decode_terms.t_storage * 1e3)
+    } else {
+        String::new()
+    };
     println!(
-        "decode        {:>10.2} tok/s  ({:.2} ms/token, bound by {})",
-        e.decode_tok_s,
-        e.decode_s_per_token * 1e3,
-        e.binding.name()
-    );
-    println!(
-        "  terms       mem {:.2} ms | arith {:.2} ms | dequant {:.2} ms | overhead {:.2} ms",
+        "  terms{step:<6} mem {:.2} ms | arith {:.2} ms | dequant {:.2} ms | overhead {:.2} ms{storage}",
         e.decode_terms.t_mem * 1e3,
         e.decode_terms.t_arith * 1e3,
         e.decode_terms.t_dequant * 1e3,
         e.decode_terms.t_overhead * 1e3
     );
     println!(
-        "  per token   {:.3} GB weights, {:.3} GB KV/state, {:.2} GMAC",
+        "  per token   {:.3} GB weights, {:.3} GB KV/state, {:.2} GMAC{}",
         e.weight_bytes_per_token / 1e9,
         e.kv_bytes_per_token / 1e9,
-        e.macs_per_token / 1e9
+        e.macs_per_token / 1e9,
+        if b == 1 { String::new() } else { format!(" (weights shared by the {b} tokens of a step)") }
     );
+    if e.flash_bytes_per_token > 0.0 {
+        println!(
+            "  from flash  {:.3} GB per token: only {} GB of the weights stay resident; the rest is paged from storage",
+            e.flash_bytes_per_token / 1e9,
+            gb(e.resident_weight_bytes)
+        );
+    }
     println!(
         "prefill       {:>10.1} tok/s  ({} tokens in {:.2} s, bound by {})",
         e.prefill_tok_s,

@@ -68,7 +68,8 @@ fn token_counts_that_would_wrap_the_kv_cache_are_refused() {
 fn a_kv_cache_beyond_2_60_bytes_is_an_error_not_a_wrapped_number() {
     let dir = tempfile::tempdir().unwrap();
     // 2^32 tokens × 16 layers × 8 KV heads × 64 × 2 B × 2 × 65536 sequences = 2^65 B.
-    let args = with("footprint", &["--context", "4294967296", "--prompt", "1", "--gen-tokens", "1", "--batch", "65536"]);
+    let args =
+        with("footprint", &["--context", "4294967296", "--prompt", "1", "--gen-tokens", "1", "--batch", "65536"]);
     refused(&args, dir.path(), &["workload.context_tokens", "KV cache", "2^60"]);
 }
 

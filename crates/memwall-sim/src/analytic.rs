@@ -65,6 +65,12 @@ pub fn cycles_per_weight(
     (arith, dequant)
 }
 
+/// Time to read `flash_bytes` from storage, seconds: `flash_bytes / (read_gbps × 1e9)`. Paged
+/// weights are read serially with the step (a page fault stalls the thread that touches it).
+pub fn storage_time_s(flash_bytes: f64, read_gbps: f64) -> f64 {
+    if flash_bytes > 0.0 { flash_bytes / (read_gbps * 1e9) } else { 0.0 }
+}
+
 /// Energy per decoded token, joules:
 /// `dram_bytes × 8 × pJ/bit × 1e−12 + (compute_w + static_w) × t_token`.
 /// Compute power is the loaded power of every thread's core for the whole token (ggml's
@@ -87,6 +93,8 @@ pub enum Binding {
     Dequant,
     /// Fixed per-operator and per-token costs.
     Overhead,
+    /// Weights paged in from storage (the design does not fit in memory).
+    Storage,
 }
 
 impl Binding {
@@ -98,6 +106,7 @@ impl Binding {
             Binding::Compute => "compute",
             Binding::Dequant => "dequant",
             Binding::Overhead => "overhead",
+            Binding::Storage => "storage",
         }
     }
 }
@@ -113,7 +122,9 @@ pub struct StepTime {
     pub t_dequant: f64,
     /// Per-operator and per-token overheads.
     pub t_overhead: f64,
-    /// `overlap_time(t_mem, t_arith + t_dequant) + t_overhead`.
+    /// Weights read from storage ([`storage_time_s`]; 0 when the design fits).
+    pub t_storage: f64,
+    /// `overlap_time(t_mem, t_arith + t_dequant) + t_overhead + t_storage`.
     pub total: f64,
     /// Whether memory traffic was served from cache.
     pub from_cache: bool,
@@ -128,6 +139,7 @@ impl StepTime {
             (self.t_arith, Binding::Compute),
             (self.t_dequant, Binding::Dequant),
             (self.t_overhead, Binding::Overhead),
+            (self.t_storage, Binding::Storage),
         ]
         .into_iter()
         .fold((f64::NEG_INFINITY, Binding::Memory), |acc, x| if x.0 > acc.0 { x } else { acc })
@@ -237,6 +249,9 @@ pub struct CostPlan {
     pub(crate) batch: u32,
     pj_per_bit: f64,
     static_w: f64,
+    /// Share of the weights paged from storage on every use ([`Footprint::paged_fraction`]).
+    paged: f64,
+    storage_gbps: f64,
 }
 
 impl CostPlan {
@@ -402,6 +417,8 @@ impl CostPlan {
             batch: wl.batch,
             pj_per_bit: mem.dram_pj_per_bit,
             static_w: d.power.static_w,
+            paged: footprint.paged_fraction(),
+            storage_gbps: d.storage.read_gbps,
             weights,
         })
     }
@@ -512,7 +529,21 @@ impl CostPlan {
         };
         let t_overhead = (w.ops * self.per_op_s + if per_token { self.per_token_s } else { 0.0 }) / c.freq_scale;
         let total = overlap_time(t_mem, t_arith + t_dequant, self.overlap) + t_overhead;
-        StepTime { t_mem, t_arith, t_dequant, t_overhead, total, from_cache }
+        StepTime { t_mem, t_arith, t_dequant, t_overhead, t_storage: 0.0, total, from_cache }
+    }
+
+    /// Weight bytes a step reads from storage: the paged share of its weight bytes
+    /// (`paged_fraction × weight_bytes`, 0 when the design fits).
+    pub fn flash_bytes(&self, w: &StepWork) -> f64 {
+        self.paged * w.weight_bytes
+    }
+
+    /// `t` with the step's storage reads added ([`storage_time_s`] of [`CostPlan::flash_bytes`]),
+    /// spread over `batch` sequences (a prefill chunk's time is per sequence).
+    fn with_storage(&self, mut t: StepTime, w: &StepWork, batch: f64) -> StepTime {
+        t.t_storage = storage_time_s(self.flash_bytes(w), self.storage_gbps) / batch;
+        t.total += t.t_storage;
+        t
     }
 
     /// DRAM bandwidth under `c`, bytes/s: [`cpu_bandwidth_gbps`] with the DRAM share scaled
@@ -565,10 +596,10 @@ impl CostPlan {
         if t.from_cache { 0.0 } else { w.weight_bytes + w.kv_bytes }
     }
 
-    /// Decode one token (per sequence) at context `ctx`.
+    /// Decode one token (per sequence) at context `ctx`, paged weights read from storage.
     pub fn decode_step(&self, ctx: u64) -> (StepWork, StepTime) {
         let w = self.decode_work(ctx);
-        let t = self.step_time(&w, self.arith_eff_decode, true);
+        let t = self.with_storage(self.step_time(&w, self.arith_eff_decode, true), &w, 1.0);
         (w, t)
     }
 
@@ -619,8 +650,9 @@ impl CostPlan {
         while start < prompt {
             let n = ubatch.min(prompt - start);
             let w = self.prefill_work(start, n);
-            let st = self.step_time(&w, self.arith_eff_prefill, false);
-            t += st.total * self.batch as f64;
+            let b = self.batch as f64;
+            let st = self.with_storage(self.step_time(&w, self.arith_eff_prefill, false), &w, b);
+            t += st.total * b;
             last = Some(st);
             start += n;
         }
@@ -680,6 +712,11 @@ pub struct Estimate {
     pub weight_bytes_per_token: f64,
     /// KV/state bytes per decoded token.
     pub kv_bytes_per_token: f64,
+    /// Weight bytes per decoded token read from storage, because the design does not fit
+    /// and the memory-mapped weights beyond the budget stay on flash (0 when it fits).
+    pub flash_bytes_per_token: f64,
+    /// Weight bytes that stay resident in DRAM.
+    pub resident_weight_bytes: u64,
     /// Multiply-adds per decoded token.
     pub macs_per_token: f64,
     /// Decode time terms at the mean context.
@@ -740,6 +777,8 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         dram_bytes_per_token: plan.dram_bytes(&w_mid, &t_mid) / b,
         weight_bytes_per_token: w_mid.weight_bytes / b,
         kv_bytes_per_token: w_mid.kv_bytes / b,
+        flash_bytes_per_token: plan.flash_bytes(&w_mid) / b,
+        resident_weight_bytes: fp.resident_weights,
         macs_per_token: (w_mid.weight_macs + w_mid.attn_macs) / b,
         decode_terms: t_mid,
         binding: t_mid.binding(),

@@ -3,7 +3,9 @@
 //! checked against what the device leaves the app.
 
 use memwall_spec::bounds::{self, MAX_BYTES};
-use memwall_spec::{LayerKind, ModelSpec, QuantFormat, Scenario, SpecError, Tensor, TensorClass, WeightQuant, Workload};
+use memwall_spec::{
+    LayerKind, ModelSpec, QuantFormat, Scenario, SpecError, Tensor, TensorClass, WeightQuant, Workload,
+};
 
 /// Bytes of one tensor stored in `f`: `rows × experts × row_bytes(row_len)`, where a row
 /// that ends mid-group of a generic group format pads its last group (ggml types fall back
@@ -31,7 +33,15 @@ pub struct Fallback {
 impl std::fmt::Display for Fallback {
     /// `32 × ffn_down (rows of 1000): q4_K → f16`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} × {} (rows of {}): {} → {}", self.tensors, self.class.name(), self.row_len, self.requested, self.stored)
+        write!(
+            f,
+            "{} × {} (rows of {}): {} → {}",
+            self.tensors,
+            self.class.name(),
+            self.row_len,
+            self.requested,
+            self.stored
+        )
     }
 }
 
@@ -81,7 +91,8 @@ impl WeightBytes {
                 }),
             }
         }
-        let tensors: Vec<_> = assigned.iter().map(|a| (a.tensor, a.format, tensor_bytes(&a.tensor, a.format))).collect();
+        let tensors: Vec<_> =
+            assigned.iter().map(|a| (a.tensor, a.format, tensor_bytes(&a.tensor, a.format))).collect();
         let total = tensors.iter().map(|x| x.2).sum();
         let params = tensors.iter().map(|x| x.0.elements()).sum();
         WeightBytes { tensors, total, params, fallbacks, padded_tensors }
@@ -179,6 +190,29 @@ fn component(bytes: u128, what: &str, field: &str, value: u64) -> Result<u64, Sp
     })
 }
 
+/// Bytes of memory-mapped weights the page cache keeps resident:
+/// `clamp(room − keep_free, 0, weights)`, where `room` is what the device leaves the app
+/// (RAM − OS − other apps) minus its anonymous memory (KV cache, state, buffers, runtime) and
+/// `keep_free` the free memory the kernel keeps before it evicts page cache (the low-memory
+/// killer's threshold, `sim.memory.lmk_free_bytes`, 300 MB by default). The rest stays on
+/// flash and is read from storage on every use. The safety margin is a planning verdict
+/// (`fits`), not physics: a design between the margin and the kernel's floor still runs from
+/// DRAM.
+///
+/// Example: 20 GB of weights, 11.2 GB of room, 0.3 GB kept free: 10.9 GB resident, 45.5 %
+/// paged.
+pub fn resident_weight_bytes(weights: u64, room: i64, keep_free: u64) -> u64 {
+    (room - keep_free as i64).clamp(0, weights as i64) as u64
+}
+
+/// Whether the weights are a memory-mapped file whose pages the kernel may evict and read
+/// back from flash: `sim.memory.mmap_weights` (llama.cpp's default) on the CPU backend. GPU and
+/// NPU runtimes hold weights in device allocations, which cannot page per token: a design
+/// beyond memory there does not run (the simulator's low-memory killer ends it).
+pub fn weights_memory_mapped(s: &Scenario) -> bool {
+    s.sim.memory.mmap_weights && s.workload.backend == memwall_spec::Backend::Cpu
+}
+
 /// Memory footprint of a scenario against the device budget.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Footprint {
@@ -202,9 +236,18 @@ pub struct Footprint {
     pub fits: bool,
     /// `budget − total`: spare bytes when it fits, the shortfall (negative) when not.
     pub headroom: i64,
+    /// Weight bytes that stay resident when the weights are memory-mapped
+    /// ([`resident_weight_bytes`] with the kernel's free-memory floor): all of them when the
+    /// design fits.
+    pub resident_weights: u64,
 }
 
 impl Footprint {
+    /// Share of the weights read from storage on every use, `1 − resident / weights`.
+    pub fn paged_fraction(&self) -> f64 {
+        if self.weights == 0 { 0.0 } else { 1.0 - self.resident_weights as f64 / self.weights as f64 }
+    }
+
     /// Account every component of a scenario.
     pub fn of(s: &Scenario) -> Result<Self, SpecError> {
         let w = WeightBytes::new(&s.model, &s.weights);
@@ -222,15 +265,23 @@ impl Footprint {
             "workload.context_tokens",
             kv_tokens,
         )?;
-        let state = component(recurrent_state_bytes(&s.model, wl.batch), "recurrent state", "workload.batch", wl.batch as u64)?;
+        let state =
+            component(recurrent_state_bytes(&s.model, wl.batch), "recurrent state", "workload.batch", wl.batch as u64)?;
         let compute = component(compute_buffer_bytes(&s.model, wl), "compute buffer", "workload.ubatch", wl.ubatch)?;
         let overhead = s.cost.runtime_overhead_bytes;
         bounds::bytes("cost.runtime_overhead_bytes", overhead)?;
         // Five components of at most 2^60 bytes each: the sum and the budget fit i64.
         let total = weights + kv + state + compute + overhead;
-        let budget = s.device.memory.available_bytes() as i64 - wl.margin_bytes as i64;
+        let available = s.device.memory.available_bytes() as i64;
+        let budget = available - wl.margin_bytes as i64;
         let headroom = budget - total as i64;
+        let anonymous = (kv + state + compute + overhead) as i64;
         Ok(Footprint {
+            resident_weights: if weights_memory_mapped(s) {
+                resident_weight_bytes(weights, available - anonymous, s.sim.memory.lmk_free_bytes)
+            } else {
+                weights
+            },
             weights,
             kv,
             state,
@@ -326,7 +377,19 @@ mod tests {
         let w = WeightBytes::new(&m, &WeightQuant::new("pure-q4_K".parse().unwrap()));
         assert_eq!(w.fallbacks.len(), 1);
         let f = &w.fallbacks[0];
-        assert_eq!((f.class, f.requested.to_string(), f.stored.to_string(), f.row_len, f.tensors), (TensorClass::FfnDown, "q4_K".into(), "f16".into(), 1000, 1));
+        assert_eq!(
+            (f.class, f.requested.to_string(), f.stored.to_string(), f.row_len, f.tensors),
+            (TensorClass::FfnDown, "q4_K".into(), "f16".into(), 1000, 1)
+        );
+    }
+
+    #[test]
+    fn the_page_cache_keeps_what_is_left_above_the_floor() {
+        // 20 GB of weights, 11.2 GB of room, 0.3 GB kept free: 10.9 GB resident.
+        assert_eq!(resident_weight_bytes(20_000_000_000, 11_200_000_000, 300_000_000), 10_900_000_000);
+        // Room to spare: everything resident; no room: nothing.
+        assert_eq!(resident_weight_bytes(5, 100, 10), 5);
+        assert_eq!(resident_weight_bytes(5, -100, 10), 0);
     }
 
     #[test]

@@ -13,7 +13,9 @@ pub mod des;
 pub mod footprint;
 
 pub use analytic::{Binding, Conditions, CostPlan, Estimate, StepTime, StepWork, estimate, expected_distinct_experts};
-pub use footprint::{Fallback, Footprint, WeightBytes, gguf_file_bytes, ideal_weight_bytes, kv_cache_bytes};
+pub use footprint::{
+    Fallback, Footprint, WeightBytes, gguf_file_bytes, ideal_weight_bytes, kv_cache_bytes, resident_weight_bytes,
+};
 
 /// Errors of the estimators.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

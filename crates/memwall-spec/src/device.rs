@@ -378,7 +378,8 @@ impl DeviceSpec {
         }
         at_most("clusters[*].cores", cores, b::MAX_CORES as u64, "cores in all clusters")?;
         let a = &self.accelerators;
-        for (f, v) in [("accelerators.gpu_fp16_tflops", a.gpu_fp16_tflops), ("accelerators.npu_int8_tops", a.npu_int8_tops)]
+        for (f, v) in
+            [("accelerators.gpu_fp16_tflops", a.gpu_fp16_tflops), ("accelerators.npu_int8_tops", a.npu_int8_tops)]
         {
             if let Some(v) = v.filter(|v| v.is_finite()) {
                 at_most(f, v, b::MAX_TERA_OPS, "tera-operations/s")?;

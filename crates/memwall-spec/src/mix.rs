@@ -600,7 +600,9 @@ mod tests {
         }
         // The Q4_K_M rules themselves: attn_v and ffn_down of layer 0 get Q6_K.
         let q6 = QuantFormat::Ggml(GgmlType::Q6_K);
-        assert!(before.iter().any(|a| a.tensor.class == TensorClass::AttnV && a.tensor.layer == Some(0) && a.format == q6));
+        assert!(
+            before.iter().any(|a| a.tensor.class == TensorClass::AttnV && a.tensor.layer == Some(0) && a.format == q6)
+        );
         assert!(before.iter().any(|a| a.tensor.class == TensorClass::Output && a.format == q6));
     }
 

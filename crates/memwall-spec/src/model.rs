@@ -795,7 +795,10 @@ impl ModelSpec {
             at_most("moe.n_experts", m.n_experts, MAX_EXPERTS, "routed experts per layer")?;
             dims.push(("moe.expert_ffn", m.expert_ffn));
             dims.push(("moe.shared_ffn", m.shared_ffn.unwrap_or(0)));
-            dims.push(("moe.n_shared × shared_ffn", (m.n_shared as u64).saturating_mul(m.shared_ffn.unwrap_or(m.expert_ffn))));
+            dims.push((
+                "moe.n_shared × shared_ffn",
+                (m.n_shared as u64).saturating_mul(m.shared_ffn.unwrap_or(m.expert_ffn)),
+            ));
         }
         if let Some(m) = &self.mla {
             dims.extend([

@@ -29,7 +29,7 @@ use super::thermal::{Governor, ThermalModel, dynamic_power_w};
 use super::trace::{Phase, TraceRow, TraceSink};
 use crate::SimError;
 use crate::analytic::{Conditions, CostPlan, StepTime, StepWork, attended_tokens};
-use crate::footprint::kv_cache_bytes;
+use crate::footprint::{kv_cache_bytes, resident_weight_bytes, weights_memory_mapped};
 
 /// What a run reports.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -646,7 +646,8 @@ impl Run {
         };
         let fp = &self.plan.footprint;
         // At most the validated footprint's KV cache (kv_tokens <= capacity), so within 2^60.
-        let kv = u64::try_from(kv_cache_bytes(&s.model, s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch)).unwrap_or(u64::MAX);
+        let kv =
+            u64::try_from(kv_cache_bytes(&s.model, s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch)).unwrap_or(u64::MAX);
         let mut anon = kv + fp.state + fp.compute + fp.overhead;
         // Weights wanted in DRAM: all of them, or the dense part plus the expert cache.
         let experts = self.plan.expert_bytes() * self.objects.n_experts as f64;
@@ -655,7 +656,8 @@ impl Run {
             None => (fp.weights, 0),
         };
         let mut file = dense + cache;
-        if !self.cur.sim.memory.mmap_weights {
+        let mapped = weights_memory_mapped(&self.cur);
+        if !mapped {
             anon += file;
             file = 0;
         }
@@ -664,11 +666,11 @@ impl Run {
             mem.ram_bytes as i64 - mem.os_reserved_bytes as i64 - mem.other_apps_bytes as i64 - self.bg_alloc as i64;
         let room = avail - anon as i64;
         let resident_file = if self.cur.sim.memory.pressure {
-            (room - self.cur.sim.memory.lmk_free_bytes as i64).clamp(0, file as i64) as u64
+            resident_weight_bytes(file, room, self.cur.sim.memory.lmk_free_bytes)
         } else {
             file
         };
-        let (dense_resident, expert_cap) = if self.cur.sim.memory.mmap_weights {
+        let (dense_resident, expert_cap) = if mapped {
             // The dense weights are touched every token; the page cache keeps them first.
             let d = resident_file.min(dense);
             (d, (resident_file - d) as f64)
@@ -676,7 +678,7 @@ impl Run {
             (dense, cache as f64)
         };
         Residency {
-            weights: if self.cur.sim.memory.mmap_weights { resident_file } else { dense + cache },
+            weights: if mapped { resident_file } else { dense + cache },
             resident: anon + resident_file,
             paged: if dense > 0 { 1.0 - dense_resident as f64 / dense as f64 } else { 0.0 },
             free: room - resident_file as i64,
