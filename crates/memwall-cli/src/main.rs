@@ -528,6 +528,23 @@ fn simulate(
     Ok(())
 }
 
+/// An error and its causes on one line, each cause shown once: a message that already
+/// contains its cause's text (as `path: os error` does) is not followed by it again.
+fn report(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let m = cause.to_string();
+        if out.contains(&m) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&m);
+    }
+    out
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
@@ -557,7 +574,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", report(&e));
             ExitCode::from(2)
         }
     }

@@ -141,3 +141,35 @@ fn a_group_that_does_not_divide_a_row_pads_instead_of_falling_back_to_f16() {
     let o = memwall(&with("footprint", &["--weights", "int8-pc"]), dir.path());
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
+
+/// The message parts of an error line (split at `: `), none of which may repeat.
+fn repeated_part(err: &str) -> Option<String> {
+    let parts: Vec<&str> = err.trim().trim_start_matches("error: ").split(": ").filter(|p| p.len() > 8).collect();
+    parts.iter().enumerate().find(|(i, p)| parts[i + 1..].contains(p)).map(|(_, p)| p.to_string())
+}
+
+#[test]
+fn errors_say_each_thing_once() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("e.toml"),
+        "name = \"e\"\n[base]\nmodel = \"llama-3.2-1b\"\ndevice = \"raspberry-pi-5-8gb\"\nweights = { mix = \"Q4_K_M\" }\n\
+         [base.sim]\nduration_s = 60\n[[base.sim.background]]\ntype = \"alloc\"\nat_s = 1\nbytes = 0\n",
+    )
+    .unwrap();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["run", "missing.toml"],
+        vec!["simulate", "e.toml"],
+        vec!["run", "e.toml"],
+        vec!["estimate", "--model", "missing.toml", "--device", "raspberry-pi-5-8gb"],
+        with("estimate", &["--kv", "q4_K"]),
+        with("estimate", &["--weights", "Q9"]),
+    ];
+    for args in cases {
+        let o = memwall(&args, dir.path());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(repeated_part(&err), None, "{args:?} repeats itself: {err}");
+        assert!(!err.contains("for ``"), "{err}");
+    }
+}

@@ -23,6 +23,16 @@ pub enum IoError {
         /// What is wrong.
         source: Box<IoError>,
     },
+    /// An error about a field of the user's file, with the line that field is on.
+    #[error("{error} ({origin}, line {line})")]
+    At {
+        /// The file.
+        origin: String,
+        /// 1-based line of the field.
+        line: usize,
+        /// The error.
+        error: Box<IoError>,
+    },
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     File {

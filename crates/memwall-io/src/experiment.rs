@@ -148,12 +148,18 @@ fn set_path(doc: &mut toml::Table, path: &str, v: toml::Value) -> Result<()> {
 /// Find which section of a scenario table fails to parse, for an error that names it.
 fn section_error(doc: &toml::Table) -> Option<SpecError> {
     use memwall_spec::{CostModel, DeviceSpec, KvQuant, ModelSpec, WeightQuant, Workload};
+    // Deserialize the section's value itself (not a re-serialized copy, whose line numbers
+    // would mean nothing to the user): the error names the full path, indices included.
     fn check<T: serde::de::DeserializeOwned>(key: &str, v: &toml::Value) -> Option<SpecError> {
-        let text = match v {
-            toml::Value::Table(t) => toml::to_string(t).unwrap_or_default(),
-            other => return Some(SpecError::invalid(key, other, "must be a table")),
-        };
-        from_toml::<T>(&text, key).err()
+        if !v.is_table() {
+            return Some(SpecError::invalid(key, v, "must be a table"));
+        }
+        let e = serde_path_to_error::deserialize::<_, T>(v.clone()).err()?;
+        let path = e.path().to_string();
+        let field = if path == "." || path.is_empty() { key.to_string() } else { format!("{key}.{path}") };
+        // The parser appends "in `key`" lines; the path already says where.
+        let message = e.into_inner().to_string();
+        Some(SpecError::Field { field, message: message.lines().next().unwrap_or_default().to_string() })
     }
     const KNOWN: [&str; 7] = ["model", "device", "weights", "kv", "workload", "cost", "sim"];
     for key in doc.keys() {
@@ -252,7 +258,8 @@ impl Experiment {
     /// Read and parse an experiment file.
     pub fn load(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.into(), source })?;
-        Self::parse(&text, &path.display().to_string())
+        let origin = path.display().to_string();
+        Self::parse(&text, &origin).map_err(|e| crate::locate::at_line(e, &text, &origin, &["base."]))
     }
 
     /// Number of grid points.

@@ -8,6 +8,7 @@
 mod atomic;
 pub mod error;
 pub mod experiment;
+pub mod locate;
 pub mod plot;
 pub mod presets;
 pub mod quality;

@@ -48,26 +48,37 @@ fn is_path(name: &str) -> bool {
 
 /// A model by preset name or `.toml` path, validated.
 pub fn load_model(name: &str) -> Result<ModelSpec> {
-    let m: ModelSpec = if is_path(name) {
-        from_toml(&read(Path::new(name))?, name)?
-    } else {
-        let text = model_text(name).ok_or_else(|| unknown("model", name, MODELS))?;
-        from_toml(text, &format!("model preset {name}"))?
-    };
-    m.validate().map_err(|e| e.within("model"))?;
-    Ok(m)
+    load(name, "model", MODELS, ModelSpec::validate)
 }
 
 /// A device by preset name or `.toml` path, validated.
 pub fn load_device(name: &str) -> Result<DeviceSpec> {
-    let d: DeviceSpec = if is_path(name) {
-        from_toml(&read(Path::new(name))?, name)?
+    load(name, "device", DEVICES, DeviceSpec::validate)
+}
+
+/// A spec by preset name or `.toml` path, validated; errors about a file's field name its line.
+fn load<T: serde::de::DeserializeOwned>(
+    name: &str,
+    kind: &'static str,
+    table: &[(&str, &str)],
+    validate: fn(&T) -> std::result::Result<(), SpecError>,
+) -> Result<T> {
+    let (text, origin) = if is_path(name) {
+        (read(Path::new(name))?, name.to_string())
     } else {
-        let text = device_text(name).ok_or_else(|| unknown("device", name, DEVICES))?;
-        from_toml(text, &format!("device preset {name}"))?
+        let text = find(table, name).ok_or_else(|| unknown(kind, name, table))?;
+        (text.to_string(), format!("{kind} preset {name}"))
     };
-    d.validate().map_err(|e| e.within("device"))?;
-    Ok(d)
+    let spec: T = from_toml(&text, &origin)?;
+    validate(&spec).map_err(|e| match crate::locate::at_line(IoError::Spec(e), &text, &origin, &[]) {
+        IoError::Spec(e) => IoError::Spec(e.within(kind)),
+        IoError::At { origin, line, error } => match *error {
+            IoError::Spec(e) => IoError::At { origin, line, error: Box::new(IoError::Spec(e.within(kind))) },
+            other => other,
+        },
+        other => other,
+    })?;
+    Ok(spec)
 }
 
 /// Resolve a `model`/`device` entry of a scenario: a preset name or path becomes its table.

@@ -14,7 +14,7 @@ pub enum SpecError {
         reason: String,
     },
     /// A name that is not in the catalog (format, preset, tensor class, ...).
-    #[error("unknown {what} `{value}` for `{field}`{hint}")]
+    #[error("unknown {what} `{value}`{}{hint}", for_field(field))]
     Unknown {
         /// Dotted path of the field.
         field: String,
@@ -24,6 +24,14 @@ pub enum SpecError {
         value: String,
         /// Extra help, e.g. the list of valid names (starts with `; `).
         hint: String,
+    },
+    /// A value of the wrong type or shape at a known place (`sim.background[0].bytes`).
+    #[error("`{field}`: {message}")]
+    Field {
+        /// Dotted path of the field, with array indices.
+        field: String,
+        /// The parser's message.
+        message: String,
     },
     /// The text could not be parsed at all (TOML syntax, wrong types).
     #[error("cannot parse {origin}: {message}")]
@@ -35,7 +43,21 @@ pub enum SpecError {
     },
 }
 
+fn for_field(field: &str) -> String {
+    if field.is_empty() { String::new() } else { format!(" for `{field}`") }
+}
+
 impl SpecError {
+    /// The dotted path of the field the error concerns, when it names one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            SpecError::Invalid { field, .. } | SpecError::Unknown { field, .. } | SpecError::Field { field, .. } => {
+                Some(field).filter(|f| !f.is_empty()).map(String::as_str)
+            }
+            SpecError::Parse { .. } => None,
+        }
+    }
+
     /// Shorthand for [`SpecError::Invalid`].
     pub fn invalid(field: impl Into<String>, value: impl ToString, reason: impl Into<String>) -> Self {
         SpecError::Invalid { field: field.into(), value: value.to_string(), reason: reason.into() }
@@ -49,6 +71,7 @@ impl SpecError {
             SpecError::Unknown { field, what, value, hint } => {
                 SpecError::Unknown { field: join(field), what, value, hint }
             }
+            SpecError::Field { field, message } => SpecError::Field { field: join(field), message },
             other => other,
         }
     }
