@@ -3,7 +3,7 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use memwall::io::{load_device, load_model};
-use memwall::sim::{CostPlan, analytic::estimate_with, estimate};
+use memwall::sim::{CostPlan, Estimator, analytic::estimate_with, estimate};
 use memwall::spec::{KvQuant, Scenario, WeightQuant};
 
 fn scenario(model: &str) -> Scenario {
@@ -26,6 +26,17 @@ fn bench(c: &mut Criterion) {
         g.bench_function(format!("{model}/full"), |b| b.iter(|| estimate(std::hint::black_box(&s)).unwrap()));
         let plan = CostPlan::new(&s).unwrap();
         g.bench_function(format!("{model}/planned"), |b| b.iter(|| estimate_with(std::hint::black_box(&plan), &s)));
+        // A sweep point that changes only the context: the tensor plan is reused.
+        let mut est = Estimator::new();
+        let mut p = s.clone();
+        let mut ctx = 4096;
+        g.bench_function(format!("{model}/cached"), |b| {
+            b.iter(|| {
+                ctx = if ctx == 4096 { 8192 } else { 4096 };
+                p.workload.context_tokens = ctx;
+                est.estimate(std::hint::black_box(&p)).unwrap()
+            })
+        });
     }
     g.finish();
 }

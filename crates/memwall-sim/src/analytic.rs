@@ -8,8 +8,10 @@
 use memwall_spec::{Backend, LayerKind, QuantFormat, Scenario, TensorClass};
 use serde::Serialize;
 
+use std::sync::Arc;
+
 use crate::SimError;
-use crate::footprint::{Footprint, WeightBytes};
+use crate::footprint::{Footprint, WeightBytes, kv_bytes, recurrent_state_bytes};
 
 /// Expected number of distinct routed experts hit when `tokens` tokens each pick `top_k` of
 /// `n_experts`.
@@ -19,6 +21,11 @@ use crate::footprint::{Footprint, WeightBytes};
 /// `E[distinct] = Σ_i 1 − (1 − q_i)^tokens`. With `skew = 0` this is the uniform
 /// `E × (1 − (1 − k/E)^T)`.
 pub fn expected_distinct_experts(n_experts: u32, top_k: u32, tokens: u64, skew: f64) -> f64 {
+    if skew == 0.0 {
+        // Every q_i = k/E: the sum is E identical terms.
+        let e = n_experts as f64;
+        return e * (1.0 - (1.0 - (top_k as f64 / e).min(1.0)).powf(tokens as f64));
+    }
     let e = n_experts as usize;
     let weights: Vec<f64> = (0..e).map(|i| ((i + 1) as f64).powf(-skew)).collect();
     let norm: f64 = weights.iter().sum();
@@ -38,6 +45,25 @@ pub fn attended_tokens(kind: LayerKind, ctx: u64, window: u64) -> u64 {
         LayerKind::Full => ctx,
         LayerKind::Sliding => ctx.min(window),
         LayerKind::Ssm | LayerKind::Linear => 0,
+    }
+}
+
+/// `Σ_{p = start+1}^{start+n} attended_tokens(kind, p, window)`: the tokens a chunk of `n`
+/// queries at positions `start+1 … start+n` attend over together, in closed form (an
+/// arithmetic series, capped at `window` for a sliding layer).
+///
+/// Example: full attention, start 0, n 4: 1 + 2 + 3 + 4 = 10; window 2: 1 + 2 + 2 + 2 = 7.
+pub fn attended_sum(kind: LayerKind, start: u64, n: u64, window: u64) -> f64 {
+    // Σ p over (a, b], exact in f64 for any realistic position (< 2^26).
+    let series = |a: u64, b: u64| (b - a) as f64 * (a + b + 1) as f64 / 2.0;
+    let end = start + n;
+    match kind {
+        LayerKind::Full => series(start, end),
+        LayerKind::Sliding => {
+            let ramp_end = end.min(window).max(start);
+            series(start, ramp_end) + (end - ramp_end) as f64 * window as f64
+        }
+        LayerKind::Ssm | LayerKind::Linear => 0.0,
     }
 }
 
@@ -191,7 +217,7 @@ impl Conditions {
 #[derive(Debug, Clone)]
 pub struct CostPlan {
     /// Weight bytes of the whole model.
-    pub weights: WeightBytes,
+    pub weights: Arc<WeightBytes>,
     /// Footprint against the device.
     pub footprint: Footprint,
     /// Parameters read per decoded token.
@@ -254,56 +280,59 @@ pub struct CostPlan {
     storage_gbps: f64,
 }
 
-impl CostPlan {
-    /// Precompute everything that does not depend on the context position.
-    pub fn new(s: &Scenario) -> Result<Self, SimError> {
-        s.validate()?;
+/// What a design's tensors cost per token, independent of the workload: per-tensor weight
+/// bytes, multiply-adds and CPU cycles on the device's fastest cluster, and the layer counts
+/// the KV cache and attention scale with. It depends on the model, the weight mix, the
+/// device's fastest cluster and the cost model only, so one plan serves every point of a
+/// sweep that varies context, KV format, batch, threads or workload over the same
+/// (model, device, mix) ([`Estimator`] keeps it).
+#[derive(Debug, Clone)]
+pub struct TensorPlan {
+    /// Weight bytes of the whole model.
+    pub weights: Arc<WeightBytes>,
+    /// Parameters read per decoded token.
+    pub active_params: u64,
+    /// Weight bytes read per token outside routed experts.
+    dense_bytes: f64,
+    /// Weight elements read per token outside routed experts.
+    dense_elems: f64,
+    /// Arithmetic and dequantization cycles (on the fastest cluster's cores) outside experts.
+    dense_cycles: (f64, f64),
+    /// Bytes, elements and (arith, dequant) cycles of one routed expert summed over the MoE layers.
+    expert: (f64, f64, (f64, f64)),
+    /// MoE layers.
+    n_moe_layers: u64,
+    /// KV-cache layers of each kind (after sharing), and attention layers of each kind.
+    n_full_kv: u64,
+    n_sliding_kv: u64,
+    n_full: f64,
+    n_sliding: f64,
+    /// Attention multiply-adds per attended token of one layer.
+    attn_layer_macs: f64,
+    /// Recurrent-state bytes read + written per token, their multiply-adds, and the state
+    /// held per sequence.
+    state_rw_bytes: f64,
+    state_macs: f64,
+    state_held_bytes: u128,
+    /// Activation bytes per token.
+    act_bytes: f64,
+    ops_per_token: f64,
+}
+
+impl TensorPlan {
+    /// Walk the tensors of `s`'s model under its weight mix (the scenario must be valid).
+    pub fn new(s: &Scenario) -> Self {
         let m = &s.model;
-        let d = &s.device;
         let c = &s.cost;
-        let wl = &s.workload;
-        let threads = s.threads();
         let weights = WeightBytes::new(m, &s.weights);
-        let footprint = Footprint::with_weights(s, weights.total)?;
-
-        // Threads run on the fastest cores first; cycles per weight differ per cluster, so
-        // throughput is a weighted sum: weights/s = Σ_cluster n × Hz / cycles_per_weight.
-        // We normalise to the first cluster's cycles and fold the ratio into `cycles_rate`.
-        let placement = d.placement(threads);
-        let (lead, _) = placement[0];
-        let cpw = |f: QuantFormat, cl: &memwall_spec::ClusterSpec, eff: f64| {
-            cycles_per_weight(
-                f.is_quantized(),
-                cl.int8_macs_per_cycle(),
-                cl.f32_fmas_per_cycle(),
-                eff,
-                c.dequant_cycles(f),
-                cl.simd_bits,
-                cl.simd_pipes,
-            )
-        };
-        // Relative speed of each cluster on a Q4_K-like reference mix.
-        let reference = QuantFormat::Ggml(memwall_spec::GgmlType::Q4_K);
-        let lead_cpw = {
-            let (a, q) = cpw(reference, lead, c.arith_efficiency_decode);
-            a + q
-        };
-        let cycles_rate: f64 = placement
-            .iter()
-            .map(|(cl, n)| {
-                let (a, q) = cpw(reference, cl, c.arith_efficiency_decode);
-                *n as f64 * cl.max_ghz * 1e9 * lead_cpw / (a + q)
-            })
-            .sum();
-        let compute_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
-
+        let lead = s.device.fastest_cluster();
         let mut dense_bytes = 0.0;
         let mut dense_elems = 0.0;
         let mut dense_cycles = (0.0, 0.0);
         let mut expert = (0.0, 0.0, (0.0, 0.0));
         let mut n_moe_layers = 0u64;
         for (t, f, bytes) in &weights.tensors {
-            let (a, q) = cpw(*f, lead, 1.0);
+            let (a, q) = cluster_cycles_per_weight(*f, lead, c, 1.0);
             if t.class.is_routed_expert() {
                 let per = t.experts as f64;
                 let el = (t.elements() as f64) / per;
@@ -333,28 +362,96 @@ impl CostPlan {
                 dense_cycles.1 += el * q;
             }
         }
-
-        let (k_row, v_row) = m.kv_row_elems();
-        let kv_token = (s.kv.k.padded_bytes(k_row) + if v_row > 0 { s.kv.v.padded_bytes(v_row) } else { 0 }) as f64;
         let kv_layers = m.kv_cache_layers();
-        let n_full_kv = kv_layers.iter().filter(|x| x.1 == LayerKind::Full).count() as f64;
-        let n_sliding_kv = kv_layers.iter().filter(|x| x.1 == LayerKind::Sliding).count() as f64;
         let kinds = m.layer_kinds();
-        let n_full = kinds.iter().filter(|k| **k == LayerKind::Full).count() as f64;
-        let n_sliding = kinds.iter().filter(|k| **k == LayerKind::Sliding).count() as f64;
+        let count = |k: LayerKind| kinds.iter().filter(|x| **x == k).count() as f64;
         // Attention multiply-adds per attended token and layer: QKᵀ and AV over every head.
         let per_head = match &m.mla {
             Some(a) => (a.kv_lora_rank + a.qk_rope_head_dim + a.kv_lora_rank) as f64,
             None => 2.0 * m.head_dim() as f64,
         };
-        let attn_layer = m.n_heads as f64 * per_head;
-        let state_bytes: f64 = kinds.iter().map(|k| 2.0 * m.state_bytes(*k) as f64).sum();
-        // A state update touches every state element a few times (decay, outer product, read-out).
-        let state_macs = 3.0 * state_bytes / 8.0;
+        let state_rw_bytes: f64 = kinds.iter().map(|k| 2.0 * m.state_bytes(*k) as f64).sum();
         let ffn_width = m.moe.as_ref().map_or(m.ffn, |mo| mo.top_k as u64 * mo.expert_ffn);
-        let act_bytes = 4.0 * m.n_layers as f64 * (6.0 * m.hidden as f64 + 3.0 * ffn_width as f64);
         let matrices = weights.tensors.iter().filter(|x| !x.0.is_vector()).count() as f64;
-        let ops_per_token = 2.0 * matrices + 4.0 * m.n_layers as f64 + 4.0;
+        TensorPlan {
+            active_params: m.params().active_per_token,
+            dense_bytes,
+            dense_elems,
+            dense_cycles,
+            expert,
+            n_moe_layers,
+            n_full_kv: kv_layers.iter().filter(|x| x.1 == LayerKind::Full).count() as u64,
+            n_sliding_kv: kv_layers.iter().filter(|x| x.1 == LayerKind::Sliding).count() as u64,
+            n_full: count(LayerKind::Full),
+            n_sliding: count(LayerKind::Sliding),
+            attn_layer_macs: m.n_heads as f64 * per_head,
+            state_rw_bytes,
+            // A state update touches every state element a few times (decay, outer product, read-out).
+            state_macs: 3.0 * state_rw_bytes / 8.0,
+            state_held_bytes: recurrent_state_bytes(m, 1),
+            act_bytes: 4.0 * m.n_layers as f64 * (6.0 * m.hidden as f64 + 3.0 * ffn_width as f64),
+            ops_per_token: 2.0 * matrices + 4.0 * m.n_layers as f64 + 4.0,
+            weights: Arc::new(weights),
+        }
+    }
+}
+
+/// CPU cycles per weight of format `f` on one core of `cl` ([`cycles_per_weight`] with the
+/// cluster's SIMD figures and the cost model's dequantization cost).
+fn cluster_cycles_per_weight(
+    f: QuantFormat,
+    cl: &memwall_spec::ClusterSpec,
+    c: &memwall_spec::CostModel,
+    eff: f64,
+) -> (f64, f64) {
+    cycles_per_weight(
+        f.is_quantized(),
+        cl.int8_macs_per_cycle(),
+        cl.f32_fmas_per_cycle(),
+        eff,
+        c.dequant_cycles(f),
+        cl.simd_bits,
+        cl.simd_pipes,
+    )
+}
+
+impl CostPlan {
+    /// Precompute everything that does not depend on the context position.
+    pub fn new(s: &Scenario) -> Result<Self, SimError> {
+        s.validate()?;
+        Self::with_tensors(s, &TensorPlan::new(s))
+    }
+
+    /// The plan of `s` from a [`TensorPlan`] of the same model, device, weight mix and cost
+    /// model (`s` must be valid): only the terms that depend on the workload, the KV format
+    /// and the thread count are computed.
+    pub fn with_tensors(s: &Scenario, tp: &TensorPlan) -> Result<Self, SimError> {
+        let m = &s.model;
+        let d = &s.device;
+        let c = &s.cost;
+        let wl = &s.workload;
+        let threads = s.threads();
+
+        let (k_row, v_row) = m.kv_row_elems();
+        let kv_token = s.kv.k.padded_bytes(k_row) + if v_row > 0 { s.kv.v.padded_bytes(v_row) } else { 0 };
+        let window = m.sliding_window.unwrap_or(u64::MAX);
+        let kv_held = kv_bytes(tp.n_full_kv, tp.n_sliding_kv, kv_token, wl.kv_tokens(), window, wl.ubatch, wl.batch);
+        let footprint = Footprint::from_parts(s, tp.weights.total, kv_held, tp.state_held_bytes * wl.batch as u128)?;
+
+        // Threads run on the fastest cores first; cycles per weight differ per cluster, so
+        // throughput is a weighted sum: weights/s = Σ_cluster n × Hz / cycles_per_weight.
+        // We normalise to the first cluster's cycles and fold the ratio into `cycles_rate`.
+        let placement = d.placement(threads);
+        let (lead, _) = placement[0];
+        // Relative speed of each cluster on a Q4_K-like reference mix.
+        let reference = QuantFormat::Ggml(memwall_spec::GgmlType::Q4_K);
+        let cpw = |cl| {
+            let (a, q) = cluster_cycles_per_weight(reference, cl, c, c.arith_efficiency_decode);
+            a + q
+        };
+        let lead_cpw = cpw(lead);
+        let cycles_rate: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * lead_cpw / cpw(cl)).sum();
+        let compute_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
 
         let mem = &d.memory;
         let fraction = c.bandwidth_fraction.unwrap_or(mem.achievable_fraction);
@@ -375,30 +472,31 @@ impl CostPlan {
             ),
         };
         let llc = d.last_level_cache();
+        let kv_token = kv_token as f64;
         Ok(CostPlan {
             footprint,
-            active_params: m.params().active_per_token,
-            dense_bytes,
-            dense_elems,
-            dense_cycles,
-            expert,
-            moe: m.moe.as_ref().map(|mo| (mo.n_experts, mo.top_k, n_moe_layers)),
+            active_params: tp.active_params,
+            dense_bytes: tp.dense_bytes,
+            dense_elems: tp.dense_elems,
+            dense_cycles: tp.dense_cycles,
+            expert: tp.expert,
+            moe: m.moe.as_ref().map(|mo| (mo.n_experts, mo.top_k, tp.n_moe_layers)),
             decode_distinct: m
                 .moe
                 .as_ref()
                 .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
             kv_token_bytes: kv_token,
-            attn_layer_macs: attn_layer,
+            attn_layer_macs: tp.attn_layer_macs,
             kv_reads: c.attention_kv_reads,
-            kv_full_per_token: n_full_kv * kv_token,
-            kv_sliding_per_token: n_sliding_kv * kv_token,
-            window: m.sliding_window.unwrap_or(u64::MAX),
-            attn_full_macs: n_full * attn_layer,
-            attn_sliding_macs: n_sliding * attn_layer,
-            state_bytes,
-            state_macs,
-            act_bytes,
-            ops_per_token,
+            kv_full_per_token: tp.n_full_kv as f64 * kv_token,
+            kv_sliding_per_token: tp.n_sliding_kv as f64 * kv_token,
+            window,
+            attn_full_macs: tp.n_full * tp.attn_layer_macs,
+            attn_sliding_macs: tp.n_sliding * tp.attn_layer_macs,
+            state_bytes: tp.state_rw_bytes,
+            state_macs: tp.state_macs,
+            act_bytes: tp.act_bytes,
+            ops_per_token: tp.ops_per_token,
             cycles_rate,
             dram_gbps,
             per_core_gbps,
@@ -419,7 +517,7 @@ impl CostPlan {
             static_w: d.power.static_w,
             paged: footprint.paged_fraction(),
             storage_gbps: d.storage.read_gbps,
-            weights,
+            weights: tp.weights.clone(),
         })
     }
 
@@ -603,6 +701,50 @@ impl CostPlan {
         (w, t)
     }
 
+    /// `(Σ seconds, Σ joules)` of the `g` decode steps at contexts `p, p + 1, …, p + g − 1`,
+    /// in `O(log g)` step evaluations instead of `g`.
+    ///
+    /// A step's time and energy are linear in the context while three things stay fixed: whether
+    /// sliding layers have filled their window, whether the working set fits the cache, and
+    /// whether memory or compute is the longer term (each flips at most once as the context
+    /// grows, the last at most once within a stretch where the first two hold). On each such
+    /// stretch `[a, b]` the sum is exact for a linear function: `(b − a + 1) × (f(a) + f(b)) / 2`;
+    /// stretches are found by bisection on that state.
+    pub fn decode_sums(&self, p: u64, g: u64) -> (f64, f64) {
+        let f = |ctx: u64| {
+            let (w, t) = self.decode_step(ctx);
+            (t.total, self.step_energy(&w, &t))
+        };
+        if g <= 16 {
+            return (0..g).map(|j| f(p + j)).fold((0.0, 0.0), |(t, e), (dt, de)| (t + dt, e + de));
+        }
+        let state = |ctx: u64| {
+            let (_, t) = self.decode_step(ctx);
+            (ctx + 1 > self.window, t.from_cache, t.t_mem >= t.t_arith + t.t_dequant)
+        };
+        let (mut sum_t, mut sum_e) = (0.0, 0.0);
+        let last = p + g - 1;
+        let mut a = p;
+        loop {
+            let k = state(a);
+            // The largest b in [a, last] whose state equals a's (the equal states form a prefix).
+            let (mut lo, mut hi) = (a, last);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if state(mid) == k { lo = mid } else { hi = mid - 1 }
+            }
+            let b = lo;
+            let ((ta, ea), (tb, eb)) = (f(a), f(b));
+            let n = (b - a + 1) as f64;
+            sum_t += n * (ta + tb) / 2.0;
+            sum_e += n * (ea + eb) / 2.0;
+            if b == last {
+                return (sum_t, sum_e);
+            }
+            a = b + 1;
+        }
+    }
+
     /// Decode one token (per sequence) at context `ctx` under run-time conditions.
     pub fn decode_step_at(&self, w: &StepWork, c: &Conditions) -> StepTime {
         self.step_time_at(w, self.arith_eff_decode, true, c)
@@ -625,10 +767,8 @@ impl CostPlan {
         let (kv_read, _) = self.attention(start + n);
         // Σ over the chunk's queries of attended tokens: sum of an arithmetic sequence,
         // capped by the window for sliding layers.
-        let mut attn = 0.0;
-        for p in start + 1..=start + n {
-            attn += self.attention(p).1;
-        }
+        let attn = attended_sum(LayerKind::Full, start, n, self.window) * self.attn_full_macs
+            + attended_sum(LayerKind::Sliding, start, n, self.window) * self.attn_sliding_macs;
         let reuse = (n as f64 / self.prefill_reuse).max(1.0);
         StepWork {
             weight_bytes: self.dense_bytes + eb,
@@ -735,20 +875,61 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, SimError> {
     Ok(estimate_with(&plan, s))
 }
 
+/// An estimator for many design points: it keeps the [`TensorPlan`] (and the validation) of
+/// the last (model, device, weight mix, cost model) it saw, so points that share them (a
+/// sweep over context, KV format, batch, threads or workload) pay only for the terms that
+/// change. Results are identical to [`estimate`]'s. One per thread.
+#[derive(Debug, Default)]
+pub struct Estimator {
+    last: Option<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    model: memwall_spec::ModelSpec,
+    device: memwall_spec::DeviceSpec,
+    weights: memwall_spec::WeightQuant,
+    cost: memwall_spec::CostModel,
+    plan: TensorPlan,
+}
+
+impl Estimator {
+    /// A new estimator with nothing cached.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Estimate `s` (validated as [`estimate`] validates it).
+    pub fn estimate(&mut self, s: &Scenario) -> Result<Estimate, SimError> {
+        let same = self
+            .last
+            .as_ref()
+            .is_some_and(|c| c.weights == s.weights && c.cost == s.cost && c.model == s.model && c.device == s.device);
+        if same {
+            s.validate_point()?;
+        } else {
+            s.validate()?;
+            self.last = Some(Shared {
+                model: s.model.clone(),
+                device: s.device.clone(),
+                weights: s.weights.clone(),
+                cost: s.cost.clone(),
+                plan: TensorPlan::new(s),
+            });
+        }
+        let tp = &self.last.as_ref().expect("cached above").plan;
+        Ok(estimate_with(&CostPlan::with_tensors(s, tp)?, s))
+    }
+}
+
 /// Estimate with a precomputed plan.
 pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
     let wl = &s.workload;
     let p = wl.prompt_tokens;
     let g = wl.gen_tokens.max(1);
-    // Decode: Σ over generated tokens of the step time at their context (exact sum; the
-    // per-token cost is O(1)).
-    let mut decode_s = 0.0;
-    let mut energy = 0.0;
-    for j in 0..g {
-        let (w, t) = plan.decode_step(p + j);
-        decode_s += t.total;
-        energy += plan.step_energy(&w, &t);
-    }
+    // Decode: Σ over generated tokens of the step time at their context (piecewise-linear
+    // closed form, exact to rounding).
+    let (decode_s, energy) = plan.decode_sums(p, g);
     let mid = p + g / 2;
     let (w_mid, t_mid) = plan.decode_step(mid);
     let (prefill_s, prefill_last) = plan.prefill(p, wl.ubatch);

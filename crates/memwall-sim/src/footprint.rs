@@ -140,17 +140,27 @@ pub fn swa_cells(context: u64, window: u64, ubatch: u64) -> u64 {
 /// [`MAX_BYTES`].
 pub fn kv_cache_bytes(model: &ModelSpec, k: QuantFormat, v: QuantFormat, tokens: u64, ubatch: u64, batch: u32) -> u128 {
     let (k_row, v_row) = model.kv_row_elems();
-    let per_token = k.padded_bytes(k_row) as u128 + if v_row > 0 { v.padded_bytes(v_row) as u128 } else { 0 };
+    let per_token = k.padded_bytes(k_row) + if v_row > 0 { v.padded_bytes(v_row) } else { 0 };
+    let layers = model.kv_cache_layers();
+    let n_sliding = layers.iter().filter(|l| l.1 == LayerKind::Sliding).count() as u64;
     let window = model.sliding_window.unwrap_or(u64::MAX);
-    model
-        .kv_cache_layers()
-        .iter()
-        .map(|&(_, kind)| {
-            let cells = if kind == LayerKind::Sliding { swa_cells(tokens, window, ubatch) } else { tokens };
-            cells as u128 * per_token
-        })
-        .sum::<u128>()
-        * batch as u128
+    kv_bytes(layers.len() as u64 - n_sliding, n_sliding, per_token, tokens, window, ubatch, batch)
+}
+
+/// [`kv_cache_bytes`] from layer counts: `(n_full × tokens + n_sliding × swa_cells(tokens,
+/// window, ubatch)) × per_token × batch`, exact in `u128`.
+pub fn kv_bytes(
+    n_full: u64,
+    n_sliding: u64,
+    per_token: u64,
+    tokens: u64,
+    window: u64,
+    ubatch: u64,
+    batch: u32,
+) -> u128 {
+    let sliding = if n_sliding == 0 { 0 } else { n_sliding as u128 * swa_cells(tokens, window, ubatch) as u128 };
+    let cells = n_full as u128 * tokens as u128 + sliding;
+    cells * per_token as u128 * batch as u128
 }
 
 /// Recurrent state of the SSM and linear-attention layers, bytes: `Σ state_bytes × batch`
@@ -258,15 +268,16 @@ impl Footprint {
     /// within [`MAX_BYTES`] (2^60); otherwise the error names the field that drove it there.
     pub fn with_weights(s: &Scenario, weights: u64) -> Result<Self, SpecError> {
         let wl = &s.workload;
-        let kv_tokens = wl.kv_tokens();
-        let kv = component(
-            kv_cache_bytes(&s.model, s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch),
-            "KV cache",
-            "workload.context_tokens",
-            kv_tokens,
-        )?;
-        let state =
-            component(recurrent_state_bytes(&s.model, wl.batch), "recurrent state", "workload.batch", wl.batch as u64)?;
+        let kv = kv_cache_bytes(&s.model, s.kv.k, s.kv.v, wl.kv_tokens(), wl.ubatch, wl.batch);
+        Self::from_parts(s, weights, kv, recurrent_state_bytes(&s.model, wl.batch))
+    }
+
+    /// Account with precomputed weight, KV-cache and recurrent-state bytes (the latter two
+    /// exact, as [`kv_cache_bytes`] and [`recurrent_state_bytes`] give them).
+    pub fn from_parts(s: &Scenario, weights: u64, kv: u128, state: u128) -> Result<Self, SpecError> {
+        let wl = &s.workload;
+        let kv = component(kv, "KV cache", "workload.context_tokens", wl.kv_tokens())?;
+        let state = component(state, "recurrent state", "workload.batch", wl.batch as u64)?;
         let compute = component(compute_buffer_bytes(&s.model, wl), "compute buffer", "workload.ubatch", wl.ubatch)?;
         let overhead = s.cost.runtime_overhead_bytes;
         bounds::bytes("cost.runtime_overhead_bytes", overhead)?;

@@ -12,7 +12,10 @@ pub mod analytic;
 pub mod des;
 pub mod footprint;
 
-pub use analytic::{Binding, Conditions, CostPlan, Estimate, StepTime, StepWork, estimate, expected_distinct_experts};
+pub use analytic::{
+    Binding, Conditions, CostPlan, Estimate, Estimator, StepTime, StepWork, TensorPlan, estimate,
+    expected_distinct_experts,
+};
 pub use footprint::{
     Fallback, Footprint, WeightBytes, gguf_file_bytes, ideal_weight_bytes, kv_cache_bytes, resident_weight_bytes,
 };

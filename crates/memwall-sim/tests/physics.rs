@@ -177,3 +177,79 @@ fn repeated_kv_reads_add_the_attended_kv_once_more() {
     };
     assert!(tok_s(4.0) < tok_s(1.0));
 }
+
+#[test]
+fn closed_form_decode_sums_equal_the_token_by_token_sum() {
+    // Dense, sliding-window and tiny (cache-resident, crossing from cache to DRAM) models.
+    let mut cases = vec![scenario("Q4_K_M"), scenario("Q2_K")];
+    let mut sw = scenario("Q4_K_M");
+    sw.model.layer_pattern = vec![LayerKind::Sliding, LayerKind::Full];
+    sw.model.sliding_window = Some(300);
+    cases.push(sw);
+    let mut tiny = scenario("Q8_0");
+    tiny.model = toml::from_str(
+        "name = \"tiny\"\nn_layers = 2\nhidden = 256\nn_heads = 4\nn_kv_heads = 4\nffn = 512\nvocab = 1024",
+    )
+    .unwrap();
+    tiny.workload.context_tokens = 200_000;
+    cases.push(tiny);
+    for s in &cases {
+        let plan = CostPlan::new(s).unwrap();
+        for (p, g) in [(0, 17), (100, 900), (250, 128), (5, 60_000)] {
+            let (t, e) = plan.decode_sums(p, g);
+            let (mut t1, mut e1) = (0.0, 0.0);
+            for j in 0..g {
+                let (w, st) = plan.decode_step(p + j);
+                t1 += st.total;
+                e1 += plan.step_energy(&w, &st);
+            }
+            assert!((t - t1).abs() <= 1e-11 * t1, "{}: p {p} g {g}: {t} vs {t1}", s.model.name);
+            assert!((e - e1).abs() <= 1e-11 * e1, "{}: p {p} g {g}: {e} vs {e1}", s.model.name);
+        }
+    }
+}
+
+#[test]
+fn prefill_attention_sums_by_hand() {
+    use memwall_sim::analytic::attended_sum;
+    assert_eq!(attended_sum(LayerKind::Full, 0, 4, u64::MAX), 10.0);
+    assert_eq!(attended_sum(LayerKind::Sliding, 0, 4, 2), 7.0);
+    // Positions 3..=6 with window 4: 3 + 4 + 4 + 4.
+    assert_eq!(attended_sum(LayerKind::Sliding, 2, 4, 4), 15.0);
+    assert_eq!(attended_sum(LayerKind::Sliding, 10, 3, 4), 12.0);
+    assert_eq!(attended_sum(LayerKind::Ssm, 0, 100, 4), 0.0);
+}
+
+#[test]
+fn the_caching_estimator_gives_the_estimate_of_every_point() {
+    use memwall_sim::Estimator;
+    let mut est = Estimator::new();
+    let mut points = Vec::new();
+    for mix in ["Q4_K_M", "Q8_0"] {
+        for ctx in [1024, 4096, 16384] {
+            for batch in [1, 4] {
+                let mut s = scenario(mix);
+                s.workload.context_tokens = ctx;
+                s.workload.batch = batch;
+                s.kv = KvQuant::both(if batch == 1 { "f16" } else { "q8_0" }.parse().unwrap());
+                points.push(s);
+            }
+        }
+    }
+    // An invalid point between valid ones is refused, and the next still comes out right.
+    let mut bad = scenario("Q8_0");
+    bad.workload.threads = Some(99);
+    points.insert(5, bad);
+    for s in &points {
+        match (est.estimate(s), estimate(s)) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a.decode_tok_s.to_bits(), b.decode_tok_s.to_bits());
+                assert_eq!(a.total_bytes, b.total_bytes);
+                assert_eq!(a.energy_j_per_token.to_bits(), b.energy_j_per_token.to_bits());
+                assert_eq!(a.prefill_s.to_bits(), b.prefill_s.to_bits());
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("cached {a:?} vs fresh {b:?}"),
+        }
+    }
+}

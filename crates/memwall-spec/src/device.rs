@@ -253,6 +253,11 @@ impl DeviceSpec {
         out
     }
 
+    /// The cluster with the highest clock (the first of equals), where threads go first.
+    pub fn fastest_cluster(&self) -> &ClusterSpec {
+        self.clusters.iter().fold(&self.clusters[0], |best, c| if c.max_ghz > best.max_ghz { c } else { best })
+    }
+
     /// The largest cache shared by all cores (SLC or L3), if any.
     pub fn last_level_cache(&self) -> Option<&CacheSpec> {
         self.caches.iter().filter(|c| c.shared_by == "all").max_by_key(|c| c.size_bytes)

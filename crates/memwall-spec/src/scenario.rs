@@ -65,6 +65,13 @@ impl Scenario {
         self.model.validate().map_err(|e| e.within("model"))?;
         self.device.validate().map_err(|e| e.within("device"))?;
         self.weights.validate().map_err(|e| e.within("weights"))?;
+        self.validate_point()
+    }
+
+    /// Validate everything but the model, the device and the weight mix (already validated
+    /// for another point of the same sweep): KV formats, workload, cost model, simulation
+    /// settings and how they combine with the model and device.
+    pub fn validate_point(&self) -> Result<()> {
         self.kv.validate().map_err(|e| e.within("kv"))?;
         self.workload.validate().map_err(|e| e.within("workload"))?;
         self.cost.validate().map_err(|e| e.within("cost"))?;
