@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::at_most;
 use crate::error::{Result, SpecError, fraction, non_negative, positive};
 use crate::quant::{ChannelQuant, GgmlType, GroupQuant, QuantFormat};
 
@@ -196,7 +197,20 @@ impl CostModel {
         for (k, v) in &self.dequant_cycles {
             k.parse::<QuantFormat>().map_err(|e| e.within("dequant_cycles"))?;
             non_negative(&format!("dequant_cycles.{k}"), *v)?;
+            at_most(&format!("dequant_cycles.{k}"), *v, 1e4, "cycles per weight")?;
         }
+        // A fixed cost above a second per operator or token, a thousand re-reads of the KV
+        // cache or a dequantization tile beyond any prompt are not engine behaviour.
+        for (f, v) in [
+            ("per_op_overhead_s", self.per_op_overhead_s),
+            ("per_thread_sync_s", self.per_thread_sync_s),
+            ("per_token_overhead_s", self.per_token_overhead_s),
+        ] {
+            at_most(f, v, 1.0, "seconds")?;
+        }
+        at_most("attention_kv_reads", self.attention_kv_reads, 1e3, "reads of the KV cache per step")?;
+        at_most("prefill_dequant_reuse", self.prefill_dequant_reuse, crate::bounds::MAX_TOKENS as f64, "tokens")?;
+        crate::bounds::bytes("runtime_overhead_bytes", self.runtime_overhead_bytes)?;
         Ok(())
     }
 }
