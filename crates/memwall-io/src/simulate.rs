@@ -58,7 +58,9 @@ pub fn parse_duration(text: &str) -> Result<f64> {
     if !(v.is_finite() && v > 0.0) {
         return Err(IoError::Spec(memwall_spec::SpecError::invalid("duration", text, "must be > 0")));
     }
-    Ok(v * scale)
+    let seconds = v * scale;
+    memwall_spec::bounds::at_most("duration", seconds, memwall_spec::bounds::MAX_SECONDS, "seconds")?;
+    Ok(seconds)
 }
 
 /// Where the outputs of a simulated experiment go.
