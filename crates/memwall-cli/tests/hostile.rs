@@ -173,3 +173,17 @@ fn errors_say_each_thing_once() {
         assert!(!err.contains("for ``"), "{err}");
     }
 }
+
+#[test]
+fn a_head_dimension_that_is_not_whole_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = memwall_io::presets::model_text("llama-3.2-1b").unwrap();
+    // hidden 2048 over 24 heads is 85.3: without an explicit head_dim it used to truncate to 85.
+    let text = edited(&edited(model, "n_heads", "n_heads = 24"), "head_dim", "");
+    std::fs::write(dir.path().join("m.toml"), text).unwrap();
+    refused(
+        &["footprint", "--model", "m.toml", "--device", "raspberry-pi-5-8gb"],
+        dir.path(),
+        &["model.head_dim", "n_heads = 24"],
+    );
+}

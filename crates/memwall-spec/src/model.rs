@@ -681,6 +681,16 @@ impl ModelSpec {
                     format!("n_heads = {} must be a multiple of n_kv_heads", self.n_heads),
                 ));
             }
+            if self.head_dim.is_none() && !self.hidden.is_multiple_of(self.n_heads) {
+                return Err(SpecError::invalid(
+                    "head_dim",
+                    "none",
+                    format!(
+                        "hidden = {} is not a multiple of n_heads = {}: set head_dim explicitly",
+                        self.hidden, self.n_heads
+                    ),
+                ));
+            }
             if self.head_dim() == 0 {
                 return Err(SpecError::invalid(
                     "head_dim",
