@@ -1,6 +1,8 @@
 //! `memwall`: footprint, speed and limits of on-device LLM inference from the command line.
 //!
-//! Every error is printed with the field and value it concerns and exits with status 2.
+//! Every error is printed with the field and value it concerns and exits with status 2;
+//! output paths are checked before any work; SIGINT/SIGTERM remove the temporary files in
+//! flight and exit with 130/143; a closed stdout or stderr ends printing quietly.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +13,24 @@ use memwall_io::{Experiment, QualityTable, load_device, load_model};
 use memwall_sim::{Estimate, WeightBytes, estimate};
 use memwall_spec::units::{GB, to_gb};
 use memwall_spec::{Backend, ContextPolicy, KvQuant, QuantFormat, Scenario, WeightQuant, Workload};
+
+mod stdio;
+
+// `println!`/`eprintln!` in this binary go through `stdio`, which does not panic when the
+// reader of stdout or stderr has gone (`memwall presets | head -1`).
+macro_rules! println {
+    () => {
+        $crate::stdio::out(format_args!(""))
+    };
+    ($($arg:tt)*) => {
+        $crate::stdio::out(format_args!($($arg)*))
+    };
+}
+macro_rules! eprintln {
+    ($($arg:tt)*) => {
+        $crate::stdio::err(format_args!($($arg)*))
+    };
+}
 
 #[derive(Parser)]
 #[command(name = "memwall", version, about = "The memory wall of on-device LLM inference")]
@@ -349,7 +369,12 @@ fn print_estimate(s: &Scenario, e: &Estimate) {
 
 fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize) -> Result<()> {
     let exp = Experiment::load(path)?;
-    let out = out.unwrap_or_else(|| PathBuf::from("results").join(format!("{}.parquet", exp.name)));
+    let out = match out {
+        Some(out) => out,
+        None => memwall_io::default_output(&exp.name, "parquet")?,
+    };
+    let inputs = memwall_io::experiment_inputs(path, &exp);
+    memwall_io::check_outputs(&inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(), &[("--out", &out)])?;
     let n = exp.len();
     eprintln!("{}: {} design points", exp.name, n);
     let bar = indicatif::ProgressBar::new(n as u64);
@@ -422,6 +447,12 @@ fn simulate(
     summary: Option<&std::path::Path>,
 ) -> Result<()> {
     let exp = Experiment::load(path)?;
+    let inputs = memwall_io::experiment_inputs(path, &exp);
+    let outputs = [("--trace", out.trace), ("--summary", summary), ("--plot", out.plot)];
+    memwall_io::check_outputs(
+        &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        &outputs.iter().filter_map(|&(flag, p)| Some((flag, p?))).collect::<Vec<_>>(),
+    )?;
     let duration_s = duration.map(memwall_io::parse_duration).transpose()?;
     let n = exp.len();
     eprintln!("{}: simulating {} design point{}", exp.name, n, if n == 1 { "" } else { "s" });
@@ -545,7 +576,36 @@ fn report(e: &anyhow::Error) -> String {
     out
 }
 
+/// The signal that interrupted the process, 0 if none.
+static SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// On SIGINT or SIGTERM, remove every temporary output in flight, let nothing be published,
+/// and exit with 128 + the signal (130, 143). A thread waits for the signals, so this holds
+/// wherever the work is (a sweep, a long simulation, a Parquet write).
+#[cfg(unix)]
+fn exit_on_signals() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = match signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("warning: cannot handle SIGINT/SIGTERM ({e}); an interrupt may leave .memwall-* temporary files");
+            return;
+        }
+    };
+    std::thread::spawn(move || {
+        if let Some(sig) = signals.forever().next() {
+            SIGNAL.store(sig, std::sync::atomic::Ordering::SeqCst);
+            let removed = memwall_io::abandon_outputs();
+            let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
+            eprintln!("\ninterrupted by {name}: {removed} temporary file(s) removed, nothing written");
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    exit_on_signals();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -571,6 +631,12 @@ fn main() -> ExitCode {
             summary.as_deref(),
         ),
     };
+    let result = result.and_then(|()| stdio::finish().context("writing to stdout"));
+    let signal = SIGNAL.load(std::sync::atomic::Ordering::SeqCst);
+    if signal != 0 {
+        // The signal thread is exiting with this status; return the same.
+        return ExitCode::from((128 + signal) as u8);
+    }
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

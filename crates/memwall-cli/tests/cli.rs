@@ -244,3 +244,194 @@ fn simulate_rejects_impossible_scenarios_with_exit_2_and_no_trace() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+/// Names of the entries of `dir`, sorted.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn outputs_that_would_destroy_something_are_refused_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.toml"), SMALL).unwrap();
+    std::fs::write(dir.path().join("chat.toml"), SIM).unwrap();
+    std::fs::create_dir(dir.path().join("folder")).unwrap();
+    std::fs::hard_link(dir.path().join("small.toml"), dir.path().join("same.parquet")).unwrap();
+    #[cfg(unix)]
+    let _socket = {
+        std::os::unix::fs::symlink("chat.toml", dir.path().join("chat-link.svg")).unwrap();
+        std::os::unix::net::UnixListener::bind(dir.path().join("sock.parquet")).unwrap()
+    };
+    let before = entries(dir.path());
+    let mut cases: Vec<(Vec<&str>, &str, &str)> = vec![
+        (vec!["run", "small.toml", "--out", "small.toml"], "--out", "is the input small.toml"),
+        (vec!["run", "small.toml", "--out", "folder/../small.toml"], "--out", "is the input"),
+        (vec!["run", "small.toml", "--out", "same.parquet"], "--out", "is the input"),
+        (vec!["run", "small.toml", "--out", "folder"], "--out", "is a directory"),
+        (vec!["simulate", "chat.toml", "--trace", "chat.toml"], "--trace", "is the input chat.toml"),
+        (vec!["simulate", "chat.toml", "--summary", "folder"], "--summary", "is a directory"),
+        (vec!["simulate", "chat.toml", "--trace", "t.parquet", "--summary", "t.parquet"], "--summary", "`--trace`"),
+        (
+            vec!["simulate", "chat.toml", "--trace", "new/t.parquet", "--plot", "./new/x/../t.parquet"],
+            "--plot",
+            "`--trace`",
+        ),
+    ];
+    #[cfg(unix)]
+    cases.extend([
+        (vec!["simulate", "chat.toml", "--plot", "chat-link.svg"], "--plot", "is the input chat.toml"),
+        (vec!["run", "small.toml", "--out", "sock.parquet"], "--out", "is a socket"),
+    ]);
+    for (args, flag, needle) in &cases {
+        let o = memwall(args, dir.path());
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("`{flag}`")) && err.contains(needle),
+            "{args:?}: stderr `{err}` lacks {flag}, {needle}"
+        );
+        assert!(out.is_empty(), "{args:?} did work before refusing: {out}");
+        assert_eq!(entries(dir.path()), before, "{args:?} left a file");
+    }
+    assert_eq!(std::fs::read_to_string(dir.path().join("small.toml")).unwrap(), SMALL);
+    assert_eq!(std::fs::read_to_string(dir.path().join("chat.toml")).unwrap(), SIM);
+    assert!(entries(&dir.path().join("folder")).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_output_is_written_through_to_its_target() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.toml"), SMALL).unwrap();
+    std::fs::create_dir(dir.path().join("store")).unwrap();
+    std::os::unix::fs::symlink("store/small.parquet", dir.path().join("latest.parquet")).unwrap();
+    for _ in 0..2 {
+        // The first run creates the link's missing target, the second replaces it.
+        let o = memwall(&["run", "small.toml", "--out", "latest.parquet"], dir.path());
+        assert!(o.status.success(), "{}", text(&o).1);
+        let link = std::fs::symlink_metadata(dir.path().join("latest.parquet")).unwrap();
+        assert!(link.file_type().is_symlink(), "the link stays a link");
+        let reader = SerializedFileReader::new(std::fs::File::open(dir.path().join("store/small.parquet")).unwrap());
+        assert_eq!(reader.unwrap().metadata().file_metadata().num_rows(), 4);
+        assert_eq!(entries(&dir.path().join("store")), ["small.parquet"]);
+    }
+}
+
+#[test]
+fn an_experiment_name_cannot_lead_the_default_output_out_of_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = dir.path().join("a/b");
+    std::fs::create_dir_all(&work).unwrap();
+    for name in ["../../x", "/tmp/x", "sub/x", ".."] {
+        std::fs::write(work.join("esc.toml"), SMALL.replace("name = \"small\"", &format!("name = {name:?}"))).unwrap();
+        let o = memwall(&["run", "esc.toml"], &work);
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains("`name`") && err.contains(&format!("{name:?}")), "{name}: {err}");
+        assert_eq!(entries(&work), ["esc.toml"]);
+        assert_eq!(entries(dir.path()), ["a"]);
+    }
+    // An explicit output is the user's choice: the same experiment runs with `--out`.
+    let o = memwall(&["run", "esc.toml", "--out", "../x.parquet"], &work);
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert!(dir.path().join("a/x.parquet").exists());
+    // And a plain name goes to results/NAME.parquet.
+    std::fs::write(work.join("ok.toml"), SMALL).unwrap();
+    assert!(memwall(&["run", "ok.toml"], &work).status.success());
+    assert!(work.join("results/small.parquet").exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn sigint_and_sigterm_remove_the_temporary_trace_and_exit_128_plus_the_signal() {
+    use std::time::{Duration, Instant};
+    let scenario = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/sustained-phone.toml");
+    for (signal, code) in [("-INT", 130), ("-TERM", 143)] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let scenario = scenario.to_str().unwrap();
+        // Ten simulated hours per point: far longer than the test waits.
+        let args =
+            ["simulate", scenario, "--duration", "10h", "--trace", "out/t.parquet", "--summary", "out/s.parquet"];
+        let mut child = Command::new(env!("CARGO_BIN_EXE_memwall"))
+            .args(args)
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let in_flight = || out.exists() && entries(&out).iter().any(|n| n.starts_with(".memwall-"));
+        while !in_flight() {
+            assert!(child.try_wait().unwrap().is_none(), "memwall ended before writing its trace");
+            assert!(start.elapsed() < Duration::from_secs(120), "no temporary trace after 2 minutes");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let pid = child.id().to_string();
+        assert!(Command::new("kill").args([signal, &pid]).status().unwrap().success());
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = child.kill();
+                panic!("memwall still running 60 s after {signal}");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let o = child.wait_with_output().unwrap();
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(code), "{signal}: {err}");
+        assert!(err.contains("interrupted") && !err.contains("panicked"), "{err}");
+        assert!(entries(&out).is_empty(), "{signal} left {:?}", entries(&out));
+    }
+}
+
+#[test]
+fn a_closed_stdout_or_stderr_ends_printing_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("small.toml"), SMALL).unwrap();
+    // A pipe whose reader is gone: the first line written to it fails with a broken pipe.
+    let closed = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        std::process::Stdio::from(writer)
+    };
+    let run = |args: &[&str], stdout_closed: bool, stderr_closed: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_memwall"));
+        c.args(args).current_dir(dir.path());
+        if stdout_closed {
+            c.stdout(closed());
+        }
+        if stderr_closed {
+            c.stderr(closed());
+        }
+        c.output().unwrap()
+    };
+    let o = run(&["presets"], true, false);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "{err}");
+    // The report is lost, the results are not.
+    let o = run(&["run", "small.toml", "--out", "small.parquet"], true, false);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(dir.path().join("small.parquet").exists());
+    // stderr closed: progress and errors are dropped, the status stays.
+    assert_eq!(run(&["run", "small.toml", "--out", "again.parquet"], true, true).status.code(), Some(0));
+    assert!(dir.path().join("again.parquet").exists());
+    assert_eq!(run(&["run", "does-not-exist.toml"], false, true).status.code(), Some(2));
+    assert_eq!(run(&["presets"], true, true).status.code(), Some(0));
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stdout_that_cannot_be_written_is_an_error() {
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
+    let o = Command::new(env!("CARGO_BIN_EXE_memwall")).arg("presets").stdout(full).output().unwrap();
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("writing to stdout") && !err.contains("panicked"), "{err}");
+}

@@ -41,6 +41,21 @@ pub enum IoError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// An output path would destroy something that is not an old output (refused before
+    /// anything is written).
+    #[error("`{flag}` {}: {problem}", path.display())]
+    Output {
+        /// The command-line flag or role of the output (`--out`, `--trace`, ...).
+        flag: String,
+        /// The path as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        problem: OutputProblem,
+    },
+    /// Outputs were abandoned ([`crate::abandon_outputs`], on SIGINT/SIGTERM): temporary
+    /// files removed, nothing published.
+    #[error("interrupted: temporary outputs removed, nothing written")]
+    Interrupted,
     /// Arrow or Parquet failed.
     #[error("writing {}: {message}", path.display())]
     Write {
@@ -49,6 +64,32 @@ pub enum IoError {
         /// The library's message.
         message: String,
     },
+}
+
+/// Why an output path is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OutputProblem {
+    /// It is (or links to) a file the command reads.
+    #[error("is the input {}; writing it would destroy it", input.display())]
+    IsInput {
+        /// The input, as given.
+        input: PathBuf,
+    },
+    /// It exists and is not a regular file, which a rename would replace.
+    #[error("is {kind}, not a regular file; outputs are only written to regular files")]
+    NotRegular {
+        /// `a directory`, `a FIFO`, `a character device`, ...
+        kind: &'static str,
+    },
+    /// Another output of the same command resolves to the same file.
+    #[error("is the same file as `{other}`; each output needs its own file")]
+    Shared {
+        /// The other output's flag.
+        other: String,
+    },
+    /// It names no file (empty, `.`, `..`, a root).
+    #[error("names no file")]
+    NoFileName,
 }
 
 /// Result alias of memwall-io.

@@ -3,12 +3,15 @@
 //! Everything that crosses the process boundary: the presets embedded from `datasets/`,
 //! experiment TOML (a base scenario plus a grid), sweeps, results as Arrow record batches and
 //! their Parquet export (written to a temporary file and renamed, so no partial file is ever
-//! left), and the quantization-quality table.
+//! left), and the quantization-quality table. Output paths are checked before any work
+//! ([`check_outputs`]), and an interrupted process removes its temporary files
+//! ([`abandon_outputs`]).
 
-mod atomic;
+pub mod atomic;
 pub mod error;
 pub mod experiment;
 pub mod locate;
+pub mod outputs;
 pub mod plot;
 pub mod presets;
 pub mod quality;
@@ -16,8 +19,10 @@ pub mod results;
 pub mod simulate;
 pub mod trace;
 
-pub use error::{IoError, Result};
+pub use atomic::{abandon_outputs, outputs_abandoned};
+pub use error::{IoError, OutputProblem, Result};
 pub use experiment::{Axis, Experiment, Point};
+pub use outputs::{check_outputs, default_output, experiment_inputs};
 pub use presets::{load_device, load_model};
 pub use quality::{Quality, QualityTable};
 pub use results::{Row, metadata, simulated_to_record_batch, to_record_batch, write_parquet};

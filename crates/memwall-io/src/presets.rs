@@ -42,7 +42,7 @@ fn read(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.to_path_buf(), source })
 }
 
-fn is_path(name: &str) -> bool {
+pub(crate) fn is_path(name: &str) -> bool {
     name.ends_with(".toml") || name.contains('/') || name.contains('\\')
 }
 

@@ -9,6 +9,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+use crate::atomic::TempOutput;
+use crate::error::{IoError, Result};
 use arrow::array::{
     ArrayRef, DictionaryArray, Float64Builder, Int8Builder, Int64Builder, StringArray, StringBuilder, UInt32Builder,
     UInt64Builder,
@@ -20,9 +22,6 @@ use memwall_sim::des::{Phase, TraceRow, TraceSink};
 use parquet::arrow::ArrowWriter;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
-use tempfile::NamedTempFile;
-
-use crate::error::{IoError, Result};
 
 /// Rows buffered in the column builders before they are handed to the Parquet writer.
 pub const BATCH_ROWS: usize = 8_192;
@@ -202,7 +201,7 @@ impl Columns {
 /// and leaves nothing at the target path.
 pub struct ParquetTraceSink {
     path: PathBuf,
-    tmp: NamedTempFile,
+    tmp: TempOutput,
     writer: ArrowWriter<File>,
     cols: Columns,
     point: u32,
