@@ -43,14 +43,67 @@ pub enum Acts {
 }
 
 impl Acts {
-    /// Prepare `x` for weights of kind `k`.
-    pub fn new(k: ActKind, x: &[f32]) -> Self {
-        match k {
+    /// Prepare `x` for weights of kind `k` (quantized kinds need whole blocks of finite values).
+    pub fn new(k: ActKind, x: &[f32]) -> Result<Self, KernelError> {
+        Ok(match k {
             ActKind::F32 => Acts::F32(x.to_vec()),
-            ActKind::Q8_0 => Acts::Q8(Q8Acts::q8_0(x)),
-            ActKind::Q8K => Acts::Q8(Q8Acts::q8_k(x)),
+            ActKind::Q8_0 => Acts::Q8(Q8Acts::q8_0(x)?),
+            ActKind::Q8K => Acts::Q8(Q8Acts::q8_k(x)?),
+        })
+    }
+
+    /// The kind these activations dot against.
+    pub fn kind(&self) -> ActKind {
+        match self {
+            Acts::F32(_) => ActKind::F32,
+            Acts::Q8(q) if q.block == 32 => ActKind::Q8_0,
+            Acts::Q8(_) => ActKind::Q8K,
         }
     }
+
+    /// Number of activations.
+    pub fn len(&self) -> usize {
+        match self {
+            Acts::F32(x) => x.len(),
+            Acts::Q8(q) => q.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The activations as the dot products see them (quantized ones dequantized).
+    pub fn dequantized(&self) -> Vec<f32> {
+        match self {
+            Acts::F32(x) => x.clone(),
+            Acts::Q8(q) => q.dequantized(),
+        }
+    }
+}
+
+/// Check that a row of `row_bytes` bytes in `format` can be dotted with `a`: the row holds
+/// whole blocks, as many weights as `a` has activations, and `a` is of the format's kind.
+/// Every dot product, scalar or SIMD, reads exactly the extents this checks.
+pub fn check_row(format: GgmlType, row_bytes: usize, a: &Acts) -> Result<(), KernelError> {
+    let kind = act_kind(format)?;
+    if a.kind() != kind {
+        return Err(KernelError::Activations { format: format.name(), expected: kind, got: a.kind() });
+    }
+    let bytes = format.type_size() as usize;
+    if !row_bytes.is_multiple_of(bytes) {
+        return Err(KernelError::ByteLength {
+            format: format.name(),
+            len: row_bytes,
+            expected: row_bytes.next_multiple_of(bytes),
+        });
+    }
+    let weights = row_bytes / bytes * format.block_size() as usize;
+    if weights != a.len() {
+        return Err(KernelError::Shape { what: "activations", len: a.len(), expected: weights });
+    }
+    Ok(())
 }
 
 /// Scalar reference dot products, one per format: `Σ w_i x_i` over a row of `n` weights.
@@ -60,7 +113,7 @@ pub mod scalar {
     use crate::formats::{BlockFormat, float::F16};
 
     /// Float formats against f32 activations.
-    pub fn float(t: GgmlType, w: &[u8], x: &[f32]) -> f32 {
+    fn float(t: GgmlType, w: &[u8], x: &[f32]) -> f32 {
         let mut s = 0f32;
         match t {
             GgmlType::F32 => {
@@ -104,7 +157,7 @@ pub mod scalar {
     }
 
     /// 32-weight formats against Q8_0 activations.
-    pub fn q8_0_family(t: GgmlType, w: &[u8], a: &Q8Acts) -> f32 {
+    fn q8_0_family(t: GgmlType, w: &[u8], a: &Q8Acts) -> f32 {
         let bytes = t.type_size() as usize;
         let mut s = 0f32;
         for (i, b) in w.chunks_exact(bytes).enumerate() {
@@ -124,7 +177,7 @@ pub mod scalar {
     }
 
     /// K-quants and ternary formats against Q8_K activations.
-    pub fn q8_k_family(t: GgmlType, w: &[u8], a: &Q8Acts) -> f32 {
+    fn q8_k_family(t: GgmlType, w: &[u8], a: &Q8Acts) -> f32 {
         let bytes = t.type_size() as usize;
         let mut s = 0f32;
         for (i, b) in w.chunks_exact(bytes).enumerate() {
@@ -195,8 +248,15 @@ pub mod scalar {
         s
     }
 
-    /// Reference dot of a row of format `t` with prepared activations.
-    pub fn dot(t: GgmlType, w: &[u8], a: &Acts) -> f32 {
+    /// Reference dot of a row of format `t` with prepared activations (checked as
+    /// [`check_row`](super::check_row) says).
+    pub fn dot(t: GgmlType, w: &[u8], a: &Acts) -> Result<f32, KernelError> {
+        super::check_row(t, w.len(), a)?;
+        Ok(checked(t, w, a))
+    }
+
+    /// [`dot`] on a row already checked against `a`.
+    pub(crate) fn checked(t: GgmlType, w: &[u8], a: &Acts) -> f32 {
         match a {
             Acts::F32(x) => float(t, w, x),
             Acts::Q8(q) if q.block == 32 => q8_0_family(t, w, q),
@@ -345,20 +405,55 @@ impl Kernel {
     }
 
     /// Quantize (or copy) activations for this format.
-    pub fn prepare(&self, x: &[f32]) -> Acts {
+    pub fn prepare(&self, x: &[f32]) -> Result<Acts, KernelError> {
         Acts::new(self.kind, x)
     }
 
-    /// Dot one row (`cols` weights in this format) with prepared activations.
+    /// Dot one row of this format with prepared activations; the row must hold as many
+    /// weights as `a` has activations, and `a` must be of this format's kind.
+    pub fn dot(&self, w: &[u8], a: &Acts) -> Result<f32, KernelError> {
+        check_row(self.format, w.len(), a)?;
+        Ok(self.dot_checked(w, a))
+    }
+
+    /// `out[i] = row i · a` for the consecutive rows of `row_bytes` bytes that fill `data`:
+    /// the lengths are checked once, then the rows are dotted without further checks.
+    pub fn dot_rows(&self, data: &[u8], row_bytes: usize, a: &Acts, out: &mut [f32]) -> Result<(), KernelError> {
+        check_row(self.format, row_bytes, a)?;
+        let rows = data.len().checked_div(row_bytes).unwrap_or(0);
+        if data.len() != rows * row_bytes || rows != out.len() {
+            let expected = out.len().saturating_mul(row_bytes);
+            return Err(KernelError::ByteLength { format: self.format.name(), len: data.len(), expected });
+        }
+        self.rows_checked(data, row_bytes, a, out);
+        Ok(())
+    }
+
+    /// [`Kernel::dot_rows`] on rows whose length [`check_row`] accepted with `a`, `data`
+    /// holding `out.len()` of them.
+    pub(crate) fn rows_checked(&self, data: &[u8], row_bytes: usize, a: &Acts, out: &mut [f32]) {
+        if row_bytes == 0 {
+            out.fill(0.0);
+            return;
+        }
+        for (w, y) in data.chunks_exact(row_bytes).zip(out.iter_mut()) {
+            *y = self.dot_checked(w, a);
+        }
+    }
+
+    /// The dot of a row that [`check_row`] accepted with `a`.
     #[allow(unsafe_code)]
-    pub fn dot(&self, w: &[u8], a: &Acts) -> f32 {
+    pub(crate) fn dot_checked(&self, w: &[u8], a: &Acts) -> f32 {
+        debug_assert!(check_row(self.format, w.len(), a).is_ok());
         // SAFETY: `with_isa` resolves a SIMD kernel only on a CPU that has its features
-        // (checked by `Isa::supported`); callers pass rows of whole blocks matching the
-        // activations, and float kernels get rows of at least 8 weights.
+        // (checked by `Isa::supported`); every caller has passed `w` and `a` through
+        // `check_row`, so the row holds whole blocks of exactly `a.len()` weights and `a` is
+        // of the kind the kernel reads (Q8Acts' private fields keep their own invariants);
+        // float kernels are reached only with at least 8 weights.
         match (self.simd, a) {
             (Simd::Q8(f), Acts::Q8(q)) => unsafe { f(w, q) },
             (Simd::Float(f), Acts::F32(x)) if x.len() >= 8 => unsafe { f(w, x) },
-            _ => scalar::dot(self.format, w, a),
+            _ => scalar::checked(self.format, w, a),
         }
     }
 }

@@ -5,7 +5,7 @@ use memwall_spec::GgmlType;
 use rayon::prelude::*;
 
 use crate::KernelError;
-use crate::dot::Kernel;
+use crate::dot::{Acts, Kernel, check_row};
 
 /// A row-major quantized matrix: `rows` rows of `cols` weights.
 #[derive(Debug, Clone, Copy)]
@@ -55,9 +55,15 @@ impl<'a> QMatrix<'a> {
     pub fn row(&self, r: usize) -> &'a [u8] {
         &self.data[r * self.row_bytes..(r + 1) * self.row_bytes]
     }
+
+    /// The bytes of `n` consecutive rows from row `first`.
+    fn rows_from(&self, first: usize, n: usize) -> &'a [u8] {
+        &self.data[first * self.row_bytes..(first + n) * self.row_bytes]
+    }
 }
 
-fn check(k: &Kernel, m: &QMatrix, x: &[f32], y: &[f32]) -> Result<(), KernelError> {
+/// Check the shapes of `y = W x` and prepare `x`'s activations, checked against `W`'s rows.
+fn prepare(k: &Kernel, m: &QMatrix, x: &[f32], y: &[f32]) -> Result<Acts, KernelError> {
     if k.format() != m.format {
         return Err(KernelError::Unsupported { format: m.format.name() });
     }
@@ -67,30 +73,26 @@ fn check(k: &Kernel, m: &QMatrix, x: &[f32], y: &[f32]) -> Result<(), KernelErro
     if y.len() != m.rows {
         return Err(KernelError::Shape { what: "y", len: y.len(), expected: m.rows });
     }
-    Ok(())
+    let a = k.prepare(x)?;
+    check_row(m.format, m.row_bytes, &a)?;
+    Ok(a)
 }
 
 /// `y = W x` on the calling thread.
 pub fn gemv(k: &Kernel, m: &QMatrix, x: &[f32], y: &mut [f32]) -> Result<(), KernelError> {
-    check(k, m, x, y)?;
-    let a = k.prepare(x);
-    for (r, out) in y.iter_mut().enumerate() {
-        *out = k.dot(m.row(r), &a);
-    }
+    let a = prepare(k, m, x, y)?;
+    k.rows_checked(m.data, m.row_bytes, &a, y);
     Ok(())
 }
 
 /// `y = W x` over rayon's pool, `rows_per_task` rows per task (0: rows / (4 × threads)).
 /// Kept for comparison: [`gemv_mt`] is cheaper per call.
 pub fn gemv_par(k: &Kernel, m: &QMatrix, x: &[f32], y: &mut [f32], rows_per_task: usize) -> Result<(), KernelError> {
-    check(k, m, x, y)?;
-    let a = k.prepare(x);
+    let a = prepare(k, m, x, y)?;
     let chunk =
         if rows_per_task > 0 { rows_per_task } else { m.rows.div_ceil(4 * rayon::current_num_threads()).max(1) };
     y.par_chunks_mut(chunk).enumerate().for_each(|(c, ys)| {
-        for (i, out) in ys.iter_mut().enumerate() {
-            *out = k.dot(m.row(c * chunk + i), &a);
-        }
+        k.rows_checked(m.rows_from(c * chunk, ys.len()), m.row_bytes, &a, ys);
     });
     Ok(())
 }
@@ -104,13 +106,19 @@ pub fn gemm_par(k: &Kernel, m: &QMatrix, xs: &[f32], tokens: usize, ys: &mut [f3
     if ys.len() != tokens * m.rows {
         return Err(KernelError::Shape { what: "ys", len: ys.len(), expected: tokens * m.rows });
     }
-    let acts: Vec<_> = xs.chunks_exact(m.cols).map(|x| k.prepare(x)).collect();
+    if k.format() != m.format {
+        return Err(KernelError::Unsupported { format: m.format.name() });
+    }
+    let acts = xs.chunks_exact(m.cols).map(|x| k.prepare(x)).collect::<Result<Vec<_>, _>>()?;
+    for a in &acts {
+        check_row(m.format, m.row_bytes, a)?;
+    }
     let rows = m.rows;
     let out: Vec<Vec<f32>> = (0..rows)
         .into_par_iter()
         .map(|r| {
             let w = m.row(r);
-            acts.iter().map(|a| k.dot(w, a)).collect()
+            acts.iter().map(|a| k.dot_checked(w, a)).collect()
         })
         .collect();
     for (r, col) in out.into_iter().enumerate() {
@@ -131,16 +139,14 @@ pub fn gemv_pool(
     pool: &crate::pool::SpinPool,
     rows_per_task: usize,
 ) -> Result<(), KernelError> {
-    check(k, m, x, y)?;
-    let a = k.prepare(x);
+    let a = prepare(k, m, x, y)?;
     let chunk = if rows_per_task > 0 { rows_per_task } else { m.rows.div_ceil(4 * pool.threads()).max(1) };
     // Each task owns one chunk of `y`; the locks are never contended.
     let chunks: Vec<std::sync::Mutex<&mut [f32]>> = y.chunks_mut(chunk).map(std::sync::Mutex::new).collect();
     pool.run(chunks.len(), &|c| {
         let mut ys = chunks[c].lock().unwrap_or_else(|e| e.into_inner());
-        for (i, out) in ys.iter_mut().enumerate() {
-            *out = k.dot(m.row(c * chunk + i), &a);
-        }
+        let n = ys.len();
+        k.rows_checked(m.rows_from(c * chunk, n), m.row_bytes, &a, &mut ys[..]);
     });
     Ok(())
 }

@@ -5,7 +5,7 @@
 use memwall_spec::GgmlType;
 
 use crate::KernelError;
-use crate::dot::Kernel;
+use crate::dot::{Kernel, check_row};
 use crate::formats::{dequantize_into, quantize};
 
 /// One layer's cache.
@@ -136,12 +136,16 @@ impl KvCache {
         let mut vrow = vec![0f32; hd];
         for kvh in 0..self.n_kv_heads {
             let heads = kvh * group..(kvh + 1) * group;
-            let acts: Vec<_> = heads.clone().map(|h| kernel.prepare(&q[h * hd..(h + 1) * hd])).collect();
+            let acts =
+                heads.clone().map(|h| kernel.prepare(&q[h * hd..(h + 1) * hd])).collect::<Result<Vec<_>, _>>()?;
+            for a in &acts {
+                check_row(self.k_format, self.row_k, a)?;
+            }
             // Keys of this KV head, read once for the whole group.
             for t in 0..tokens {
                 let krow = &self.k[t * token_k + kvh * self.row_k..t * token_k + (kvh + 1) * self.row_k];
                 for (g, a) in acts.iter().enumerate() {
-                    scores[g * tokens + t] = kernel.dot(krow, a) * scale;
+                    scores[g * tokens + t] = kernel.dot_checked(krow, a) * scale;
                 }
             }
             for g in 0..group {
@@ -174,8 +178,33 @@ impl KvCache {
 }
 
 /// Reference attention in f32 over plain K/V rows (`tokens × n_kv_heads × head_dim`).
-pub fn attend_f32(q: &[f32], k: &[f32], v: &[f32], n_heads: usize, n_kv_heads: usize, head_dim: usize) -> Vec<f32> {
-    let tokens = k.len() / (n_kv_heads * head_dim);
+pub fn attend_f32(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    n_heads: usize,
+    n_kv_heads: usize,
+    head_dim: usize,
+) -> Result<Vec<f32>, KernelError> {
+    let row = n_kv_heads * head_dim;
+    if row == 0 || n_heads == 0 || !n_heads.is_multiple_of(n_kv_heads) {
+        return Err(KernelError::Shape {
+            what: "n_heads (multiple of n_kv_heads)",
+            len: n_heads,
+            expected: n_kv_heads,
+        });
+    }
+    if q.len() != n_heads * head_dim {
+        return Err(KernelError::Shape { what: "q", len: q.len(), expected: n_heads * head_dim });
+    }
+    if !k.len().is_multiple_of(row) || v.len() != k.len() {
+        return Err(KernelError::Shape {
+            what: "k, v (whole rows of n_kv_heads × head_dim)",
+            len: v.len(),
+            expected: k.len(),
+        });
+    }
+    let tokens = k.len() / row;
     let group = n_heads / n_kv_heads;
     let scale = 1.0 / (head_dim as f32).sqrt();
     let mut out = vec![0f32; n_heads * head_dim];
@@ -195,5 +224,5 @@ pub fn attend_f32(q: &[f32], k: &[f32], v: &[f32], n_heads: usize, n_kv_heads: u
             }
         }
     }
-    out
+    Ok(out)
 }

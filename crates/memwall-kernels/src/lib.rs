@@ -118,6 +118,16 @@ pub enum KernelError {
         /// Which step.
         what: &'static str,
     },
+    /// Activations of the wrong kind for a weight format.
+    #[error("{format} rows dot against {expected:?} activations; these are {got:?}")]
+    Activations {
+        /// Format name.
+        format: &'static str,
+        /// The kind the format needs.
+        expected: crate::dot::ActKind,
+        /// The kind given.
+        got: crate::dot::ActKind,
+    },
     /// The format has no kernel here.
     #[error("format {format} is not supported by memwall-kernels")]
     Unsupported {

@@ -17,6 +17,8 @@ use std::thread::JoinHandle;
 type Task<'a> = &'a (dyn Fn(usize) + Sync);
 
 struct Shared {
+    /// The payload of the first task of the current job that panicked.
+    panic: Mutex<Option<Box<dyn std::any::Any + Send>>>,
     epoch: AtomicUsize,
     next: AtomicUsize,
     done: AtomicUsize,
@@ -38,6 +40,9 @@ pub struct SpinPool {
     running: Mutex<()>,
 }
 
+/// Take task indices until none is left. A task that panics still counts as done (its
+/// payload is kept for `run` to re-raise on the caller), so no thread waits for it forever
+/// and the caller never returns while a worker still holds the job.
 fn work(s: &Shared, f: Task<'_>) {
     let n = s.n_tasks.load(Ordering::Acquire);
     loop {
@@ -45,7 +50,9 @@ fn work(s: &Shared, f: Task<'_>) {
         if i >= n {
             break;
         }
-        f(i);
+        if let Err(payload) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(i))) {
+            s.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(payload);
+        }
         s.done.fetch_add(1, Ordering::AcqRel);
     }
 }
@@ -87,6 +94,7 @@ impl SpinPool {
     /// A pool running jobs on `threads` threads in all (at least 1).
     pub fn new(threads: usize) -> Self {
         let shared = Arc::new(Shared {
+            panic: Mutex::new(None),
             epoch: AtomicUsize::new(0),
             next: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
@@ -109,7 +117,8 @@ impl SpinPool {
         self.workers.len() + 1
     }
 
-    /// Run `f(0..n_tasks)` across the pool and return when all tasks are done.
+    /// Run `f(0..n_tasks)` across the pool and return when all tasks are done. A panic in a
+    /// task is re-raised here, on the caller, once every task has finished.
     pub fn run(&self, n_tasks: usize, f: &(dyn Fn(usize) + Sync)) {
         let _one_job = self.running.lock().unwrap_or_else(|e| e.into_inner());
         let s = &*self.shared;
@@ -140,6 +149,9 @@ impl SpinPool {
         }
         // Late workers must not find this job any more.
         s.job.lock().unwrap_or_else(|e| e.into_inner()).0 = None;
+        if let Some(payload) = s.panic.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            std::panic::resume_unwind(payload);
+        }
     }
 }
 

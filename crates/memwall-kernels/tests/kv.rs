@@ -33,7 +33,7 @@ fn quantized_cache_attention_stays_within_budget_for_mha_gqa_mqa() {
         let k = gaussian(tokens * n_kv * head_dim, &mut rng);
         let v = gaussian(tokens * n_kv * head_dim, &mut rng);
         let q: Vec<f32> = gaussian(n_heads * head_dim, &mut rng).iter().map(|x| x * 2.0).collect();
-        let want = attend_f32(&q, &k, &v, n_heads, n_kv, head_dim);
+        let want = attend_f32(&q, &k, &v, n_heads, n_kv, head_dim).unwrap();
         for t in [GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0] {
             let mut c = KvCache::new(n_kv, head_dim, t, t, None).unwrap();
             let row = n_kv * head_dim;
@@ -64,7 +64,7 @@ fn sliding_window_attends_to_the_last_tokens_only() {
     assert_eq!(c.len(), window);
     assert_eq!(c.bytes(), 2 * window * row * 2);
     let start = (tokens - window) * row;
-    let want = attend_f32(&q, &k[start..], &v[start..], n_heads, n_kv, head_dim);
+    let want = attend_f32(&q, &k[start..], &v[start..], n_heads, n_kv, head_dim).unwrap();
     let mut out = vec![0f32; n_heads * head_dim];
     c.attend(&q, n_heads, &mut out).unwrap();
     assert!(rel(&out, &want) < 2e-3, "{}", rel(&out, &want));
