@@ -416,7 +416,13 @@ fn random_scenarios_with_every_effect_on_stay_consistent() {
         if s.validate().is_err() {
             continue;
         }
-        let (sum, rows) = run(&s);
+        let mut sink = VecSink::default();
+        let sum = match simulate(&s, &mut sink) {
+            // A laptop or module on the generic phone network (tests/thermal_slices.rs).
+            Err(e) if e.to_string().contains("no governor can hold it") => continue,
+            r => r.unwrap(),
+        };
+        let rows = sink.rows;
         ran += 1;
         let what = format!("{model} on {device} ({:?})", s.sim.policies);
         assert!(sum.energy_j.is_finite() && sum.energy_j >= 0.0, "{what}: energy {}", sum.energy_j);

@@ -41,6 +41,23 @@ pub struct GovernorSpec {
     pub skin_limit_c: f64,
     /// Polling period, seconds.
     pub poll_s: f64,
+    /// Die temperature (°C) above which, at the deepest level, the governor injects idle time
+    /// (absent: the highest trip point + [`GovernorSpec::CRITICAL_MARGIN_C`]). Must lie above
+    /// the highest trip point.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub critical_c: Option<f64>,
+}
+
+impl GovernorSpec {
+    /// Default distance of the critical temperature above the highest trip point, °C: phone
+    /// SoCs trip DVFS at about 75–95 °C and reach their junction limit at about 105–115 °C.
+    pub const CRITICAL_MARGIN_C: f64 = 20.0;
+
+    /// The die temperature above which idle injection acts, °C (`critical_c`, or the highest
+    /// trip point + [`Self::CRITICAL_MARGIN_C`]; `None` for a governor without trip points).
+    pub fn critical_c(&self) -> Option<f64> {
+        self.critical_c.or_else(|| self.trip_c.last().map(|t| t + Self::CRITICAL_MARGIN_C))
+    }
 }
 
 /// Thermal parameters of a device.
@@ -93,6 +110,7 @@ impl ThermalSpec {
                 hysteresis_c: 2.0,
                 skin_limit_c: 45.0,
                 poll_s: 0.1,
+                critical_c: None,
             },
             source:
                 "generic phone: mean of the fitted A18 Pro and Snapdragon 8 Elite networks (not fitted to this device)"
@@ -164,6 +182,18 @@ impl ThermalSpec {
         non_negative("governor.hysteresis_c", g.hysteresis_c)?;
         finite("governor.skin_limit_c", g.skin_limit_c)?;
         positive("governor.poll_s", g.poll_s)?;
+        if let Some(c) = g.critical_c {
+            finite("governor.critical_c", c)?;
+            if let Some(&top) = g.trip_c.last()
+                && c <= top
+            {
+                return Err(SpecError::invalid(
+                    "governor.critical_c",
+                    c,
+                    format!("must lie above the highest trip point ({top} °C)"),
+                ));
+            }
+        }
         Ok(())
     }
 }

@@ -174,6 +174,38 @@ enum Kind {
     Reload,
 }
 
+/// The run-time conditions a step is timed and powered under.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Clocks {
+    /// Frequency scale of the governor's level.
+    freq: f64,
+    /// Voltage scale of that level.
+    volt: f64,
+    /// DRAM bandwidth scale (memory governor step × share other bus masters leave).
+    bw: f64,
+    /// Share of time the unit works under idle injection (1 = none).
+    duty: f64,
+}
+
+impl Clocks {
+    /// Dynamic power of a unit drawing `p_max_w` at full clock: `P f V² × duty`, W.
+    fn dynamic_w(&self, p_max_w: f64) -> f64 {
+        dynamic_power_w(p_max_w, self.freq, self.volt) * self.duty
+    }
+}
+
+/// How a step's duration depends on the conditions of the moment, so that a step the
+/// governor or a bus master interrupts is re-timed for the work it has left.
+#[derive(Debug, Clone, Copy)]
+enum StepCost {
+    /// Storage reads, think time and pauses: no DVFS or bus share changes them.
+    Fixed,
+    /// A prefill chunk: one sequence's work, run `batch` times, plus storage seconds.
+    Prefill { work: StepWork, flash_s: f64 },
+    /// A decoded token: its work and what the on-chip caches served, plus storage seconds.
+    Decode { work: StepWork, cached: Option<(f64, f64)>, flash_s: f64 },
+}
+
 /// The step in flight.
 #[derive(Debug, Clone)]
 struct Step {
@@ -187,8 +219,19 @@ struct Step {
     dynamic_w: f64,
     dram_w: f64,
     energy_j: f64,
+    cost: StepCost,
+    /// Fraction of the step's work done before `seg_s`.
+    done: f64,
+    /// Start of the current slice (the step's start or its last re-timing), seconds.
+    seg_s: f64,
+    /// The whole step's duration under the current slice's conditions, seconds.
+    full_s: f64,
+    /// Frequency and bandwidth scales of the current slice.
     freq: f64,
     bw: f64,
+    /// `∫ freq dt` and `∫ bw dt` over the finished slices (the row reports time means).
+    freq_s: f64,
+    bw_s: f64,
 }
 
 /// Generation throughput as a user sees it: decoded tokens over the time spent decoding
@@ -450,6 +493,7 @@ impl Run {
                 }
                 other => other,
             })?;
+            check_holds_idle(&model, &spec, origin, s.device.power.static_w)?;
             Some((model, Governor::new(&spec.governor)))
         } else {
             None
@@ -550,6 +594,7 @@ impl Run {
                 }
                 Ev::Poll => {
                     let mut change = None;
+                    let before = self.clocks();
                     if let Some((th, g)) = &mut self.thermal {
                         change = g.poll(th.die_c(), th.skin_c());
                         if !self.done {
@@ -561,6 +606,13 @@ impl Run {
                             self.summary.throttle_onset_s = Some(to_s(t));
                         }
                         self.note(format!("throttle {a}→{b}"));
+                    }
+                    let after = self.clocks();
+                    if after.duty != before.duty {
+                        self.note(format!("idle injection: duty {:.0}%", after.duty * 100.0));
+                    }
+                    if after != before {
+                        self.retime();
                     }
                 }
                 Ev::BgStart(i) => self.background(i as usize, true, policies, t),
@@ -791,15 +843,20 @@ impl Run {
                     self.bg_share -= share;
                     self.note(format!("bus master -{:.0}%", share * 100.0));
                 }
+                self.retime();
             }
         }
     }
 
-    fn conditions(&self) -> (f64, f64, f64) {
-        let (freq, volt, mem) =
-            self.thermal.as_ref().map_or((1.0, 1.0, 1.0), |(_, g)| (g.freq_scale(), g.volt_scale(), g.mem_scale()));
+    /// The clocks of this moment: the governor's level and duty cycle, and the DRAM share
+    /// other bus masters leave.
+    fn clocks(&self) -> Clocks {
+        let (freq, volt, mem, duty) = self
+            .thermal
+            .as_ref()
+            .map_or((1.0, 1.0, 1.0, 1.0), |(_, g)| (g.freq_scale(), g.volt_scale(), g.mem_scale(), g.duty()));
         let share = (1.0 - self.bg_share).max(0.05);
-        (freq, volt, if share == 1.0 { mem } else { mem * share })
+        Clocks { freq, volt, bw: if share == 1.0 { mem } else { mem * share }, duty }
     }
 
     /// Replay one decode step through the caches: (bytes served on chip, their seconds,
@@ -874,21 +931,21 @@ impl Run {
         }
         let start_s = self.clock_s.max(to_s(self.now));
         if let Some(bytes) = self.reload.take() {
-            self.begin(Kind::Reload, start_s, bytes / self.storage_bps, 0.0, 0.0, bytes, 0.0);
+            self.begin(Kind::Reload, start_s, bytes / self.storage_bps, 0.0, 0.0, bytes, 0.0, StepCost::Fixed);
             return;
         }
         if !self.loaded {
             // The weights that will stay resident; the expert cache starts cold.
             let bytes = self.residency().weights as f64;
-            self.begin(Kind::Load, start_s, bytes / self.storage_bps, 0.0, 0.0, bytes, 0.0);
+            self.begin(Kind::Load, start_s, bytes / self.storage_bps, 0.0, 0.0, bytes, 0.0, StepCost::Fixed);
             return;
         }
-        let (freq, volt, bw) = self.conditions();
+        let clocks = self.clocks();
         if self.cursor.prompt_left == 0 && self.cursor.gen_left == 0 {
             let think = self.turns[self.cursor.idx].think_s;
             if think > 0.0 && !self.cursor.think_done {
                 self.cursor.think_done = true;
-                self.begin(Kind::Think, start_s, think, 0.0, 0.0, 0.0, 0.0);
+                self.begin(Kind::Think, start_s, think, 0.0, 0.0, 0.0, 0.0, StepCost::Fixed);
                 return;
             }
             // Next turn.
@@ -918,9 +975,8 @@ impl Run {
             // The first turn starts once the model is loaded.
             self.cursor.turn_start_s = start_s;
         }
-        let compute_w = self.plan.compute_w();
-        let dynamic = dynamic_power_w(compute_w, freq, volt);
-        let cond = Conditions { freq_scale: freq, bandwidth_scale: bw, cached: None };
+        let dynamic = clocks.dynamic_w(self.plan.compute_w());
+        let cond = Conditions { freq_scale: clocks.freq, bandwidth_scale: clocks.bw, cached: None };
         let res = self.residency();
         let paged = res.paged;
         if let Some(c) = &mut self.expert_cache {
@@ -942,9 +998,10 @@ impl Run {
                 }
                 None => paged * w.weight_bytes,
             };
-            let dur = t.total * batch + flash / self.storage_bps;
+            let cost = StepCost::Prefill { work: w, flash_s: flash / self.storage_bps };
+            let dur = step_seconds(t.total * batch, flash / self.storage_bps, clocks.duty);
             let dram = self.plan.dram_bytes(&w, &t) * batch;
-            self.begin(Kind::Prefill { n }, start_s, dur, dram, 0.0, flash, dynamic);
+            self.begin(Kind::Prefill { n }, start_s, dur, dram, 0.0, flash, dynamic, cost);
             return;
         }
         // Decode: policies may hold the token back.
@@ -953,7 +1010,7 @@ impl Run {
         if let Some(wait) = policies.iter_mut().find_map(|p| p.before_token(&view))
             && wait > 0.0
         {
-            self.begin(Kind::Pause, start_s, wait, 0.0, 0.0, 0.0, 0.0);
+            self.begin(Kind::Pause, start_s, wait, 0.0, 0.0, 0.0, 0.0, StepCost::Fixed);
             return;
         }
         self.make_room(1);
@@ -966,14 +1023,16 @@ impl Run {
             let per = self.objects.expert_bytes;
             w.weight_bytes += (d - expected) * per;
         }
-        let cond = Conditions { cached: (!self.levels.is_empty()).then_some((cached_b, cached_s)), ..cond };
+        let cached = (!self.levels.is_empty()).then_some((cached_b, cached_s));
+        let cond = Conditions { cached, ..cond };
         let t: StepTime = self.plan.decode_step_at(&w, &cond);
         let flash = paged * self.dense_token_bytes(&w) + expert_flash;
-        let dur = t.total + flash / self.storage_bps;
+        let cost = StepCost::Decode { work: w, cached, flash_s: flash / self.storage_bps };
+        let dur = step_seconds(t.total, flash / self.storage_bps, clocks.duty);
         let dram =
             if self.levels.is_empty() { self.plan.dram_bytes(&w, &t) } else { w.weight_bytes + w.kv_bytes - cached_b };
         let cache = if self.levels.is_empty() { w.weight_bytes + w.kv_bytes - dram } else { cached_b };
-        self.begin(Kind::Decode, start_s, dur, dram, cache, flash, dynamic);
+        self.begin(Kind::Decode, start_s, dur, dram, cache, flash, dynamic, cost);
     }
 
     /// Weight bytes of a step outside the routed experts when those are offloaded.
@@ -1000,10 +1059,12 @@ impl Run {
         cache_bytes: f64,
         flash_bytes: f64,
         dynamic_w: f64,
+        cost: StepCost,
     ) {
         let id = self.next_id;
         self.next_id += 1;
-        let (freq, _, bw) = self.conditions();
+        let Clocks { freq, bw, duty, .. } = self.clocks();
+        let freq = freq * duty;
         let pj = self.plan.dram_pj_per_bit();
         let dram_w = if dur_s > 0.0 { dram_bytes * 8.0 * pj * 1e-12 / dur_s } else { 0.0 };
         let end_s = start_s + dur_s;
@@ -1019,9 +1080,64 @@ impl Run {
             dynamic_w,
             dram_w,
             energy_j: 0.0,
+            cost,
+            done: 0.0,
+            seg_s: start_s,
+            full_s: dur_s,
             freq,
             bw,
+            freq_s: 0.0,
+            bw_s: 0.0,
         });
+        self.queue.push(to_ns(end_s).max(self.now), Ev::StepDone(id));
+    }
+
+    /// Seconds the whole of a step's work takes under `clocks` (`None` for a step no
+    /// condition changes).
+    fn step_seconds(&self, cost: &StepCost, clocks: Clocks) -> Option<f64> {
+        let cond = Conditions { freq_scale: clocks.freq, bandwidth_scale: clocks.bw, cached: None };
+        match cost {
+            StepCost::Fixed => None,
+            StepCost::Prefill { work, flash_s } => {
+                let t = self.plan.prefill_step_at(work, &cond).total * self.cur.workload.batch as f64;
+                Some(step_seconds(t, *flash_s, clocks.duty))
+            }
+            StepCost::Decode { work, cached, flash_s } => {
+                let t = self.plan.decode_step_at(work, &Conditions { cached: *cached, ..cond }).total;
+                Some(step_seconds(t, *flash_s, clocks.duty))
+            }
+        }
+    }
+
+    /// Conditions changed mid-step (a governor level, a bus master): the step's work done so
+    /// far is kept, and what is left is timed, powered and rescheduled under the new
+    /// conditions. A step longer than the governor's poll interval thus runs as slices, each
+    /// at the clock of its own moment, and the die heats at the power of that clock.
+    ///
+    /// With `d` the fraction of work done by the slice start `s₀` and `T` the whole step's
+    /// duration under the old conditions, at time `t`: `d' = d + (t − s₀) / T`; the step ends
+    /// at `t + (1 − d') T'` with `T'` its duration under the new conditions. DRAM power
+    /// spreads the bytes left, `(1 − d') × dram_bytes`, over the time left.
+    fn retime(&mut self) {
+        let clocks = self.clocks();
+        let Some(st) = &self.step else { return };
+        let Some(full) = self.step_seconds(&st.cost, clocks) else { return };
+        let now_s = to_s(self.now).max(st.seg_s);
+        let elapsed = now_s - st.seg_s;
+        let done = if st.full_s > 0.0 { (st.done + elapsed / st.full_s).min(1.0) } else { 1.0 };
+        let left_s = (1.0 - done) * full;
+        let end_s = now_s + left_s;
+        let dynamic_w = if st.dynamic_w > 0.0 { clocks.dynamic_w(self.plan.compute_w()) } else { 0.0 };
+        let pj = self.plan.dram_pj_per_bit();
+        let id = self.next_id;
+        self.next_id += 1;
+        let Some(st) = &mut self.step else { return };
+        st.dram_w = if left_s > 0.0 { (1.0 - done) * st.dram_bytes * 8.0 * pj * 1e-12 / left_s } else { 0.0 };
+        st.freq_s += st.freq * elapsed;
+        st.bw_s += st.bw * elapsed;
+        (st.id, st.dur_s, st.dynamic_w, st.done) = (id, end_s - st.start_s, dynamic_w, done);
+        (st.seg_s, st.full_s, st.freq, st.bw) = (now_s, full, clocks.freq * clocks.duty, clocks.bw);
+        self.clock_s = end_s;
         self.queue.push(to_ns(end_s).max(self.now), Ev::StepDone(id));
     }
 
@@ -1033,6 +1149,12 @@ impl Run {
             st.dur_s = (to_s(self.now) - st.start_s).clamp(0.0, st.dur_s);
         }
         let end_s = st.start_s + st.dur_s;
+        // Time means of the clock and bandwidth over the step's slices.
+        let last = (end_s - st.seg_s).max(0.0);
+        if st.dur_s > 0.0 && st.seg_s > st.start_s {
+            st.freq = (st.freq_s + st.freq * last) / st.dur_s;
+            st.bw = (st.bw_s + st.bw * last) / st.dur_s;
+        }
         // Energy: exact under the thermal model (integrated per event); otherwise
         // `dram + (dynamic + static) × t` as the estimator has it.
         if self.thermal.is_none() {
@@ -1106,6 +1228,39 @@ impl Run {
         self.summary.rows += 1;
         Ok(())
     }
+}
+
+/// Refuse a network on which the device's static power alone settles the die above its
+/// critical temperature: no governor (DVFS or idle injection) can hold such a die, so the
+/// temperatures and the throttling it would report describe another device (typically the
+/// generic phone network applied to a laptop or a module with watts of static power).
+fn check_holds_idle(model: &ThermalModel, spec: &ThermalSpec, origin: &str, static_w: f64) -> Result<(), SimError> {
+    let Some(critical) = spec.governor.critical_c() else { return Ok(()) };
+    let idle_c = model.steady_state_c(0.0, 0.0)[0];
+    if idle_c.is_finite() && idle_c <= critical {
+        return Ok(());
+    }
+    let network = match origin {
+        "sim.thermal.spec" => "the network of sim.thermal.spec",
+        "device.thermal" => "the device's own network",
+        _ => "the generic phone network (the device has no [thermal] table)",
+    };
+    Err(SimError::Spec(memwall_spec::SpecError::invalid(
+        "power.static_w",
+        static_w,
+        format!(
+            "on {network} the static power alone settles the die at {idle_c:.0} °C, above its critical \
+             temperature ({critical} °C): no governor can hold it, so that network does not describe this device; give \
+             the device its own [thermal] table, set sim.thermal.spec, or disable sim.thermal"
+        ),
+    )))
+}
+
+/// Duration of a step whose unit works `compute_s` seconds of its own and waits `storage_s`
+/// on flash, with the unit allowed to work `duty` of the time (idle injection):
+/// `compute_s / duty + storage_s`, seconds.
+fn step_seconds(compute_s: f64, storage_s: f64, duty: f64) -> f64 {
+    compute_s / duty + storage_s
 }
 
 /// On-chip cache levels the threads use: per level, the caches of the clusters in use plus

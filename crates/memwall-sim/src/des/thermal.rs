@@ -400,18 +400,38 @@ fn solve_bracket(f: &ExpSum, mut a: f64, mut b: f64, mut fa: f64, mut fb: f64) -
     b
 }
 
-/// The DVFS governor's state: the current level and the rules to move between levels.
+/// The DVFS governor's state: the current level, the idle-injection duty cycle, and the
+/// rules to move between them.
+///
+/// Idle injection is the last resort once the deepest DVFS level cannot hold the die below
+/// its critical temperature (a big CPU cluster on a small passive network): as Linux's
+/// idle-injection cooling device (`drivers/thermal/cpuidle_cooling.c`) and Intel's
+/// powerclamp do, the governor forces the unit idle for a share of each period, so work runs
+/// `duty` of the time at the deepest level's clock and its dynamic power falls with it.
 #[derive(Debug, Clone)]
 pub struct Governor {
     spec: GovernorSpec,
     level: usize,
+    duty: f64,
 }
 
 impl Governor {
+    /// Factor on the duty cycle per poll with the die above the critical temperature at the
+    /// deepest level (and its inverse per poll below it minus the hysteresis).
+    /// Assumed: a multiplicative controller that halves the duty in about three polls.
+    pub const IDLE_STEP: f64 = 0.8;
+    /// Lowest duty cycle idle injection reaches (Linux caps forced idle near 95 %).
+    pub const MIN_DUTY: f64 = 0.05;
+
     /// A governor at level 0 (unthrottled). The spec should be validated
     /// ([`ThermalSpec::validate`]).
     pub fn new(spec: &GovernorSpec) -> Self {
-        Governor { spec: spec.clone(), level: 0 }
+        Governor { spec: spec.clone(), level: 0, duty: 1.0 }
+    }
+
+    /// Share of time the unit may work (1 = no idle injection).
+    pub fn duty(&self) -> f64 {
+        self.duty
     }
 
     /// Current level, 0 = unthrottled.
@@ -452,9 +472,26 @@ impl Governor {
     /// `T < trip_c[level − 1] − hysteresis_c`, it steps up one level (toward 0). Then, if
     /// `skin_c > skin_limit_c`, it goes one level deeper than that (bounded by the last level)
     /// and never steps up in that poll. Returns `Some((old, new))` when the level changed.
+    ///
+    /// At the deepest level, with the die above the critical temperature
+    /// ([`GovernorSpec::critical_c`]), the duty cycle is multiplied by [`Self::IDLE_STEP`]
+    /// (down to [`Self::MIN_DUTY`]); below it minus the hysteresis it is divided by it (up to
+    /// 1). The level is left only at full duty. [`Governor::duty`] tells the duty after a poll.
     pub fn poll(&mut self, die_c: f64, skin_c: f64) -> Option<(usize, usize)> {
         let old = self.level;
         let trips = &self.spec.trip_c;
+        if let Some(critical) = self.spec.critical_c()
+            && old == trips.len()
+        {
+            if die_c > critical {
+                self.duty = (self.duty * Self::IDLE_STEP).max(Self::MIN_DUTY);
+            } else if self.duty < 1.0 && die_c < critical - self.spec.hysteresis_c {
+                self.duty = (self.duty / Self::IDLE_STEP).min(1.0);
+            }
+            if self.duty < 1.0 {
+                return None;
+            }
+        }
         let target = trips.iter().filter(|&&t| die_c > t).count();
         let mut level = old;
         if target > old {
@@ -793,6 +830,7 @@ mod tests {
             hysteresis_c: 5.0,
             skin_limit_c: 43.0,
             poll_s: 0.1,
+            critical_c: Some(100.0),
         }
     }
 
@@ -814,6 +852,39 @@ mod tests {
         assert_eq!(g.poll(69.9, 30.0), Some((1, 0)));
         assert_eq!(g.poll(20.0, 30.0), None);
         assert_eq!((g.freq_scale(), g.volt_scale(), g.mem_scale()), (1.0, 1.0, 1.0));
+    }
+
+    #[test]
+    fn idle_injection_beyond_the_deepest_level() {
+        let mut g = Governor::new(&governor_spec());
+        assert_eq!(g.poll(101.0, 30.0), Some((0, 3)));
+        assert_eq!(g.duty(), 1.0, "the deepest level is tried first");
+        assert_eq!(g.poll(99.0, 30.0), None, "below the critical 100 °C the deepest level holds");
+        assert_eq!(g.duty(), 1.0);
+        // Above 100 °C at the deepest level: 0.8, 0.64, 0.512 …
+        assert_eq!(g.poll(101.0, 30.0), None);
+        assert_eq!(g.duty(), 0.8);
+        g.poll(102.0, 30.0);
+        assert!((g.duty() - 0.64).abs() < 1e-12);
+        // Between 95 and 100 °C the duty holds; below 95 it recovers, and the level is left
+        // only once the duty is back at 1.
+        g.poll(97.0, 30.0);
+        assert!((g.duty() - 0.64).abs() < 1e-12);
+        assert_eq!(g.poll(80.0, 30.0), None);
+        assert!((g.duty() - 0.8).abs() < 1e-12);
+        assert_eq!(g.poll(80.0, 30.0), None);
+        assert_eq!((g.duty(), g.level()), (1.0, 3));
+        assert_eq!(g.poll(80.0, 30.0), Some((3, 2)));
+        // Without an explicit critical temperature: the highest trip + 20 °C.
+        let mut spec = governor_spec();
+        spec.critical_c = None;
+        assert_eq!(spec.critical_c(), Some(115.0));
+        // The floor.
+        let mut g = Governor::new(&governor_spec());
+        for _ in 0..100 {
+            g.poll(150.0, 30.0);
+        }
+        assert_eq!(g.duty(), Governor::MIN_DUTY);
     }
 
     #[test]

@@ -1,0 +1,159 @@
+//! Long steps under the governor. A step longer than the poll interval (a 512-token prefill
+//! of a dense 35B on a phone CPU lasts minutes) is re-timed whenever the governor changes the
+//! clock, so it runs as slices at the clock of their own moment; once the deepest DVFS level
+//! cannot hold the die below its critical temperature, idle injection takes over. The die
+//! therefore stays within a stated bound of the critical temperature, and a long prefill on a
+//! hot phone takes longer than at nominal clocks.
+
+use memwall::io::presets::DEVICES;
+use memwall::io::{load_device, load_model};
+use memwall::sim::des::{Phase, VecSink, simulate};
+use memwall::spec::{Backend, KvQuant, Scenario, SimConfig, ThermalSpec, WeightQuant, Workload};
+
+/// How far above its critical temperature (the highest trip point + 20 °C unless the
+/// governor states one) the die may go: the heat of one poll interval at full power before
+/// the governor reacts (10 W for 0.1 s into a 2 J/K die is 0.5 °C), plus the polls of idle
+/// injection it takes to bring a big cluster's power down.
+const OVERSHOOT_C: f64 = 2.0;
+
+fn scenario(model: &str, device: &str, mix: &str, prompt: u64, generated: u64, ubatch: u64) -> Scenario {
+    let mut sim = SimConfig::effects_off();
+    sim.thermal.enabled = true;
+    Scenario {
+        model: load_model(model).unwrap(),
+        device: load_device(device).unwrap(),
+        weights: WeightQuant::new(mix.parse().unwrap()),
+        kv: KvQuant::default(),
+        workload: Workload {
+            prompt_tokens: prompt,
+            gen_tokens: generated,
+            context_tokens: 4096,
+            ubatch,
+            ..Workload::default()
+        },
+        cost: Default::default(),
+        sim,
+    }
+}
+
+/// The network a device is simulated on.
+fn network(s: &Scenario) -> ThermalSpec {
+    s.device.thermal.clone().unwrap_or_else(ThermalSpec::generic_phone)
+}
+
+#[test]
+fn the_die_never_passes_its_critical_temperature_by_more_than_the_stated_overshoot() {
+    let workloads = [
+        // (model, mix, prompt, generated, ubatch, backend)
+        ("hypothetical-35b-dense", "F16", 512, 4, 512, Backend::Cpu),
+        ("hypothetical-35b-dense", "Q4_K_M", 512, 4, 512, Backend::Cpu),
+        ("llama-3.1-8b", "Q4_K_M", 2048, 200, 512, Backend::Cpu),
+        ("llama-3.2-3b", "Q8_0", 4000, 4, 4096, Backend::Cpu),
+        ("hypothetical-35b-moe", "Q3_K_M", 512, 400, 512, Backend::Cpu),
+        ("llama-3.2-3b", "Q4_K_M", 2048, 1500, 512, Backend::Gpu),
+    ];
+    let (mut checked, mut refused, mut throttled, mut injected) = (0, 0, 0, 0);
+    let mut worst = f64::NEG_INFINITY;
+    for (device, _) in DEVICES {
+        for &(model, mix, prompt, generated, ubatch, backend) in &workloads {
+            let mut s = scenario(model, device, mix, prompt, generated, ubatch);
+            if backend == Backend::Gpu && s.device.accelerators.gpu_fp16_tflops.is_none() {
+                continue;
+            }
+            s.workload.backend = backend;
+            let critical = network(&s).governor.critical_c().unwrap();
+            let mut sink = VecSink::default();
+            let r = match simulate(&s, &mut sink) {
+                Ok(r) => r,
+                Err(e) => {
+                    // Only a network that cannot hold even the idle die is refused.
+                    let msg = e.to_string();
+                    assert!(msg.contains("power.static_w") && msg.contains("no governor can hold it"), "{msg}");
+                    refused += 1;
+                    continue;
+                }
+            };
+            assert!(
+                r.max_die_c <= critical + OVERSHOOT_C,
+                "{model} {mix} on {device}: die reached {:.1} °C, critical {critical} °C",
+                r.max_die_c
+            );
+            let top = *network(&s).governor.trip_c.last().unwrap();
+            worst = worst.max(r.max_die_c - top);
+            checked += 1;
+            throttled += r.throttle_onset_s.is_some() as usize;
+            injected += sink.rows.iter().any(|row| row.events.contains("idle injection")) as usize;
+        }
+    }
+    println!(
+        "{checked} runs, {throttled} throttled, {injected} with idle injection, {refused} refused; worst die above the highest trip: {worst:.1} °C"
+    );
+    assert!(checked >= 40, "{checked} runs checked");
+    assert!(throttled >= 25, "most of these workloads throttle: {throttled}");
+    assert!(injected >= 1, "some need idle injection beyond the deepest level: {injected}");
+    // The laptop and the module have watts of static power and no network of their own: the
+    // generic phone network cannot hold them, and that is said rather than simulated.
+    assert!(refused >= 2, "{refused} refused");
+}
+
+#[test]
+fn a_long_prefill_on_a_throttling_phone_takes_longer_than_at_nominal_clocks() {
+    let s = scenario("hypothetical-35b-dense", "snapdragon-8-gen3-16gb", "F16", 512, 1, 512);
+    let mut nominal = s.clone();
+    nominal.sim.thermal.enabled = false;
+    let mut sink = VecSink::default();
+    let hot = simulate(&s, &mut sink).unwrap();
+    let cold = simulate(&nominal, &mut VecSink::default()).unwrap();
+    assert!(hot.ttft_s > 1.5 * cold.ttft_s, "TTFT {} s hot vs {} s nominal", hot.ttft_s, cold.ttft_s);
+    // One prefill chunk, one row: its clock is the time mean over its slices, well below 1.
+    let prefill: Vec<_> = sink.rows.iter().filter(|r| r.phase == Phase::Prefill).collect();
+    assert_eq!(prefill.len(), 1);
+    assert!(prefill[0].freq_scale < 0.8, "mean clock {}", prefill[0].freq_scale);
+    assert!(prefill[0].latency_s > 100.0);
+    let critical = network(&s).governor.critical_c().unwrap();
+    assert!(hot.max_die_c <= critical + OVERSHOOT_C, "{}", hot.max_die_c);
+}
+
+/// A hand-checkable slice: the governor halves the clock at its first poll, 0.1 s into a
+/// prefill chunk that takes `D₁` at full clock and `D½` at half clock. The
+/// work done by the poll is `0.1 / D₁`; the rest takes `(1 − 0.1 / D₁) D½`.
+#[test]
+fn a_step_interrupted_by_the_governor_finishes_its_work_at_the_new_clock() {
+    let base = scenario("llama-3.1-8b", "snapdragon-8-gen3-16gb", "Q4_K_M", 512, 1, 512);
+    // Level 1 above 60 °C, left only below −40 °C; level 2 (and idle injection) out of reach.
+    let ttft = |freq: [f64; 2], start_c: f64| {
+        let mut s = base.clone();
+        let mut net = network(&s);
+        net.governor.freq_steps = vec![freq[0], freq[1], freq[1]];
+        net.governor.volt_steps = vec![1.0; 3];
+        net.governor.mem_steps = vec![1.0; 3];
+        net.governor.trip_c = vec![60.0, 500.0];
+        net.governor.critical_c = Some(600.0);
+        net.governor.hysteresis_c = 100.0;
+        net.governor.skin_limit_c = 1000.0;
+        net.governor.poll_s = 0.1;
+        s.sim.thermal.spec = Some(net);
+        s.sim.thermal.start_c = Some(start_c);
+        simulate(&s, &mut VecSink::default()).unwrap().ttft_s
+    };
+    // Levels of equal clocks: full and half clock throughout.
+    let d1 = ttft([1.0, 1.0], 30.0);
+    let d_half = ttft([0.5, 0.5], 30.0);
+    assert!(d_half > 1.1 * d1 && d1 > 1.0, "{d1} {d_half}");
+    // Starting above the trip: full clock for 0.1 s, then half.
+    let sliced = ttft([1.0, 0.5], 90.0);
+    let want = 0.1 + (1.0 - 0.1 / d1) * d_half;
+    assert!((sliced - want).abs() < 1e-9 * want, "{sliced} vs {want}");
+}
+
+#[test]
+fn the_generic_phone_network_is_refused_for_a_device_whose_static_power_it_cannot_hold() {
+    let s = scenario("llama-3.2-1b", "apple-m2-max-32gb", "Q4_K_M", 16, 4, 512);
+    let msg = simulate(&s, &mut VecSink::default()).unwrap_err().to_string();
+    assert!(msg.contains("`power.static_w` = 3"), "{msg}");
+    assert!(msg.contains("generic phone network"), "{msg}");
+    // With thermal off (or a network of its own) it runs.
+    let mut off = s.clone();
+    off.sim.thermal.enabled = false;
+    simulate(&off, &mut VecSink::default()).unwrap();
+}
