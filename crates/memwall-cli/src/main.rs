@@ -58,9 +58,13 @@ enum Command {
         /// Output Parquet file (default: `results/NAME.parquet`, NAME being the experiment's name).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Print at most this many rows of the summary table (0: all).
-        #[arg(long, default_value_t = 0)]
+        /// Print the table of every design when the grid has at most this many points; a larger
+        /// grid prints its counts and best designs (0: always the whole table).
+        #[arg(long, default_value_t = 200)]
         max_rows: usize,
+        /// Refuse a grid of more points than this.
+        #[arg(long, default_value_t = 50_000_000)]
+        max_points: u64,
     },
     /// Simulate a scenario through time (thermal throttling, memory pressure, policies) and
     /// print a summary per design point; optionally write the per-token trace as Parquet.
@@ -80,6 +84,9 @@ enum Command {
         /// Figure of generation tok/s and die/skin temperature over time, one line per point (SVG).
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// Refuse a run whose trace would exceed this size (`500MB`, `2GB`, `10GB`).
+        #[arg(long, default_value = "2GB")]
+        trace_limit: String,
     },
 }
 
@@ -367,7 +374,82 @@ fn print_estimate(s: &Scenario, e: &Estimate) {
     println!("quality       dPPL weights {} | KV {}  [{}]", show(q.ppl_delta_weights), show(q.ppl_delta_kv), q.source);
 }
 
-fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize) -> Result<()> {
+/// What `memwall run` prints of a sweep.
+struct Digest(memwall_io::sweep::Digest);
+
+impl Digest {
+    fn print(&self, exp: &Experiment, out: &std::path::Path, margin_bytes: u64) {
+        let d = &self.0;
+        let axes: Vec<(usize, &memwall_io::Axis)> =
+            exp.axes.iter().enumerate().filter(|(_, a)| a.values.len() > 1).collect();
+        let whole = d.complete();
+        if whole {
+            let mut header: Vec<String> = axes.iter().map(|(_, a)| a.key.clone()).collect();
+            header.extend(["total GB", "fits", "headroom GB", "decode tok/s", "bound by", "dPPL w"].map(String::from));
+            let lines: Vec<Vec<String>> = d
+                .rows
+                .iter()
+                .map(|r| {
+                    let choice = exp.choice(r.point as usize);
+                    let mut line: Vec<String> = axes.iter().map(|(i, a)| a.display(choice[*i])).collect();
+                    line.extend([
+                        gb(r.total_bytes),
+                        if r.fits { "yes".into() } else { "no".into() },
+                        signed_gb(r.headroom_bytes),
+                        format!("{:.2}", r.decode_tok_s),
+                        r.binding.clone(),
+                        r.ppl_delta_weights.map_or("?".into(), |v| format!("{v:+.3}")),
+                    ]);
+                    line
+                })
+                .collect();
+            print_table(&header, &lines);
+        }
+        println!("\n{} of {} designs fit with a {:.1} GB margin.", d.fitting, d.points, to_gb(margin_bytes));
+        if d.beyond_max > 0 {
+            println!(
+                "{} designs have a context beyond the model's max_context (column context_beyond_max).",
+                d.beyond_max
+            );
+        }
+        let describe = |p: u64| exp.describe(&exp.choice(p as usize));
+        if whole {
+            if let Some(b) = d.best.first() {
+                println!(
+                    "fastest fitting design: {} ({:.2} tok/s, {} GB)",
+                    describe(b.point),
+                    b.decode_tok_s,
+                    gb(b.total_bytes)
+                );
+            }
+        } else {
+            if !d.best.is_empty() {
+                println!("fastest fitting designs:");
+                for b in &d.best {
+                    println!("  {:>10.2} tok/s  {:>8} GB  {}", b.decode_tok_s, gb(b.total_bytes), describe(b.point));
+                }
+            }
+            println!("every design, with all inputs and metrics: {}", out.display());
+        }
+        println!("results: {} ({} rows)", out.display(), d.points);
+    }
+}
+
+/// Print a table with columns padded to their widest cell.
+fn print_table(header: &[String], lines: &[Vec<String>]) {
+    let widths: Vec<usize> = (0..header.len())
+        .map(|c| lines.iter().map(|l| l[c].chars().count()).chain([header[c].chars().count()]).max().unwrap_or(0))
+        .collect();
+    let fmt_line = |l: &[String]| {
+        l.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_string()
+    };
+    println!("{}", fmt_line(header));
+    for l in lines {
+        println!("{}", fmt_line(l));
+    }
+}
+
+fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize, max_points: u64) -> Result<()> {
     let exp = Experiment::load(path)?;
     let out = match out {
         Some(out) => out,
@@ -376,67 +458,47 @@ fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize) -> Result<
     let inputs = memwall_io::experiment_inputs(path, &exp);
     memwall_io::check_outputs(&inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(), &[("--out", &out)])?;
     let n = exp.len();
+    if n as u64 > max_points {
+        let sizes: Vec<String> = exp.axes.iter().map(|a| format!("{} ({})", a.key, a.values.len())).collect();
+        let size = if n == usize::MAX { "more than 2^64".to_string() } else { n.to_string() };
+        anyhow::bail!(
+            "the grid has {size} points ({}), more than `--max-points` = {max_points}; shrink the grid or raise \
+             --max-points",
+            sizes.join(" × ")
+        );
+    }
     eprintln!("{}: {} design points", exp.name, n);
+    let sweep = memwall_io::Sweep::new(&exp)?;
+    let mut meta = memwall_io::metadata(Some(&exp));
+    meta.extend(sweep.resolved_metadata());
+    let schema = memwall_io::TableBuilder::estimates(&exp, 0).schema();
+    let mut stream = memwall_io::ParquetStream::create(&out, schema, &meta, memwall_io::stream::ROW_GROUP_ROWS)?;
     let bar = indicatif::ProgressBar::new(n as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {elapsed_precise} (eta {eta})")
             .expect("valid template"),
     );
-    let rows = memwall_io::run_sweep(&exp, |done, _| {
-        if done % 64 == 0 || done == n {
-            bar.set_position(done as u64);
-        }
-    })?;
+    let mut digest = memwall_io::sweep::Digest::new(max_rows);
+    sweep
+        .run(memwall_io::sweep::BATCH_POINTS, &|done| bar.set_position(done), &mut |batches| {
+            for b in &batches {
+                stream.write(b)?;
+                digest.observe(b)?;
+            }
+            Ok(())
+        })
+        .map_err(|e| memwall_io::locate::at_line(e, &exp.text, &path.display().to_string(), &["base."]))?;
+    stream.finish()?;
     bar.finish_and_clear();
-    let batch = memwall_io::to_record_batch(Some(&exp), &rows)?;
-    memwall_io::write_parquet(&out, &batch, &memwall_io::metadata(Some(&exp)))?;
-
-    // Summary: one line per design, fitting designs marked.
-    let axes: Vec<&memwall_io::Axis> = exp.axes.iter().filter(|a| a.values.len() > 1).collect();
-    let mut header: Vec<String> = axes.iter().map(|a| a.key.clone()).collect();
-    header.extend(["total GB", "fits", "headroom GB", "decode tok/s", "bound by", "dPPL w"].map(String::from));
-    let mut table: Vec<Vec<String>> = Vec::new();
-    for r in &rows {
-        let mut line: Vec<String> = axes
-            .iter()
-            .map(|a| {
-                let i = exp.axes.iter().position(|x| x.key == a.key).unwrap_or(0);
-                a.display(r.choice[i])
-            })
-            .collect();
-        let e = &r.estimate;
-        line.push(gb(e.total_bytes));
-        line.push(if e.fits { "yes".into() } else { "no".into() });
-        line.push(signed_gb(e.headroom_bytes));
-        line.push(format!("{:.2}", e.decode_tok_s));
-        line.push(e.binding.name().into());
-        line.push(r.quality.ppl_delta_weights.map_or("?".into(), |d| format!("{d:+.3}")));
-        table.push(line);
-    }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| table.iter().map(|l| l[c].len()).chain([header[c].len()]).max().unwrap_or(0))
-        .collect();
-    let fmt_line = |l: &[String]| l.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect::<Vec<_>>().join("  ");
-    println!("{}", fmt_line(&header));
-    let shown = if max_rows == 0 { table.len() } else { max_rows.min(table.len()) };
-    for l in &table[..shown] {
-        println!("{}", fmt_line(l));
-    }
-    if shown < table.len() {
-        println!("... {} more rows in {}", table.len() - shown, out.display());
-    }
-    let fitting: Vec<&memwall_io::Row> = rows.iter().filter(|r| r.estimate.fits).collect();
-    let margin = rows.first().map_or(0, |r| r.scenario.workload.margin_bytes);
-    println!("\n{} of {} designs fit with a {:.1} GB margin.", fitting.len(), rows.len(), to_gb(margin));
-    if let Some(best) = fitting.iter().max_by(|a, b| a.estimate.decode_tok_s.total_cmp(&b.estimate.decode_tok_s)) {
-        println!(
-            "fastest fitting design: {} ({:.2} tok/s, {} GB)",
-            exp.describe(&best.choice),
-            best.estimate.decode_tok_s,
-            gb(best.estimate.total_bytes)
+    if digest.beyond_max > 0 {
+        eprintln!(
+            "warning: {} of {n} designs have a context beyond their model's max_context (results assume the model \
+             works there, e.g. with RoPE scaling)",
+            digest.beyond_max
         );
     }
-    println!("results: {} ({} rows)", out.display(), rows.len());
+    let margin = exp.point(0).map(|p| p.scenario.workload.margin_bytes).unwrap_or(0);
+    Digest(digest).print(&exp, &out, margin);
     Ok(())
 }
 
@@ -518,23 +580,7 @@ fn simulate(
         ]);
         table.push(line);
     }
-    let widths: Vec<usize> = (0..header.len())
-        .map(|c| {
-            table
-                .iter()
-                .map(|l: &Vec<String>| l[c].chars().count())
-                .chain([header[c].chars().count()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let fmt_line = |l: &[String]| {
-        l.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_string()
-    };
-    println!("{}", fmt_line(&header));
-    for l in &table {
-        println!("{}", fmt_line(l));
-    }
+    print_table(&header, &table);
     for r in results.iter().filter(|r| !r.summary.actions.is_empty()) {
         println!("\npoint {} ({}):", r.point.index, exp.describe(&r.point.choice));
         for a in &r.summary.actions {
@@ -549,11 +595,12 @@ fn simulate(
         println!("plot: {}", p.display());
     }
     if let Some(p) = summary {
-        let mut meta = memwall_io::metadata(Some(&exp));
-        if let Some(d) = duration_s {
-            meta.push(("duration_s".into(), d.to_string()));
+        let meta = memwall_io::simulation_metadata(&exp, duration_s, results.iter().map(|r| &r.point.scenario));
+        let mut table = memwall_io::TableBuilder::summaries(&exp, results.len());
+        for r in &results {
+            table.append(&exp, r.point.index as u64, &r.point.scenario, &r.point.choice, &r.summary);
         }
-        memwall_io::write_parquet(p, &memwall_io::simulated_to_record_batch(&exp, &results)?, &meta)?;
+        memwall_io::write_parquet(p, &table.finish()?, &meta)?;
         println!("summary: {} ({} rows)", p.display(), results.len());
     }
     Ok(())
@@ -623,13 +670,17 @@ fn main() -> ExitCode {
                 e.map(|e| print_estimate(&s, &e))
             })
             .and_then(|r| r.map_err(Into::into)),
-        Command::Run { experiment, out, max_rows } => run(experiment, out.clone(), *max_rows),
-        Command::Simulate { scenario, duration, trace, summary, plot } => simulate(
-            scenario,
-            duration.as_deref(),
-            memwall_io::Outputs { trace: trace.as_deref(), plot: plot.as_deref() },
-            summary.as_deref(),
-        ),
+        Command::Run { experiment, out, max_rows, max_points } => run(experiment, out.clone(), *max_rows, *max_points),
+        Command::Simulate { scenario, duration, trace, summary, plot, trace_limit } => {
+            memwall_io::parse_bytes("--trace-limit", trace_limit).map_err(Into::into).and_then(|limit| {
+                simulate(
+                    scenario,
+                    duration.as_deref(),
+                    memwall_io::Outputs { trace: trace.as_deref(), plot: plot.as_deref(), trace_limit_bytes: limit },
+                    summary.as_deref(),
+                )
+            })
+        }
     };
     let result = result.and_then(|()| stdio::finish().context("writing to stdout"));
     let signal = SIGNAL.load(std::sync::atomic::Ordering::SeqCst);

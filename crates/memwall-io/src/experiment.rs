@@ -35,7 +35,7 @@ pub struct Axis {
     /// Values as written (preset names stay names).
     pub values: Vec<toml::Value>,
     /// Values to assign (preset names resolved to tables).
-    resolved: Vec<toml::Value>,
+    pub(crate) resolved: Vec<toml::Value>,
     /// Display labels, one per value.
     pub labels: Option<Vec<String>>,
 }
@@ -65,7 +65,7 @@ struct Raw {
     #[serde(default)]
     description: String,
     #[serde(default)]
-    seed: u64,
+    seed: Option<u64>,
     base: toml::Table,
     #[serde(default)]
     grid: toml::Table,
@@ -80,7 +80,8 @@ pub struct Experiment {
     pub name: String,
     /// What it asks.
     pub description: String,
-    /// Seed recorded with the results.
+    /// The one seed of the experiment: every point's simulator runs with it (`sim.seed`),
+    /// unless the grid sweeps `sim.seed`.
     pub seed: u64,
     /// The base scenario with presets resolved.
     base: toml::Table,
@@ -116,6 +117,29 @@ fn resolve_top(table: &mut toml::Table) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The experiment's seed is the simulator's: `seed` is written into `base.sim.seed`, and a
+/// `base.sim.seed` that says otherwise is an error (a file must not record a seed that was
+/// never used). Without `seed`, `base.sim.seed` (or 0) is the seed.
+fn one_seed(base: &mut toml::Table, seed: Option<u64>) -> Result<u64> {
+    let sim_seed = base.get("sim").and_then(|s| s.get("seed")).cloned();
+    let Some(seed) = seed else {
+        return Ok(sim_seed.and_then(|v| v.as_integer()).and_then(|v| u64::try_from(v).ok()).unwrap_or(0));
+    };
+    match sim_seed {
+        Some(v) if v.as_integer() != i64::try_from(seed).ok() => Err(invalid(
+            "base.sim.seed",
+            v,
+            format!("the experiment's seed is {seed}; one seed drives the simulator, so give it once"),
+        )),
+        _ => {
+            let seed_value = i64::try_from(seed)
+                .map_err(|_| invalid("seed", seed, "must be at most 2^63 − 1 (TOML integers are signed)"))?;
+            set_path(base, "sim.seed", toml::Value::Integer(seed_value))?;
+            Ok(seed)
+        }
+    }
 }
 
 /// Set `path` (dotted) in `doc` to `v`, creating tables on the way.
@@ -197,6 +221,7 @@ impl Experiment {
         }
         let mut base = raw.base;
         resolve_top(&mut base)?;
+        let seed = one_seed(&mut base, raw.seed)?;
         let mut axes = Vec::new();
         for (key, values) in raw.grid {
             let field = format!("grid.\"{key}\"");
@@ -240,8 +265,7 @@ impl Experiment {
             }
             axis.labels = Some(labels.iter().map(display_value).collect());
         }
-        let exp =
-            Experiment { name: raw.name, description: raw.description, seed: raw.seed, base, axes, text: text.into() };
+        let exp = Experiment { name: raw.name, description: raw.description, seed, base, axes, text: text.into() };
         // Check the first point and every axis value (others at their first value) now, so
         // that typos fail before any work; combinations are checked as the sweep reaches them.
         exp.point(0)?;
@@ -262,9 +286,9 @@ impl Experiment {
         Self::parse(&text, &origin).map_err(|e| crate::locate::at_line(e, &text, &origin, &["base."]))
     }
 
-    /// Number of grid points.
+    /// Number of grid points (`usize::MAX` when the product of the axis sizes does not fit).
     pub fn len(&self) -> usize {
-        self.axes.iter().map(|a| a.values.len()).product()
+        self.axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len())).unwrap_or(usize::MAX)
     }
 
     /// Whether the grid is empty (never: an experiment has at least its base point).
@@ -287,9 +311,10 @@ impl Experiment {
         self.axes.iter().zip(choice).map(|(a, &i)| format!("{}={}", a.key, a.display(i))).collect::<Vec<_>>().join(", ")
     }
 
-    /// Index of the point with value indices `choice`.
-    fn index_of(&self, choice: &[usize]) -> usize {
-        self.axes.iter().zip(choice).fold(0, |acc, (a, &c)| acc * a.values.len() + c)
+    /// Index of the point with value indices `choice` (saturating at `usize::MAX` in a grid
+    /// too large to number).
+    pub(crate) fn index_of(&self, choice: &[usize]) -> usize {
+        self.axes.iter().zip(choice).fold(0usize, |acc, (a, &c)| acc.saturating_mul(a.values.len()).saturating_add(c))
     }
 
     /// Build and validate point `index`.
@@ -298,13 +323,25 @@ impl Experiment {
     }
 
     fn point_at(&self, index: usize, choice: Vec<usize>) -> Result<Point> {
-        let wrap = |e: IoError| IoError::Point { index, params: self.describe(&choice), source: Box::new(e) };
+        let scenario = self.scenario_at(index, &choice)?;
+        scenario.validate().map_err(|e| IoError::Point {
+            index,
+            params: self.describe(&choice),
+            source: Box::new(IoError::Spec(e)),
+        })?;
+        Ok(Point { index, choice, scenario })
+    }
+
+    /// The scenario of the point with value indices `choice` (index `index`, for errors),
+    /// built but not validated.
+    pub(crate) fn scenario_at(&self, index: usize, choice: &[usize]) -> Result<Scenario> {
+        let wrap = |e: IoError| IoError::Point { index, params: self.describe(choice), source: Box::new(e) };
         let mut doc = self.base.clone();
         // Whole-object assignments (`model`) before the paths inside them (`model.n_layers`).
         let mut sets: Vec<(&str, &toml::Value)> = self
             .axes
             .iter()
-            .zip(&choice)
+            .zip(choice)
             .flat_map(|(a, &i)| a.paths.iter().map(move |p| (p.as_str(), &a.resolved[i])))
             .collect();
         sets.sort_by_key(|(p, _)| p.matches('.').count());
@@ -312,16 +349,12 @@ impl Experiment {
             set_path(&mut doc, p, v.clone()).map_err(wrap)?;
         }
         let value = toml::Value::Table(doc.clone());
-        let scenario: Scenario = match value.try_into() {
-            Ok(s) => s,
-            Err(e) => {
-                return Err(wrap(IoError::Spec(
-                    section_error(&doc)
-                        .unwrap_or_else(|| SpecError::Parse { origin: "scenario".into(), message: e.to_string() }),
-                )));
-            }
-        };
-        scenario.validate().map_err(|e| wrap(IoError::Spec(e)))?;
-        Ok(Point { index, choice, scenario })
+        match value.try_into() {
+            Ok(s) => Ok(s),
+            Err(e) => Err(wrap(IoError::Spec(
+                section_error(&doc)
+                    .unwrap_or_else(|| SpecError::Parse { origin: "scenario".into(), message: e.to_string() }),
+            ))),
+        }
     }
 }

@@ -80,17 +80,29 @@ fn field_of(e: &IoError) -> Option<&str> {
     }
 }
 
-/// `e` with the line of the field it names in the user's file `text` (from `origin`), looked
-/// up as written and under each of `prefixes` (`base.` for scenario fields of an experiment).
+/// Line of the `[grid]` axis that sets `field` (`"kv.k+kv.v"` sets `kv.v`), if any.
+fn grid_axis_line(text: &str, field: &str) -> Option<usize> {
+    let root = toml::de::DeTable::parse(text).ok()?;
+    let grid = root.get_ref().get("grid")?.get_ref().as_table()?;
+    let key = grid.keys().find(|k| k.get_ref().split('+').any(|p| p.trim() == field))?;
+    line_of(text, &format!("grid.\"{}\"", key.get_ref()))
+}
+
+/// `e` with the line of the field it names in the user's file `text` (from `origin`): for a
+/// grid point, the `[grid]` axis that sets the field; otherwise the field as written or under
+/// each of `prefixes` (`base.` for scenario fields of an experiment).
 pub fn at_line(e: IoError, text: &str, origin: &str, prefixes: &[&str]) -> IoError {
     let Some(field) = field_of(&e) else { return e };
-    let line = prefixes.iter().chain([&""]).find_map(|p| {
-        let path = format!("{p}{field}");
-        // Only a hit on the field's own first segment counts, not an unrelated table.
-        let first = segments(&path).into_iter().next()?;
-        let Seg::Key(k) = first else { return None };
-        toml::de::DeTable::parse(text).ok()?.get_ref().get(k.as_str())?;
-        line_of(text, &path)
+    let from_grid = if matches!(e, IoError::Point { .. }) { grid_axis_line(text, field) } else { None };
+    let line = from_grid.or_else(|| {
+        prefixes.iter().chain([&""]).find_map(|p| {
+            let path = format!("{p}{field}");
+            // Only a hit on the field's own first segment counts, not an unrelated table.
+            let first = segments(&path).into_iter().next()?;
+            let Seg::Key(k) = first else { return None };
+            toml::de::DeTable::parse(text).ok()?.get_ref().get(k.as_str())?;
+            line_of(text, &path)
+        })
     });
     match line {
         Some(line) => IoError::At { origin: origin.to_string(), line, error: Box::new(e) },
@@ -123,5 +135,23 @@ mod tests {
         // Absent: the nearest table that would hold it.
         assert_eq!(line_of(TEXT, "base.sim.thermal.enabled"), Some(4));
         assert_eq!(line_of(TEXT, "nothing.here"), None);
+    }
+
+    #[test]
+    fn a_grid_point_error_points_at_the_axis_that_set_the_value() {
+        let text = "name = \"x\"\n[base]\nmodel = \"m\"\n[grid]\n\"kv.k+kv.v\" = [\"f16\"]\n\"workload.routing_skew\" = [1.0, 101.0]\n";
+        let point = |field: &str| IoError::Point {
+            index: 1,
+            params: String::new(),
+            source: Box::new(IoError::Spec(memwall_spec::SpecError::invalid(field, 101, "too big"))),
+        };
+        let line = |e: IoError| match at_line(e, text, "x.toml", &["base."]) {
+            IoError::At { line, .. } => Some(line),
+            _ => None,
+        };
+        assert_eq!(line(point("workload.routing_skew")), Some(6));
+        assert_eq!(line(point("kv.v")), Some(5));
+        // A field no axis sets: the base table that holds it.
+        assert_eq!(line(point("workload.batch")), Some(2));
     }
 }

@@ -10,7 +10,7 @@ use memwall_sim::des::{NullSink, Simulator, Summary, TraceRow, TraceSink};
 use crate::error::{IoError, Result};
 use crate::experiment::{Experiment, Point};
 use crate::plot::{Series, write_svg};
-use crate::results::metadata;
+use crate::results::{Resolved, metadata};
 use crate::trace::ParquetTraceSink;
 
 /// Passes rows on to a sink and keeps a plot series of them.
@@ -63,13 +63,108 @@ pub fn parse_duration(text: &str) -> Result<f64> {
     Ok(seconds)
 }
 
+/// Parse a size in bytes: a number with an optional decimal unit `B`, `kB`/`KB`, `MB`, `GB`,
+/// `TB` (`500MB`, `2GB`, `1.5 TB`, `4096`).
+pub fn parse_bytes(field: &str, text: &str) -> Result<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let scale = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1.0,
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        _ => {
+            return Err(IoError::Spec(memwall_spec::SpecError::invalid(
+                field,
+                text,
+                "expected a size such as `500MB` or `2GB`",
+            )));
+        }
+    };
+    let v: f64 = num.trim().parse().map_err(|_| {
+        IoError::Spec(memwall_spec::SpecError::invalid(field, text, "expected a size such as `500MB` or `2GB`"))
+    })?;
+    let bytes = v * scale;
+    if !(bytes.is_finite() && bytes > 0.0) {
+        return Err(IoError::Spec(memwall_spec::SpecError::invalid(field, text, "must be > 0")));
+    }
+    memwall_spec::bounds::at_most(field, bytes, memwall_spec::bounds::MAX_BYTES as f64, "bytes")?;
+    Ok(bytes as u64)
+}
+
+/// Default cap on the size of a trace ([`Outputs::trace_limit_bytes`]): 2 GB.
+pub const TRACE_LIMIT_BYTES: u64 = 2_000_000_000;
+
+/// Bytes a trace row takes in memory without its event text (19 eight-byte fields, three
+/// four-byte ones, the phase byte and the text offset); the Parquet file is smaller.
+pub const TRACE_ROW_BYTES: f64 = 150.0;
+
 /// Where the outputs of a simulated experiment go.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 pub struct Outputs<'a> {
     /// Per-token trace (Parquet).
     pub trace: Option<&'a Path>,
     /// Figure of generation rate and temperatures over time, one line per point (SVG).
     pub plot: Option<&'a Path>,
+    /// Refuse a trace whose estimated size exceeds this many bytes ([`trace_rows_estimate`]).
+    pub trace_limit_bytes: u64,
+}
+
+impl Default for Outputs<'_> {
+    fn default() -> Self {
+        Outputs { trace: None, plot: None, trace_limit_bytes: TRACE_LIMIT_BYTES }
+    }
+}
+
+/// Trace rows a point will write, at most about: per pass over the session's turns, a row
+/// per decoded token, per prefill chunk and per think pause; passes as many as the run's
+/// duration holds at the analytic estimate's nominal speed (throttling only slows steps
+/// down), bounded by `session.repeat`.
+pub fn trace_rows_estimate(s: &memwall_spec::Scenario) -> Result<f64> {
+    let e = memwall_sim::estimate(s)?;
+    let turns: Vec<(u64, u64, f64)> = if s.sim.session.turns.is_empty() {
+        vec![(s.workload.prompt_tokens, s.workload.gen_tokens, 0.0)]
+    } else {
+        s.sim.session.turns.iter().map(|t| (t.prompt_tokens, t.gen_tokens, t.think_s)).collect()
+    };
+    let ubatch = s.workload.ubatch.max(1);
+    let rows_per_pass: f64 = turns.iter().map(|&(p, g, _)| (g + p.div_ceil(ubatch) + 1) as f64).sum();
+    let pass_s: f64 = turns
+        .iter()
+        .map(|&(p, g, think)| {
+            g as f64 * e.decode_s_per_token + e.prefill_s * p as f64 / s.workload.prompt_tokens.max(1) as f64 + think
+        })
+        .sum();
+    let repeat = s.sim.session.repeat;
+    let passes = match s.sim.duration_s {
+        Some(d) if pass_s > 0.0 => {
+            let timed = (d / pass_s).ceil().max(1.0);
+            if repeat == 0 { timed } else { timed.min(repeat as f64) }
+        }
+        _ => repeat.max(1) as f64,
+    };
+    Ok(rows_per_pass * passes)
+}
+
+/// The metadata of a simulated experiment's files: [`metadata`], the `--duration` override
+/// (`duration_s`) and the specs of its `scenarios` ([`Resolved`]).
+pub fn simulation_metadata<'a>(
+    exp: &Experiment,
+    duration_s: Option<f64>,
+    scenarios: impl IntoIterator<Item = &'a memwall_spec::Scenario>,
+) -> Vec<(String, String)> {
+    let mut meta = metadata(Some(exp));
+    if let Some(d) = duration_s {
+        meta.push(("duration_s".into(), d.to_string()));
+    }
+    let mut r = Resolved::default();
+    for s in scenarios {
+        r.add(s);
+    }
+    meta.push(r.entry());
+    meta
 }
 
 /// Simulate every point of `exp`. `duration_s` overrides each point's `sim.duration_s`
@@ -84,6 +179,7 @@ pub fn simulate_experiment(
 ) -> Result<Vec<Simulated>> {
     let trace = out.trace;
     // Build and check every point before any file is created.
+    let mut trace_rows = 0.0;
     let mut points = Vec::with_capacity(exp.len());
     for i in 0..exp.len() {
         let mut p = exp.point(i)?;
@@ -98,14 +194,27 @@ pub fn simulate_experiment(
         };
         // Validates the scenario (with any duration override) and its simulator options.
         let sim = Simulator::new(&p.scenario).map_err(wrap)?;
+        if trace.is_some() {
+            trace_rows += trace_rows_estimate(&p.scenario)?;
+        }
         points.push((p, sim));
+    }
+    let trace_bytes = trace_rows * TRACE_ROW_BYTES;
+    if trace_bytes > out.trace_limit_bytes as f64 {
+        return Err(IoError::Spec(memwall_spec::SpecError::invalid(
+            "trace",
+            format!("{:.1} GB", trace_bytes / 1e9),
+            format!(
+                "the trace would hold about {trace_rows:.3e} rows ({:.1} GB at {TRACE_ROW_BYTES} B a row), above the \
+                 {:.1} GB limit; shorten the run, drop --trace, or raise --trace-limit",
+                trace_bytes / 1e9,
+                out.trace_limit_bytes as f64 / 1e9
+            ),
+        )));
     }
     let mut sink = match trace {
         Some(path) => {
-            let mut meta = metadata(Some(exp));
-            if let Some(d) = duration_s {
-                meta.push(("duration_s".into(), d.to_string()));
-            }
+            let meta = simulation_metadata(exp, duration_s, points.iter().map(|(p, _)| &p.scenario));
             Some(ParquetTraceSink::create(path, &meta)?)
         }
         None => None,

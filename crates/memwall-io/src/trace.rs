@@ -1,16 +1,15 @@
 //! Per-token traces streamed to Parquet: a [`TraceSink`] that buffers rows in Arrow column
-//! builders, hands a record batch to the Parquet writer every [`BATCH_ROWS`] rows (so memory
-//! stays bounded however long the run) and, on [`ParquetTraceSink::finish`], renames the
-//! temporary file into place. Like [`crate::write_parquet`], a failure never leaves a partial
-//! file: until `finish` succeeds the rows live in a `.memwall-*.parquet.tmp` file beside the
-//! target, removed if the sink is dropped.
+//! builders and hands a record batch to a [`ParquetStream`] every [`BATCH_ROWS`] rows (so
+//! memory stays bounded however long the run); [`ParquetTraceSink::finish`] renames the
+//! temporary file into place. A failure never leaves a partial file: until `finish` succeeds
+//! the rows live in a `.memwall-*.parquet.tmp` file beside the target, removed if the sink is
+//! dropped.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
-use crate::atomic::TempOutput;
-use crate::error::{IoError, Result};
+use crate::error::Result;
+use crate::stream::ParquetStream;
 use arrow::array::{
     ArrayRef, DictionaryArray, Float64Builder, Int8Builder, Int64Builder, StringArray, StringBuilder, UInt32Builder,
     UInt64Builder,
@@ -19,15 +18,11 @@ use arrow::datatypes::{DataType, Field, Int8Type, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use memwall_sim::SimError;
 use memwall_sim::des::{Phase, TraceRow, TraceSink};
-use parquet::arrow::ArrowWriter;
-use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
 
 /// Rows buffered in the column builders before they are handed to the Parquet writer.
 pub const BATCH_ROWS: usize = 8_192;
 
-/// Maximum rows per Parquet row group.
-pub const ROW_GROUP_ROWS: usize = 65_536;
+pub use crate::stream::ROW_GROUP_ROWS;
 
 /// Every phase, in the order of their dictionary keys in the `phase` column.
 const PHASES: [Phase; 6] = [Phase::Load, Phase::Prefill, Phase::Decode, Phase::Think, Phase::Pause, Phase::Reload];
@@ -199,24 +194,17 @@ impl Columns {
 /// rows go to a temporary file beside the target, renamed into place by
 /// [`finish`](Self::finish). Dropping the sink without `finish` removes the temporary file
 /// and leaves nothing at the target path.
+#[derive(Debug)]
 pub struct ParquetTraceSink {
-    path: PathBuf,
-    tmp: TempOutput,
-    writer: ArrowWriter<File>,
+    stream: ParquetStream,
     cols: Columns,
     point: u32,
     rows: u64,
 }
 
-impl std::fmt::Debug for ParquetTraceSink {
+impl std::fmt::Debug for Columns {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ParquetTraceSink")
-            .field("path", &self.path)
-            .field("tmp", &self.tmp.path())
-            .field("point", &self.point)
-            .field("rows", &self.rows)
-            .field("buffered", &self.cols.len)
-            .finish_non_exhaustive()
+        f.debug_struct("Columns").field("buffered", &self.len).finish_non_exhaustive()
     }
 }
 
@@ -225,17 +213,8 @@ impl ParquetTraceSink {
     /// Creates the parent directory if needed and a temporary file in it; nothing exists at
     /// `path` until [`finish`](Self::finish).
     pub fn create(path: &Path, metadata: &[(String, String)]) -> Result<Self> {
-        let werr = |m: String| IoError::Write { path: path.to_path_buf(), message: m };
-        let tmp = crate::atomic::temp_beside(path, ".parquet.tmp")?;
-        let file = tmp.reopen().map_err(|source| IoError::File { path: tmp.path().into(), source })?;
-        let props = WriterProperties::builder()
-            .set_key_value_metadata(Some(
-                metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), Some(v.clone()))).collect(),
-            ))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
-            .build();
-        let writer = ArrowWriter::try_new(file, trace_schema(), Some(props)).map_err(|e| werr(e.to_string()))?;
-        Ok(ParquetTraceSink { path: path.to_path_buf(), tmp, writer, cols: Columns::new(), point: 0, rows: 0 })
+        let stream = ParquetStream::create(path, trace_schema(), metadata, ROW_GROUP_ROWS)?;
+        Ok(ParquetTraceSink { stream, cols: Columns::new(), point: 0, rows: 0 })
     }
 
     /// Set the value of the `point` column for the rows pushed from now on (several design
@@ -246,7 +225,7 @@ impl ParquetTraceSink {
 
     /// The final path of the file.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.stream.path()
     }
 
     /// Rows pushed so far.
@@ -255,24 +234,22 @@ impl ParquetTraceSink {
     }
 
     /// Hand the buffered rows to the Parquet writer.
-    fn flush_batch(&mut self) -> std::result::Result<(), String> {
+    fn flush_batch(&mut self) -> Result<()> {
         if self.cols.len == 0 {
             return Ok(());
         }
-        let batch = self.cols.take_batch()?;
-        self.writer.write(&batch).map_err(|e| e.to_string())
+        let batch = self
+            .cols
+            .take_batch()
+            .map_err(|message| crate::IoError::Write { path: self.stream.path().to_path_buf(), message })?;
+        self.stream.write(&batch)
     }
 
     /// Write the remaining rows, close the file and rename it to the target path. Returns the
     /// number of rows written.
     pub fn finish(mut self) -> Result<u64> {
-        let path = self.path.clone();
-        let werr = |m: String| IoError::Write { path: path.clone(), message: m };
-        self.flush_batch().map_err(werr)?;
-        let ParquetTraceSink { tmp, writer, rows, .. } = self;
-        writer.close().map_err(|e| werr(e.to_string()))?;
-        crate::atomic::publish(tmp, &path)?;
-        Ok(rows)
+        self.flush_batch()?;
+        self.stream.finish()
     }
 }
 
@@ -281,7 +258,7 @@ impl TraceSink for ParquetTraceSink {
         self.cols.append(self.point, row);
         self.rows += 1;
         if self.cols.len >= BATCH_ROWS {
-            self.flush_batch().map_err(|m| SimError::Sink(format!("{}: {m}", self.path.display())))?;
+            self.flush_batch().map_err(|e| SimError::Sink(e.to_string()))?;
         }
         Ok(())
     }
@@ -290,8 +267,10 @@ impl TraceSink for ParquetTraceSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::IoError;
     use arrow::array::{Array, Float64Array, Int64Array, StringArray, UInt32Array, UInt64Array};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use std::fs::File;
 
     fn row(i: u64) -> TraceRow {
         TraceRow {

@@ -882,6 +882,8 @@ pub fn estimate(s: &Scenario) -> Result<Estimate, SimError> {
 #[derive(Debug, Default)]
 pub struct Estimator {
     last: Option<Shared>,
+    /// Plans by the caller's key ([`Estimator::estimate_keyed`]).
+    keyed: std::collections::HashMap<u64, TensorPlan>,
 }
 
 #[derive(Debug)]
@@ -894,6 +896,9 @@ struct Shared {
 }
 
 impl Estimator {
+    /// Plans an estimator keeps by key before it starts over.
+    pub const MAX_KEYED_PLANS: usize = 1024;
+
     /// A new estimator with nothing cached.
     pub fn new() -> Self {
         Self::default()
@@ -918,6 +923,29 @@ impl Estimator {
             });
         }
         let tp = &self.last.as_ref().expect("cached above").plan;
+        Ok(estimate_with(&CostPlan::with_tensors(s, tp)?, s))
+    }
+
+    /// Estimate `s` with the plan kept under `key`, for a caller that knows which points
+    /// share a model, device, weight mix and cost model (a sweep numbering the combinations
+    /// of the axes that set them) and so need not compare them: **every scenario given one
+    /// key must have the same model, device, weights and cost model**. The first point of a
+    /// key is validated whole, the others as [`Scenario::validate_point`] does. Results are
+    /// identical to [`estimate`]'s.
+    pub fn estimate_keyed(&mut self, key: u64, s: &Scenario) -> Result<Estimate, SimError> {
+        let tp = match self.keyed.get(&key) {
+            Some(tp) => {
+                s.validate_point()?;
+                tp
+            }
+            None => {
+                s.validate()?;
+                if self.keyed.len() >= Self::MAX_KEYED_PLANS {
+                    self.keyed.clear();
+                }
+                self.keyed.entry(key).or_insert_with(|| TensorPlan::new(s))
+            }
+        };
         Ok(estimate_with(&CostPlan::with_tensors(s, tp)?, s))
     }
 }

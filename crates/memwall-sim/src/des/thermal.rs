@@ -476,19 +476,21 @@ impl Governor {
     /// At the deepest level, with the die above the critical temperature
     /// ([`GovernorSpec::critical_c`]), the duty cycle is multiplied by [`Self::IDLE_STEP`]
     /// (down to [`Self::MIN_DUTY`]); below it minus the hysteresis it is divided by it (up to
-    /// 1). The level is left only at full duty. [`Governor::duty`] tells the duty after a poll.
+    /// 1). The level is left only by a poll that starts at full duty. [`Governor::duty`] tells
+    /// the duty after a poll.
     pub fn poll(&mut self, die_c: f64, skin_c: f64) -> Option<(usize, usize)> {
         let old = self.level;
         let trips = &self.spec.trip_c;
         if let Some(critical) = self.spec.critical_c()
             && old == trips.len()
         {
+            let injecting = self.duty < 1.0;
             if die_c > critical {
                 self.duty = (self.duty * Self::IDLE_STEP).max(Self::MIN_DUTY);
-            } else if self.duty < 1.0 && die_c < critical - self.spec.hysteresis_c {
+            } else if injecting && die_c < critical - self.spec.hysteresis_c {
                 self.duty = (self.duty / Self::IDLE_STEP).min(1.0);
             }
-            if self.duty < 1.0 {
+            if injecting || self.duty < 1.0 {
                 return None;
             }
         }

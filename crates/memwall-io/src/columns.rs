@@ -1,0 +1,445 @@
+//! The columns of memwall's result tables, each defined once: a name, an Arrow type and how to
+//! read the value from a design point. The estimator's sweep (`memwall run`) and the
+//! simulator's summaries (`memwall simulate --summary`) share the input columns (`point`,
+//! then [`INPUT_COLUMNS`]: model, device, weight and KV formats and every workload field) and
+//! the grid-axis columns ([`AxisColumns`]), so the same input has the same name and type in
+//! both files; each then adds its own metrics ([`ESTIMATE_COLUMNS`] and [`QUALITY_COLUMNS`],
+//! or [`SIM_INPUT_COLUMNS`] and [`SUMMARY_COLUMNS`]).
+
+use std::sync::Arc;
+
+use arrow::array::{
+    ArrayRef, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, UInt32Builder, UInt64Builder,
+};
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use memwall_sim::Estimate;
+use memwall_sim::des::Summary;
+use memwall_spec::Scenario;
+
+use crate::error::{IoError, Result};
+use crate::experiment::Experiment;
+use crate::quality::Quality;
+
+/// How a column reads its value from a row of type `R`.
+pub enum Get<R> {
+    /// Unsigned 64-bit integer.
+    U64(fn(&R) -> u64),
+    /// Unsigned 32-bit integer.
+    U32(fn(&R) -> u32),
+    /// Signed 64-bit integer.
+    I64(fn(&R) -> i64),
+    /// 64-bit float.
+    F64(fn(&R) -> f64),
+    /// 64-bit float or null.
+    OptF64(fn(&R) -> Option<f64>),
+    /// Boolean.
+    Bool(fn(&R) -> bool),
+    /// Text.
+    Str(fn(&R) -> &str),
+    /// Text written by a `Display` value (no allocation per row).
+    Display(fn(&R) -> &dyn std::fmt::Display),
+}
+
+/// One column: its name and how to read it.
+pub struct Column<R> {
+    /// Column name.
+    pub name: &'static str,
+    /// Reader.
+    pub get: Get<R>,
+}
+
+impl<R> Column<R> {
+    fn field(&self) -> Field {
+        let (dt, nullable) = match self.get {
+            Get::U64(_) => (DataType::UInt64, false),
+            Get::U32(_) => (DataType::UInt32, false),
+            Get::I64(_) => (DataType::Int64, false),
+            Get::F64(_) => (DataType::Float64, false),
+            Get::OptF64(_) => (DataType::Float64, true),
+            Get::Bool(_) => (DataType::Boolean, false),
+            Get::Str(_) | Get::Display(_) => (DataType::Utf8, false),
+        };
+        Field::new(self.name, dt, nullable)
+    }
+}
+
+/// A typed Arrow builder.
+enum Builder {
+    U64(UInt64Builder),
+    U32(UInt32Builder),
+    I64(Int64Builder),
+    F64(Float64Builder),
+    Bool(BooleanBuilder),
+    Str(StringBuilder),
+}
+
+impl Builder {
+    fn for_type(dt: &DataType, rows: usize) -> Builder {
+        match dt {
+            DataType::UInt64 => Builder::U64(UInt64Builder::with_capacity(rows)),
+            DataType::UInt32 => Builder::U32(UInt32Builder::with_capacity(rows)),
+            DataType::Int64 => Builder::I64(Int64Builder::with_capacity(rows)),
+            DataType::Float64 => Builder::F64(Float64Builder::with_capacity(rows)),
+            DataType::Boolean => Builder::Bool(BooleanBuilder::with_capacity(rows)),
+            _ => Builder::Str(StringBuilder::with_capacity(rows, 16 * rows)),
+        }
+    }
+
+    /// The values so far; the builder is replaced by an empty one sized for `rows` rows.
+    fn take(&mut self, rows: usize) -> ArrayRef {
+        let dt = match self {
+            Builder::U64(_) => DataType::UInt64,
+            Builder::U32(_) => DataType::UInt32,
+            Builder::I64(_) => DataType::Int64,
+            Builder::F64(_) => DataType::Float64,
+            Builder::Bool(_) => DataType::Boolean,
+            Builder::Str(_) => DataType::Utf8,
+        };
+        std::mem::replace(self, Builder::for_type(&dt, rows)).finish()
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Builder::U64(b) => Arc::new(b.finish()),
+            Builder::U32(b) => Arc::new(b.finish()),
+            Builder::I64(b) => Arc::new(b.finish()),
+            Builder::F64(b) => Arc::new(b.finish()),
+            Builder::Bool(b) => Arc::new(b.finish()),
+            Builder::Str(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// Builders for a fixed list of columns over rows of type `R`.
+struct ColumnSet<R: 'static> {
+    defs: &'static [Column<R>],
+    builders: Vec<Builder>,
+}
+
+impl<R> ColumnSet<R> {
+    fn new(defs: &'static [Column<R>], rows: usize) -> Self {
+        ColumnSet { defs, builders: defs.iter().map(|c| Builder::for_type(c.field().data_type(), rows)).collect() }
+    }
+
+    fn append(&mut self, r: &R) {
+        for (c, b) in self.defs.iter().zip(&mut self.builders) {
+            match (&c.get, b) {
+                (Get::U64(f), Builder::U64(b)) => b.append_value(f(r)),
+                (Get::U32(f), Builder::U32(b)) => b.append_value(f(r)),
+                (Get::I64(f), Builder::I64(b)) => b.append_value(f(r)),
+                (Get::F64(f), Builder::F64(b)) => b.append_value(f(r)),
+                (Get::OptF64(f), Builder::F64(b)) => b.append_option(f(r)),
+                (Get::Bool(f), Builder::Bool(b)) => b.append_value(f(r)),
+                (Get::Str(f), Builder::Str(b)) => b.append_value(f(r)),
+                (Get::Display(f), Builder::Str(b)) => {
+                    use std::fmt::Write;
+                    // Writing to an in-memory builder cannot fail.
+                    let _ = write!(b, "{}", f(r));
+                    b.append_value("");
+                }
+                _ => unreachable!("builders are made from the column types"),
+            }
+        }
+    }
+}
+
+/// The inputs of a design point, in both `run` and `simulate` outputs, after the `point`
+/// column (the point's index in the grid). Columns are named by their scenario path;
+/// `workload.threads` is the thread count used (the device's big cores unless the workload
+/// sets it).
+pub static INPUT_COLUMNS: &[Column<Scenario>] = &[
+    Column { name: "model", get: Get::Str(|s| &s.model.name) },
+    Column { name: "device", get: Get::Str(|s| &s.device.name) },
+    Column { name: "weights.mix", get: Get::Display(|s| &s.weights.mix) },
+    Column { name: "kv.k", get: Get::Display(|s| &s.kv.k) },
+    Column { name: "kv.v", get: Get::Display(|s| &s.kv.v) },
+    Column { name: "workload.prompt_tokens", get: Get::U64(|s| s.workload.prompt_tokens) },
+    Column { name: "workload.gen_tokens", get: Get::U64(|s| s.workload.gen_tokens) },
+    Column { name: "workload.context_tokens", get: Get::U64(|s| s.workload.context_tokens) },
+    Column {
+        name: "workload.context_policy",
+        get: Get::Str(|s| match s.workload.context_policy {
+            memwall_spec::ContextPolicy::Allocate => "allocate",
+            memwall_spec::ContextPolicy::Grow => "grow",
+        }),
+    },
+    Column { name: "workload.batch", get: Get::U32(|s| s.workload.batch) },
+    Column { name: "workload.threads", get: Get::U32(|s| s.threads()) },
+    Column { name: "workload.ubatch", get: Get::U64(|s| s.workload.ubatch) },
+    Column { name: "workload.backend", get: Get::Str(|s| s.workload.backend.name()) },
+    Column { name: "workload.margin_bytes", get: Get::U64(|s| s.workload.margin_bytes) },
+    Column { name: "workload.routing_skew", get: Get::F64(|s| s.workload.routing_skew) },
+    Column { name: "workload.flash_attention", get: Get::Bool(|s| s.workload.flash_attention) },
+];
+
+/// The simulator's own inputs, after [`INPUT_COLUMNS`] in `simulate` outputs.
+pub static SIM_INPUT_COLUMNS: &[Column<Scenario>] = &[
+    Column { name: "sim.seed", get: Get::U64(|s| s.sim.seed) },
+    Column { name: "sim.duration_s", get: Get::OptF64(|s| s.sim.duration_s) },
+];
+
+/// The analytic estimate of a point (`memwall run`).
+pub static ESTIMATE_COLUMNS: &[Column<Estimate>] = &[
+    Column { name: "params", get: Get::U64(|e| e.params) },
+    Column { name: "active_params", get: Get::U64(|e| e.active_params) },
+    Column { name: "weight_bytes", get: Get::U64(|e| e.weight_bytes) },
+    Column { name: "weight_bpw", get: Get::F64(|e| e.weight_bpw) },
+    Column { name: "kv_bytes", get: Get::U64(|e| e.kv_bytes) },
+    Column { name: "state_bytes", get: Get::U64(|e| e.state_bytes) },
+    Column { name: "compute_bytes", get: Get::U64(|e| e.compute_bytes) },
+    Column { name: "overhead_bytes", get: Get::U64(|e| e.overhead_bytes) },
+    Column { name: "total_bytes", get: Get::U64(|e| e.total_bytes) },
+    Column { name: "budget_bytes", get: Get::I64(|e| e.budget_bytes) },
+    Column { name: "headroom_bytes", get: Get::I64(|e| e.headroom_bytes) },
+    Column { name: "fits", get: Get::Bool(|e| e.fits) },
+    Column { name: "context_beyond_max", get: Get::Bool(|e| e.context_beyond_max) },
+    Column { name: "resident_weight_bytes", get: Get::U64(|e| e.resident_weight_bytes) },
+    Column { name: "decode_tok_s", get: Get::F64(|e| e.decode_tok_s) },
+    Column { name: "decode_s_per_step", get: Get::F64(|e| e.decode_s_per_token) },
+    Column { name: "prefill_tok_s", get: Get::F64(|e| e.prefill_tok_s) },
+    Column { name: "prefill_s", get: Get::F64(|e| e.prefill_s) },
+    Column { name: "ttft_s", get: Get::F64(|e| e.ttft_s) },
+    Column { name: "energy_j_per_token", get: Get::F64(|e| e.energy_j_per_token) },
+    Column { name: "dram_bytes_per_token", get: Get::F64(|e| e.dram_bytes_per_token) },
+    Column { name: "weight_bytes_per_token", get: Get::F64(|e| e.weight_bytes_per_token) },
+    Column { name: "kv_bytes_per_token", get: Get::F64(|e| e.kv_bytes_per_token) },
+    Column { name: "flash_bytes_per_token", get: Get::F64(|e| e.flash_bytes_per_token) },
+    Column { name: "macs_per_token", get: Get::F64(|e| e.macs_per_token) },
+    Column { name: "t_mem_s", get: Get::F64(|e| e.decode_terms.t_mem) },
+    Column { name: "t_arith_s", get: Get::F64(|e| e.decode_terms.t_arith) },
+    Column { name: "t_dequant_s", get: Get::F64(|e| e.decode_terms.t_dequant) },
+    Column { name: "t_overhead_s", get: Get::F64(|e| e.decode_terms.t_overhead) },
+    Column { name: "t_storage_s", get: Get::F64(|e| e.decode_terms.t_storage) },
+    Column { name: "binding", get: Get::Str(|e| e.binding.name()) },
+    Column { name: "prefill_binding", get: Get::Str(|e| e.prefill_binding.map_or("none", |b| b.name())) },
+];
+
+/// The quality cost of a point's weight and KV formats, looked up in the quality table.
+pub static QUALITY_COLUMNS: &[Column<Quality>] = &[
+    Column { name: "ppl_delta_weights", get: Get::OptF64(|q| q.ppl_delta_weights) },
+    Column { name: "ppl_delta_kv", get: Get::OptF64(|q| q.ppl_delta_kv) },
+    Column { name: "quality_source", get: Get::Str(|q| &q.source) },
+];
+
+/// The simulator's summary of a point (`memwall simulate --summary`); absent times are nulls.
+pub static SUMMARY_COLUMNS: &[Column<Summary>] = &[
+    Column { name: "duration_s", get: Get::F64(|s| s.duration_s) },
+    Column { name: "load_s", get: Get::F64(|s| s.load_s) },
+    Column { name: "ttft_s", get: Get::F64(|s| s.ttft_s) },
+    Column { name: "decode_tokens", get: Get::U64(|s| s.decode_tokens) },
+    Column { name: "decode_s", get: Get::F64(|s| s.decode_s) },
+    Column { name: "decode_tok_s", get: Get::F64(|s| s.decode_tok_s) },
+    Column { name: "burst_tok_s", get: Get::F64(|s| s.burst_tok_s) },
+    Column { name: "sustained_tok_s", get: Get::F64(|s| s.sustained_tok_s) },
+    Column { name: "throttle_onset_s", get: Get::OptF64(|s| s.throttle_onset_s) },
+    Column { name: "time_to_minus_10pct_s", get: Get::OptF64(|s| s.time_to_minus_10pct_s) },
+    Column { name: "time_to_minus_25pct_s", get: Get::OptF64(|s| s.time_to_minus_25pct_s) },
+    Column { name: "energy_j", get: Get::F64(|s| s.energy_j) },
+    Column { name: "j_per_token", get: Get::F64(|s| s.j_per_token) },
+    Column { name: "peak_resident_bytes", get: Get::U64(|s| s.peak_resident_bytes) },
+    Column { name: "flash_bytes", get: Get::F64(|s| s.flash_bytes) },
+    Column { name: "max_die_c", get: Get::F64(|s| s.max_die_c) },
+    Column { name: "max_skin_c", get: Get::F64(|s| s.max_skin_c) },
+    Column { name: "killed_at_s", get: Get::OptF64(|s| s.killed_at_s) },
+    Column { name: "turns", get: Get::U32(|s| s.turns) },
+    Column { name: "events", get: Get::U64(|s| s.events) },
+    Column { name: "trace_rows", get: Get::U64(|s| s.rows) },
+];
+
+/// How a grid axis is stored: integers, floats, booleans or text (labels are text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AxisKind {
+    Int,
+    Float,
+    Bool,
+    Text,
+}
+
+/// The grid axes that no input column already shows, one column each, named by the axis
+/// key: an axis over other paths (`model.n_kv_heads`, `kv.k+kv.v` with labels), or a labelled
+/// axis over an input column (`weights.mix (label)`).
+#[derive(Debug, Clone)]
+pub struct AxisColumns {
+    /// (axis index, column name, kind).
+    axes: Vec<(usize, String, AxisKind)>,
+}
+
+impl AxisColumns {
+    /// The axis columns of `exp`.
+    pub fn new(exp: &Experiment) -> Self {
+        let is_input = |p: &str| INPUT_COLUMNS.iter().any(|c| c.name == p) || p == "weights" || p == "kv";
+        let mut axes = Vec::new();
+        for (i, a) in exp.axes.iter().enumerate() {
+            if a.paths.iter().all(|p| is_input(p)) && a.labels.is_none() {
+                continue;
+            }
+            let name = if is_input(&a.key) { format!("{} (label)", a.key) } else { a.key.clone() };
+            let kind = if a.labels.is_some() {
+                AxisKind::Text
+            } else if a.values.iter().all(|v| v.is_integer()) {
+                AxisKind::Int
+            } else if a.values.iter().all(|v| v.is_float() || v.is_integer()) {
+                AxisKind::Float
+            } else if a.values.iter().all(|v| v.is_bool()) {
+                AxisKind::Bool
+            } else {
+                AxisKind::Text
+            };
+            axes.push((i, name, kind));
+        }
+        AxisColumns { axes }
+    }
+
+    fn fields(&self) -> Vec<Field> {
+        self.axes
+            .iter()
+            .map(|(_, name, kind)| {
+                let dt = match kind {
+                    AxisKind::Int => DataType::Int64,
+                    AxisKind::Float => DataType::Float64,
+                    AxisKind::Bool => DataType::Boolean,
+                    AxisKind::Text => DataType::Utf8,
+                };
+                Field::new(name, dt, false)
+            })
+            .collect()
+    }
+
+    fn append(&self, exp: &Experiment, choice: &[usize], builders: &mut [Builder]) {
+        for ((ai, _, _), b) in self.axes.iter().zip(builders) {
+            let a = &exp.axes[*ai];
+            let v = &a.values[choice[*ai]];
+            match b {
+                Builder::I64(b) => b.append_value(v.as_integer().unwrap_or_default()),
+                Builder::F64(b) => {
+                    b.append_value(v.as_float().or(v.as_integer().map(|i| i as f64)).unwrap_or_default())
+                }
+                Builder::Bool(b) => b.append_value(v.as_bool().unwrap_or_default()),
+                Builder::Str(b) => b.append_value(a.display(choice[*ai])),
+                _ => unreachable!("axis builders are made from the axis kinds"),
+            }
+        }
+    }
+}
+
+/// A results table being filled: `point`, the input columns, the axis columns, then the
+/// metrics (`M`: [`Estimate`] and its [`Quality`] for the estimator, [`Summary`] after
+/// [`SIM_INPUT_COLUMNS`] for the simulator).
+pub struct TableBuilder<M: 'static> {
+    schema: SchemaRef,
+    point: UInt64Builder,
+    inputs: ColumnSet<Scenario>,
+    sim_inputs: Option<ColumnSet<Scenario>>,
+    axes: AxisColumns,
+    axis_builders: Vec<Builder>,
+    metrics: ColumnSet<M>,
+    quality: Option<ColumnSet<Quality>>,
+    rows: usize,
+    /// Rows the builders are sized for after each [`TableBuilder::finish`].
+    capacity: usize,
+}
+
+impl<M> TableBuilder<M> {
+    fn with(axes: AxisColumns, sim: bool, metrics: &'static [Column<M>], quality: bool, rows: usize) -> Self {
+        let mut fields = vec![Field::new("point", DataType::UInt64, false)];
+        fields.extend(INPUT_COLUMNS.iter().map(Column::field));
+        if sim {
+            fields.extend(SIM_INPUT_COLUMNS.iter().map(Column::field));
+        }
+        let axis_fields = axes.fields();
+        let axis_builders = axis_fields.iter().map(|f| Builder::for_type(f.data_type(), rows)).collect();
+        fields.extend(axis_fields);
+        fields.extend(metrics.iter().map(Column::field));
+        if quality {
+            fields.extend(QUALITY_COLUMNS.iter().map(Column::field));
+        }
+        TableBuilder {
+            schema: Arc::new(Schema::new(fields)),
+            point: UInt64Builder::with_capacity(rows),
+            inputs: ColumnSet::new(INPUT_COLUMNS, rows),
+            sim_inputs: sim.then(|| ColumnSet::new(SIM_INPUT_COLUMNS, rows)),
+            axes,
+            axis_builders,
+            metrics: ColumnSet::new(metrics, rows),
+            quality: quality.then(|| ColumnSet::new(QUALITY_COLUMNS, rows)),
+            rows: 0,
+            capacity: rows,
+        }
+    }
+
+    /// The table's schema (without metadata).
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    /// Rows appended since the last [`TableBuilder::finish`].
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether no row is buffered.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    fn append_inputs(&mut self, exp: &Experiment, point: u64, s: &Scenario, choice: &[usize]) {
+        self.point.append_value(point);
+        self.inputs.append(s);
+        if let Some(set) = &mut self.sim_inputs {
+            set.append(s);
+        }
+        self.axes.append(exp, choice, &mut self.axis_builders);
+        self.rows += 1;
+    }
+
+    /// The rows appended so far as a record batch; the builders start empty again, sized for
+    /// as many rows as the table was made for.
+    pub fn finish(&mut self) -> Result<RecordBatch> {
+        let n = self.capacity;
+        let mut arrays: Vec<ArrayRef> =
+            vec![Arc::new(std::mem::replace(&mut self.point, UInt64Builder::with_capacity(n)).finish())];
+        let take = |b: &mut Builder| b.take(n);
+        arrays.extend(self.inputs.builders.iter_mut().map(take));
+        if let Some(s) = &mut self.sim_inputs {
+            arrays.extend(s.builders.iter_mut().map(take));
+        }
+        arrays.extend(self.axis_builders.iter_mut().map(take));
+        arrays.extend(self.metrics.builders.iter_mut().map(take));
+        if let Some(q) = &mut self.quality {
+            arrays.extend(q.builders.iter_mut().map(take));
+        }
+        self.rows = 0;
+        RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| IoError::Write { path: "<record batch>".into(), message: e.to_string() })
+    }
+}
+
+impl TableBuilder<Estimate> {
+    /// The table of an estimator sweep over `exp`, with room for `rows` rows.
+    pub fn estimates(exp: &Experiment, rows: usize) -> Self {
+        Self::with(AxisColumns::new(exp), false, ESTIMATE_COLUMNS, true, rows)
+    }
+
+    /// Append a point (index `point`, grid `choice`) and its estimate.
+    pub fn append(&mut self, exp: &Experiment, point: u64, s: &Scenario, choice: &[usize], e: &Estimate, q: &Quality) {
+        self.append_inputs(exp, point, s, choice);
+        self.metrics.append(e);
+        if let Some(set) = &mut self.quality {
+            set.append(q);
+        }
+    }
+}
+
+impl TableBuilder<Summary> {
+    /// The summary table of a simulated experiment.
+    pub fn summaries(exp: &Experiment, rows: usize) -> Self {
+        Self::with(AxisColumns::new(exp), true, SUMMARY_COLUMNS, false, rows)
+    }
+
+    /// Append a simulated point and its summary.
+    pub fn append(&mut self, exp: &Experiment, point: u64, s: &Scenario, choice: &[usize], summary: &Summary) {
+        self.append_inputs(exp, point, s, choice);
+        self.metrics.append(summary);
+    }
+}

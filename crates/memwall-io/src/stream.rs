@@ -1,0 +1,103 @@
+//! One way to write a Parquet file: batches streamed into row groups of a temporary file
+//! beside the target, renamed into place only by [`ParquetStream::finish`] (dropping the
+//! stream removes the temporary file, so a failure or an interrupt never leaves a partial
+//! file). The key-value metadata goes both into the file footer and onto the Arrow schema,
+//! so `pyarrow.parquet.read_table(f).schema.metadata` and polars see it too.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::record_batch::RecordBatch;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
+
+use crate::atomic::TempOutput;
+use crate::error::{IoError, Result};
+
+/// Rows per Parquet row group of a results file: what a stream holds in memory at most.
+pub const ROW_GROUP_ROWS: usize = 65_536;
+
+/// A Parquet file being written (see the module documentation).
+pub struct ParquetStream {
+    path: PathBuf,
+    tmp: TempOutput,
+    writer: ArrowWriter<File>,
+    rows: u64,
+}
+
+impl std::fmt::Debug for ParquetStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParquetStream")
+            .field("path", &self.path)
+            .field("tmp", &self.tmp.path())
+            .field("rows", &self.rows)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ParquetStream {
+    /// Start a file at `path` whose rows follow `schema`, with key-value `metadata`, in row
+    /// groups of at most `row_group_rows` rows. Creates the parent directory if needed and a
+    /// temporary file in it; nothing exists at `path` until [`ParquetStream::finish`].
+    pub fn create(
+        path: &Path,
+        schema: SchemaRef,
+        metadata: &[(String, String)],
+        row_group_rows: usize,
+    ) -> Result<Self> {
+        let werr = |m: String| IoError::Write { path: path.to_path_buf(), message: m };
+        let tmp = crate::atomic::temp_beside(path, ".parquet.tmp")?;
+        let file = tmp.reopen().map_err(|source| IoError::File { path: tmp.path().into(), source })?;
+        // Dictionaries pay off for text (model, device and format names repeat); numbers are
+        // mostly distinct, and interning them costs a sweep a fifth of its time. Snappy keeps
+        // the repeats of numbers small (a trace's clocks and levels) at little cost.
+        let mut props = WriterProperties::builder()
+            .set_key_value_metadata(Some(
+                metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), Some(v.clone()))).collect(),
+            ))
+            .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+            .set_compression(Compression::SNAPPY)
+            .set_dictionary_enabled(false);
+        for f in schema.fields() {
+            if matches!(f.data_type(), DataType::Utf8 | DataType::Dictionary(..)) {
+                props = props.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
+            }
+        }
+        let props = props.build();
+        let with_meta: HashMap<String, String> = metadata.iter().cloned().collect();
+        let schema = Arc::new(Schema::new_with_metadata(schema.fields().clone(), with_meta));
+        let writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| werr(e.to_string()))?;
+        Ok(ParquetStream { path: path.to_path_buf(), tmp, writer, rows: 0 })
+    }
+
+    /// The final path of the file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Append a batch (its schema's fields must be the stream's).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        self.writer.write(batch).map_err(|e| IoError::Write { path: self.path.clone(), message: e.to_string() })?;
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Close the file and rename it to the target path; returns the rows written.
+    pub fn finish(self) -> Result<u64> {
+        let ParquetStream { path, tmp, writer, rows } = self;
+        writer.close().map_err(|e| IoError::Write { path: path.clone(), message: e.to_string() })?;
+        crate::atomic::publish(tmp, &path)?;
+        Ok(rows)
+    }
+}
