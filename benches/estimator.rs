@@ -14,6 +14,8 @@ fn scenario(model: &str) -> Scenario {
         kv: KvQuant::default(),
         workload: Default::default(),
         cost: Default::default(),
+        engine: Default::default(),
+        assume_defaults: false,
         sim: Default::default(),
     }
 }

@@ -21,12 +21,15 @@
 //!     kv: KvQuant::default(),
 //!     workload: Default::default(),
 //!     cost: Default::default(),
+//!     engine: Default::default(),
+//!     assume_defaults: false,
 //!     sim: Default::default(),
 //! };
 //! let e = memwall::sim::estimate(&s).unwrap();
 //! assert!(e.fits && e.decode_tok_s > 1.0);
 //! ```
 
+pub use memwall_calib as calib;
 pub use memwall_io as io;
 pub use memwall_kernels as kernels;
 pub use memwall_sim as sim;

@@ -101,6 +101,8 @@ fn predictions_against_published_decode_measurements() {
                 ..Workload::default()
             },
             cost: Default::default(),
+            engine: Default::default(),
+            assume_defaults: false,
             sim: Default::default(),
         };
         let e = estimate(&s).unwrap();

@@ -20,6 +20,8 @@ fn scenario(model: &str, device: &str, mix: &str) -> Scenario {
         kv: KvQuant::default(),
         workload: Workload { prompt_tokens: 128, gen_tokens: 64, context_tokens: 4096, ..Workload::default() },
         cost: Default::default(),
+        engine: Default::default(),
+        assume_defaults: false,
         sim: SimConfig::effects_off(),
     }
 }

@@ -159,6 +159,8 @@ fn iphone_scenario(device: DeviceSpec) -> Scenario {
             ..Workload::default()
         },
         cost: Default::default(),
+        engine: Default::default(),
+        assume_defaults: false,
         sim,
     }
 }
@@ -170,7 +172,7 @@ fn s25_scenario(device: DeviceSpec, run: &S25Run) -> Scenario {
     let f32: QuantFormat = "f32".parse().unwrap();
     let model = load_model("llama-3.2-1b").unwrap();
     // llm_rs2's decode attention re-reads each KV head once per query head.
-    let cost = CostModel { attention_kv_reads: (model.n_heads / model.n_kv_heads) as f64, ..Default::default() };
+    let cost = CostModel { attention_kv_reads: Some((model.n_heads / model.n_kv_heads) as f64), ..Default::default() };
     Scenario {
         model,
         device,
@@ -184,6 +186,8 @@ fn s25_scenario(device: DeviceSpec, run: &S25Run) -> Scenario {
             backend: Backend::Gpu,
             ..Workload::default()
         },
+        engine: Default::default(),
+        assume_defaults: false,
         cost,
         sim,
     }

@@ -32,6 +32,8 @@ fn scenario(model: &str, device: &str, mix: &str, prompt: u64, generated: u64, u
             ..Workload::default()
         },
         cost: Default::default(),
+        engine: Default::default(),
+        assume_defaults: false,
         sim,
     }
 }

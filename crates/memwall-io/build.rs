@@ -31,7 +31,7 @@ fn main() {
     git_commit();
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
     let mut out = String::new();
-    for (kind, konst) in [("models", "MODELS"), ("devices", "DEVICES")] {
+    for (kind, konst) in [("models", "MODELS"), ("devices", "DEVICES"), ("engines", "ENGINES")] {
         let dir = root.join(kind);
         println!("cargo:rerun-if-changed={}", dir.display());
         let mut files: Vec<_> = std::fs::read_dir(&dir)

@@ -41,9 +41,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// List the model and device presets.
+    /// List the model, device and engine presets.
     Presets {
-        /// Only `models` or `devices`.
+        /// Only `models`, `devices` or `engines`.
         kind: Option<String>,
     },
     /// Memory footprint by component, and whether it fits the device with the margin.
@@ -132,6 +132,14 @@ struct ScenarioArgs {
     /// Compute unit: cpu, gpu or npu.
     #[arg(long, default_value = "cpu")]
     backend: String,
+    /// Inference engine: a profile name (llama.cpp, ollama, llama.cpp-cuda, llama.cpp-vulkan,
+    /// llama.cpp-opencl, mlc-llm, executorch, litert-lm, mlx, mnn, generic, ...) or a TOML path.
+    #[arg(long, default_value = "generic")]
+    engine: String,
+    /// Use the class default for a figure the device lacks for the unit (a GPU's bandwidth
+    /// share), labelled as assumed in the output, instead of refusing.
+    #[arg(long)]
+    assume_defaults: bool,
     /// Safety margin kept free, GB.
     #[arg(long, default_value_t = 2.0)]
     margin_gb: f64,
@@ -177,6 +185,8 @@ impl ScenarioArgs {
         let s = Scenario {
             model: load_model(&self.model)?,
             device: load_device(&self.device)?,
+            engine: memwall_io::load_engine(&self.engine)?,
+            assume_defaults: self.assume_defaults,
             weights: WeightQuant::new(self.weights.parse().map_err(|e: memwall_spec::SpecError| e.within("weights"))?),
             kv,
             workload,
@@ -200,10 +210,10 @@ fn signed_gb(bytes: i64) -> String {
 }
 
 fn presets(kind: Option<&str>) -> Result<()> {
-    if !matches!(kind, None | Some("models") | Some("devices")) {
-        anyhow::bail!("unknown preset kind `{}`; expected models or devices", kind.unwrap_or_default());
+    if !matches!(kind, None | Some("models") | Some("devices") | Some("engines")) {
+        anyhow::bail!("unknown preset kind `{}`; expected models, devices or engines", kind.unwrap_or_default());
     }
-    if kind != Some("devices") {
+    if kind.is_none() || kind == Some("models") {
         println!(
             "{:<24} {:>8} {:>9} {:>7} {:>6}  {:<}",
             "model", "params", "active", "layers", "hidden", "layer kinds"
@@ -234,7 +244,7 @@ fn presets(kind: Option<&str>) -> Result<()> {
     if kind.is_none() {
         println!();
     }
-    if kind != Some("models") {
+    if kind.is_none() || kind == Some("devices") {
         println!("{:<28} {:>7} {:>9} {:>6} {:>8}  {:<}", "device", "RAM GB", "peak GB/s", "cores", "free GB", "memory");
         for (name, _) in memwall_io::presets::DEVICES {
             let d = load_device(name)?;
@@ -247,6 +257,24 @@ fn presets(kind: Option<&str>) -> Result<()> {
                 to_gb(d.memory.available_bytes()),
                 d.memory.lpddr
             );
+        }
+    }
+    if kind.is_none() {
+        println!();
+    }
+    if kind.is_none() || kind == Some("engines") {
+        println!("{:<20} {:<14} {:<36}  {:<}", "engine", "units", "also answers to", "description");
+        let mut engines = vec![memwall_spec::EngineSpec::generic()];
+        for (name, _) in memwall_io::presets::ENGINES {
+            engines.push(memwall_io::load_engine(name)?);
+        }
+        for e in engines {
+            let units: Vec<&str> = [("cpu", e.cpu.is_some()), ("gpu", e.gpu.is_some()), ("npu", e.npu.is_some())]
+                .iter()
+                .filter(|u| u.1)
+                .map(|u| u.0)
+                .collect();
+            println!("{:<20} {:<14} {:<36}  {}", e.name, units.join(","), e.aliases.join(", "), e.description);
         }
     }
     Ok(())
@@ -301,15 +329,19 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
 fn print_estimate(s: &Scenario, e: &Estimate) {
     let q = QualityTable::default().lookup(&s.weights, &s.kv);
     println!(
-        "{} on {} ({} threads, {}), weights {}, KV {}/{}",
+        "{} on {} ({} threads, {} via {}), weights {}, KV {}/{}",
         s.model.name,
         s.device.name,
         e.threads,
         s.workload.backend.name(),
+        s.engine.name,
         s.weights.mix,
         s.kv.k,
         s.kv.v
     );
+    if !e.assumed.is_empty() {
+        println!("assumed       class defaults for {} (the device states none)", e.assumed);
+    }
     let b = s.workload.batch;
     if b == 1 {
         println!(

@@ -151,6 +151,7 @@ impl<R> ColumnSet<R> {
 pub static INPUT_COLUMNS: &[Column<Scenario>] = &[
     Column { name: "model", get: Get::Str(|s| &s.model.name) },
     Column { name: "device", get: Get::Str(|s| &s.device.name) },
+    Column { name: "engine", get: Get::Str(|s| &s.engine.name) },
     Column { name: "weights.mix", get: Get::Display(|s| &s.weights.mix) },
     Column { name: "kv.k", get: Get::Display(|s| &s.kv.k) },
     Column { name: "kv.v", get: Get::Display(|s| &s.kv.v) },
@@ -171,6 +172,7 @@ pub static INPUT_COLUMNS: &[Column<Scenario>] = &[
     Column { name: "workload.margin_bytes", get: Get::U64(|s| s.workload.margin_bytes) },
     Column { name: "workload.routing_skew", get: Get::F64(|s| s.workload.routing_skew) },
     Column { name: "workload.flash_attention", get: Get::Bool(|s| s.workload.flash_attention) },
+    Column { name: "assume_defaults", get: Get::Bool(|s| s.assume_defaults) },
 ];
 
 /// The simulator's own inputs, after [`INPUT_COLUMNS`] in `simulate` outputs.
@@ -193,6 +195,7 @@ pub static ESTIMATE_COLUMNS: &[Column<Estimate>] = &[
     Column { name: "budget_bytes", get: Get::I64(|e| e.budget_bytes) },
     Column { name: "headroom_bytes", get: Get::I64(|e| e.headroom_bytes) },
     Column { name: "fits", get: Get::Bool(|e| e.fits) },
+    Column { name: "assumed", get: Get::Str(|e| &e.assumed) },
     Column { name: "context_beyond_max", get: Get::Bool(|e| e.context_beyond_max) },
     Column { name: "resident_weight_bytes", get: Get::U64(|e| e.resident_weight_bytes) },
     Column { name: "decode_tok_s", get: Get::F64(|e| e.decode_tok_s) },
@@ -268,7 +271,7 @@ pub struct AxisColumns {
 impl AxisColumns {
     /// The axis columns of `exp`.
     pub fn new(exp: &Experiment) -> Self {
-        let is_input = |p: &str| INPUT_COLUMNS.iter().any(|c| c.name == p) || p == "weights" || p == "kv";
+        let is_input = |p: &str| INPUT_COLUMNS.iter().any(|c| c.name == p) || ["weights", "kv", "engine"].contains(&p);
         let mut axes = Vec::new();
         for (i, a) in exp.axes.iter().enumerate() {
             if a.paths.iter().all(|p| is_input(p)) && a.labels.is_none() {

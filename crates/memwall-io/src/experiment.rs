@@ -107,7 +107,7 @@ fn invalid(field: impl Into<String>, value: impl ToString, reason: impl Into<Str
 }
 
 fn resolve_top(table: &mut toml::Table) -> Result<()> {
-    for key in ["model", "device"] {
+    for key in ["model", "device", "engine"] {
         if let Some(v) = table.get(key) {
             let r = resolve_value(key, v).map_err(|e| match e {
                 IoError::Spec(s) => IoError::Spec(s.within("base")),
@@ -185,7 +185,8 @@ fn section_error(doc: &toml::Table) -> Option<SpecError> {
         let message = e.into_inner().to_string();
         Some(SpecError::Field { field, message: message.lines().next().unwrap_or_default().to_string() })
     }
-    const KNOWN: [&str; 7] = ["model", "device", "weights", "kv", "workload", "cost", "sim"];
+    const KNOWN: [&str; 9] =
+        ["model", "device", "weights", "kv", "workload", "engine", "cost", "sim", "assume_defaults"];
     for key in doc.keys() {
         if !KNOWN.contains(&key.as_str()) {
             return Some(SpecError::Unknown {
@@ -208,6 +209,9 @@ fn section_error(doc: &toml::Table) -> Option<SpecError> {
         "kv" => check::<KvQuant>(k, v),
         "workload" => check::<Workload>(k, v),
         "sim" => check::<memwall_spec::SimConfig>(k, v),
+        "engine" => check::<memwall_spec::EngineSpec>(k, v),
+        "assume_defaults" if !v.is_bool() => Some(SpecError::invalid(k, v, "must be true or false")),
+        "assume_defaults" => None,
         _ => check::<CostModel>(k, v),
     })
 }
@@ -232,15 +236,16 @@ impl Experiment {
                 return Err(invalid(field, "[]", "a grid axis needs at least one value"));
             }
             let paths: Vec<String> = key.split('+').map(|p| p.trim().to_string()).collect();
-            let resolved = if paths.iter().any(|p| p == "model" || p == "device") {
-                let kind = if paths.iter().any(|p| p == "model") { "model" } else { "device" };
-                values.iter().map(|v| resolve_value(kind, v)).collect::<Result<Vec<_>>>().map_err(|e| match e {
-                    IoError::Spec(s) => IoError::Spec(s.within("grid")),
-                    other => other,
-                })?
-            } else {
-                values.clone()
-            };
+            let resolved =
+                if let Some(kind) = paths.iter().find(|p| ["model", "device", "engine"].contains(&p.as_str())) {
+                    let kind = kind.clone();
+                    values.iter().map(|v| resolve_value(&kind, v)).collect::<Result<Vec<_>>>().map_err(|e| match e {
+                        IoError::Spec(s) => IoError::Spec(s.within("grid")),
+                        other => other,
+                    })?
+                } else {
+                    values.clone()
+                };
             axes.push(Axis { key, paths, values, resolved, labels: None });
         }
         for (key, labels) in raw.labels {

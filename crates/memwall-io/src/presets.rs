@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use memwall_spec::{DeviceSpec, ModelSpec, SpecError, from_toml};
+use memwall_spec::{DeviceSpec, EngineSpec, ModelSpec, SpecError, from_toml};
 
 use crate::error::{IoError, Result};
 
@@ -10,22 +10,53 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/presets.rs"));
 }
 
-pub use embedded::{DEVICES, MODELS, QUANT_QUALITY_CSV};
+pub use embedded::{DEVICES, ENGINES, MODELS, QUANT_QUALITY_CSV};
 
 fn find<'a>(table: &'a [(&'a str, &'a str)], name: &str) -> Option<&'a str> {
     table.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, t)| *t)
 }
 
 fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> IoError {
+    let mut names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+    if what == "engine" {
+        names.insert(0, "generic");
+    }
     IoError::Spec(SpecError::Unknown {
         field: what.to_string(),
-        what: if what == "model" { "model preset" } else { "device preset" },
+        what: match what {
+            "model" => "model preset",
+            "device" => "device preset",
+            _ => "engine profile",
+        },
         value: name.to_string(),
-        hint: format!(
-            "; presets: {} (or a path to a .toml file)",
-            table.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-        ),
+        hint: format!("; presets: {} (or a path to a .toml file)", names.join(", ")),
     })
+}
+
+/// Raw TOML text of an engine profile, by name or alias (`ollama` is llama.cpp); `None`
+/// for `generic` (built in: [`EngineSpec::generic`]) and unknown names.
+pub fn engine_text(name: &str) -> Option<&'static str> {
+    find(ENGINES, name).or_else(|| {
+        ENGINES
+            .iter()
+            .find(|(_, text)| from_toml::<EngineSpec>(text, "engine").is_ok_and(|e| e.answers_to(name)))
+            .map(|(_, t)| *t)
+    })
+}
+
+/// An engine by profile name, alias or `.toml` path, validated (`generic` is built in).
+pub fn load_engine(name: &str) -> Result<EngineSpec> {
+    if name.eq_ignore_ascii_case("generic") {
+        return Ok(EngineSpec::generic());
+    }
+    if !is_path(name)
+        && let Some(text) = engine_text(name)
+    {
+        let spec: EngineSpec = from_toml(text, &format!("engine profile {name}"))?;
+        spec.validate().map_err(|e| e.within("engine"))?;
+        return Ok(spec);
+    }
+    load(name, "engine", ENGINES, EngineSpec::validate)
 }
 
 /// Raw TOML text of a model preset.
@@ -81,9 +112,15 @@ fn load<T: serde::de::DeserializeOwned>(
     Ok(spec)
 }
 
-/// Resolve a `model`/`device` entry of a scenario: a preset name or path becomes its table.
+/// Resolve a `model`/`device`/`engine` entry of a scenario: a preset name or path becomes its
+/// table.
 pub(crate) fn resolve_value(kind: &str, v: &toml::Value) -> Result<toml::Value> {
     let toml::Value::String(name) = v else { return Ok(v.clone()) };
+    if kind == "engine" {
+        let spec = load_engine(name)?;
+        return toml::Value::try_from(&spec)
+            .map_err(|e| IoError::Spec(SpecError::invalid("engine", name, e.to_string())));
+    }
     let text = if is_path(name) {
         read(Path::new(name))?
     } else {

@@ -6,7 +6,7 @@
 //! validate) costs tens of microseconds, so a sweep does it only where it must:
 //!
 //! - an axis over a typed field (`workload.*`, `kv.k`, `kv.v`, `weights.mix`, or a whole
-//!   `model`, `device`, `weights`, `kv` or `workload`) is *fast*: its values are parsed once
+//!   `model`, `device`, `engine`, `weights`, `kv` or `workload`) is *fast*: its values are parsed once
 //!   and assigned to the field directly, and only when they change from the previous point;
 //! - every other axis (`model.n_kv_heads`, `device.memory.data_rate_mtps`, `cost.*`, …) is
 //!   *slow*: each combination of slow values is built once through TOML into a template that
@@ -82,6 +82,8 @@ fn fast_setter(path: &str, key: &str, values: &[toml::Value]) -> Option<Result<B
         "kv" => field(key, values, |s| &mut s.kv),
         "kv.k" => field(key, values, |s| &mut s.kv.k),
         "kv.v" => field(key, values, |s| &mut s.kv.v),
+        "engine" => field(key, values, |s| &mut s.engine),
+        "assume_defaults" => field(key, values, |s| &mut s.assume_defaults),
         "workload" => field(key, values, |s| &mut s.workload),
         "workload.prompt_tokens" => field(key, values, |s| &mut s.workload.prompt_tokens),
         "workload.gen_tokens" => field(key, values, |s| &mut s.workload.gen_tokens),
@@ -98,9 +100,12 @@ fn fast_setter(path: &str, key: &str, values: &[toml::Value]) -> Option<Result<B
     })
 }
 
-/// Whether a path can change the tensor plan (model, device, weights or cost model).
+/// Whether a path can change the tensor plan (model, device, weights or cost model) or needs
+/// the whole scenario validated again (the engine, assumed defaults).
 fn changes_plan(path: &str) -> bool {
-    ["model", "device", "weights", "cost"].iter().any(|p| path == *p || path.starts_with(&format!("{p}.")))
+    ["model", "device", "weights", "cost", "engine", "assume_defaults"]
+        .iter()
+        .any(|p| path == *p || path.starts_with(&format!("{p}.")))
 }
 
 /// Whether one of two dotted paths lies inside the other (or they are equal).

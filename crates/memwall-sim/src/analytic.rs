@@ -278,6 +278,8 @@ pub struct CostPlan {
     /// Share of the weights paged from storage on every use ([`Footprint::paged_fraction`]).
     paged: f64,
     storage_gbps: f64,
+    /// Device figures taken from class defaults (`assume_defaults`).
+    assumed: Vec<&'static str>,
 }
 
 /// What a design's tensors cost per token, independent of the workload: per-tensor weight
@@ -438,6 +440,8 @@ impl CostPlan {
         let kv_held = kv_bytes(tp.n_full_kv, tp.n_sliding_kv, kv_token, wl.kv_tokens(), window, wl.ubatch, wl.batch);
         let footprint = Footprint::from_parts(s, tp.weights.total, kv_held, tp.state_held_bytes * wl.batch as u128)?;
 
+        let unit = crate::unit::resolve(s)?;
+        let u = &unit.costs;
         // Threads run on the fastest cores first; cycles per weight differ per cluster, so
         // throughput is a weighted sum: weights/s = Σ_cluster n × Hz / cycles_per_weight.
         // We normalise to the first cluster's cycles and fold the ratio into `cycles_rate`.
@@ -446,31 +450,17 @@ impl CostPlan {
         // Relative speed of each cluster on a Q4_K-like reference mix.
         let reference = QuantFormat::Ggml(memwall_spec::GgmlType::Q4_K);
         let cpw = |cl| {
-            let (a, q) = cluster_cycles_per_weight(reference, cl, c, c.arith_efficiency_decode);
+            let (a, q) = cluster_cycles_per_weight(reference, cl, c, u.compute_efficiency);
             a + q
         };
         let lead_cpw = cpw(lead);
         let cycles_rate: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * lead_cpw / cpw(cl)).sum();
-        let compute_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
-
-        let mem = &d.memory;
-        let fraction = c.bandwidth_fraction.unwrap_or(mem.achievable_fraction);
-        // DRAM bandwidth the unit reaches, and (CPU only) the per-core bound.
-        let (dram_gbps, per_core_gbps, accel_macs_per_s, compute_w) = match wl.backend {
-            Backend::Cpu => (mem.peak_gbps() * fraction, Some(mem.per_core_gbps), None, compute_w),
-            Backend::Gpu => (
-                mem.peak_gbps() * mem.accel_achievable_fraction.unwrap_or(fraction),
-                None,
-                d.accelerators.gpu_fp16_tflops.map(|t| t * 1e12 / 2.0 * c.accel_efficiency),
-                d.accelerators.gpu_power_w.unwrap_or(0.0),
-            ),
-            Backend::Npu => (
-                mem.peak_gbps() * mem.accel_achievable_fraction.unwrap_or(fraction),
-                None,
-                d.accelerators.npu_int8_tops.map(|t| t * 1e12 / 2.0 * c.accel_efficiency),
-                d.accelerators.npu_power_w.unwrap_or(0.0),
-            ),
+        let cpu_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
+        let (accel_macs_per_s, compute_w) = match unit.peak_macs_per_s {
+            Some(peak) => (Some(peak * u.compute_efficiency), unit.power_w.unwrap_or(0.0)),
+            None => (None, cpu_w),
         };
+        let mem = &d.memory;
         let llc = d.last_level_cache();
         let kv_token = kv_token as f64;
         Ok(CostPlan {
@@ -487,7 +477,7 @@ impl CostPlan {
                 .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
             kv_token_bytes: kv_token,
             attn_layer_macs: tp.attn_layer_macs,
-            kv_reads: c.attention_kv_reads,
+            kv_reads: u.attention_kv_reads,
             kv_full_per_token: tp.n_full_kv as f64 * kv_token,
             kv_sliding_per_token: tp.n_sliding_kv as f64 * kv_token,
             window,
@@ -498,19 +488,24 @@ impl CostPlan {
             act_bytes: tp.act_bytes,
             ops_per_token: tp.ops_per_token,
             cycles_rate,
-            dram_gbps,
-            per_core_gbps,
+            dram_gbps: unit.dram_gbps,
+            per_core_gbps: unit.per_core_gbps,
             cache_bandwidth_bps: llc.map_or(0.0, |l| l.bandwidth_gbps * 1e9),
             cache_bytes: llc.map_or(0.0, |l| l.size_bytes as f64 * c.cache_usable_fraction),
             accel_macs_per_s,
             threads,
             compute_w,
             overlap: c.overlap,
-            per_op_s: c.per_op_overhead_s + threads.saturating_sub(1) as f64 * c.per_thread_sync_s,
-            per_token_s: c.per_token_overhead_s,
+            per_op_s: u.per_op_s
+                + if unit.backend == Backend::Cpu {
+                    threads.saturating_sub(1) as f64 * u.per_thread_sync_s
+                } else {
+                    0.0
+                },
+            per_token_s: u.per_token_s,
             prefill_reuse: c.prefill_dequant_reuse,
-            arith_eff_decode: c.arith_efficiency_decode,
-            arith_eff_prefill: c.arith_efficiency_prefill,
+            arith_eff_decode: u.compute_efficiency,
+            arith_eff_prefill: u.prefill_efficiency,
             skew: wl.routing_skew,
             batch: wl.batch,
             pj_per_bit: mem.dram_pj_per_bit,
@@ -518,6 +513,7 @@ impl CostPlan {
             paged: footprint.paged_fraction(),
             storage_gbps: d.storage.read_gbps,
             weights: tp.weights.clone(),
+            assumed: unit.assumed,
         })
     }
 
@@ -867,6 +863,9 @@ pub struct Estimate {
     pub prefill_binding: Option<Binding>,
     /// The context exceeds the model's trained `max_context` ([`Scenario::context_beyond_max`]).
     pub context_beyond_max: bool,
+    /// Device figures taken from class defaults under `assume_defaults`, comma-separated
+    /// (empty: none).
+    pub assumed: String,
 }
 
 /// Estimate one scenario in closed form.
@@ -993,5 +992,6 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         binding: t_mid.binding(),
         prefill_binding: prefill_last.map(|t| t.binding()),
         context_beyond_max: s.context_beyond_max(),
+        assumed: plan.assumed.join(", "),
     }
 }

@@ -11,6 +11,7 @@
 pub mod analytic;
 pub mod des;
 pub mod footprint;
+pub mod unit;
 
 pub use analytic::{
     Binding, Conditions, CostPlan, Estimate, Estimator, StepTime, StepWork, TensorPlan, estimate,
@@ -19,6 +20,8 @@ pub use analytic::{
 pub use footprint::{
     Fallback, Footprint, WeightBytes, gguf_file_bytes, ideal_weight_bytes, kv_cache_bytes, resident_weight_bytes,
 };
+
+pub use unit::UnitModel;
 
 /// Errors of the estimators.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -26,6 +26,8 @@ fn scenario(mix: &str) -> Scenario {
         kv: KvQuant::default(),
         workload: toml::from_str("prompt_tokens = 256\ngen_tokens = 64\ncontext_tokens = 4096").unwrap(),
         cost: Default::default(),
+        engine: Default::default(),
+        assume_defaults: false,
         sim: Default::default(),
     }
 }
@@ -154,7 +156,7 @@ fn repeated_kv_reads_add_the_attended_kv_once_more() {
     let per_token = 32.0 * 2.0 * 8.0 * 128.0 * 2.0;
     let work = |reads: f64| {
         let mut s = scenario("Q4_K_M");
-        s.cost.attention_kv_reads = reads;
+        s.cost.attention_kv_reads = Some(reads);
         let plan = CostPlan::new(&s).unwrap();
         (plan.decode_work(999), plan.prefill_work(0, 256))
     };
@@ -171,7 +173,7 @@ fn repeated_kv_reads_add_the_attended_kv_once_more() {
     // A memory-bound decode slows down accordingly.
     let tok_s = |reads: f64| {
         let mut s = scenario("Q4_K_M");
-        s.cost.attention_kv_reads = reads;
+        s.cost.attention_kv_reads = Some(reads);
         s.workload.prompt_tokens = 3000;
         estimate(&s).unwrap().decode_tok_s
     };

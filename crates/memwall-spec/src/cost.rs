@@ -1,5 +1,6 @@
-//! Cost-model data shared by the analytic estimator and the simulator: efficiencies,
-//! overheads and per-format dequantization costs.
+//! Cost-model data shared by the analytic estimator and the simulator: how compute and
+//! memory overlap, cache use, per-format dequantization costs, and overrides of the engine's
+//! efficiencies and fixed costs ([`crate::EngineSpec`] holds those per compute unit).
 //!
 //! Until calibration replaces them with numbers measured by the reference kernels, the
 //! defaults below are engineering estimates, each documented with its reasoning.
@@ -18,32 +19,11 @@ fn d_source() -> String {
 fn d_overlap() -> f64 {
     0.9
 }
-fn d_arith_decode() -> f64 {
-    0.6
-}
-fn d_arith_prefill() -> f64 {
-    0.5
-}
-fn d_accel() -> f64 {
-    0.4
-}
-fn d_op() -> f64 {
-    4e-6
-}
-fn d_sync() -> f64 {
-    0.5e-6
-}
-fn d_token() -> f64 {
-    0.3e-3
-}
 fn d_reuse() -> f64 {
     4.0
 }
 fn d_cache_fraction() -> f64 {
     0.5
-}
-fn d_kv_reads() -> f64 {
-    1.0
 }
 fn d_runtime() -> u64 {
     150 * crate::units::MIB
@@ -65,27 +45,25 @@ pub struct CostModel {
     /// serialize a little of each.
     #[serde(default = "d_overlap")]
     pub overlap: f64,
-    /// Share of peak SIMD multiply-add throughput a decode GEMV reaches. Default 0.6.
-    #[serde(default = "d_arith_decode")]
-    pub arith_efficiency_decode: f64,
-    /// Share of peak SIMD throughput a prefill GEMM reaches. Default 0.5 (ggml's CPU
-    /// matmul without repacked kernels).
-    #[serde(default = "d_arith_prefill")]
-    pub arith_efficiency_prefill: f64,
-    /// Share of GPU/NPU peak throughput reached. Default 0.4.
-    #[serde(default = "d_accel")]
-    pub accel_efficiency: f64,
-    /// Fixed cost per operator (dispatch, barrier), seconds. Default 4 µs, the order of a
-    /// ggml graph node on a phone CPU.
-    #[serde(default = "d_op")]
-    pub per_op_overhead_s: f64,
-    /// Extra barrier cost per operator for each thread beyond the first, seconds.
-    /// Default 0.5 µs.
-    #[serde(default = "d_sync")]
-    pub per_thread_sync_s: f64,
-    /// Fixed cost per decoded token (sampling, graph build), seconds. Default 0.3 ms.
-    #[serde(default = "d_token")]
-    pub per_token_overhead_s: f64,
+    /// Overrides of the engine's figures for the unit the design runs on (absent: the
+    /// engine's, [`crate::EngineSpec`]): share of peak arithmetic reached in decode on a CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arith_efficiency_decode: Option<f64>,
+    /// Override: share of peak arithmetic reached in prefill on a CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arith_efficiency_prefill: Option<f64>,
+    /// Override: share of a GPU's or NPU's peak throughput reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accel_efficiency: Option<f64>,
+    /// Override: fixed cost per operator (dispatch, barrier, kernel launch), seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_op_overhead_s: Option<f64>,
+    /// Override: extra barrier cost per operator for each CPU thread beyond the first, s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_thread_sync_s: Option<f64>,
+    /// Override: fixed cost per decoded token (sampling, graph build), seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_token_overhead_s: Option<f64>,
     /// Tokens (prefill) or sequences (batched decode) that share one dequantization of a
     /// weight block (tiling).
     /// Default 4.
@@ -94,18 +72,18 @@ pub struct CostModel {
     /// Share of a cache's capacity that can hold weights between tokens. Default 0.5.
     #[serde(default = "d_cache_fraction")]
     pub cache_usable_fraction: f64,
-    /// How many times a decode step reads the KV cache it attends over. Default 1: each KV
-    /// head is read once for all the query heads that share it (GQA-aware kernels,
-    /// llama.cpp, flash-decoding). An engine that runs one work-group per *query* head and
-    /// re-reads its KV head each time has `n_heads / n_kv_heads` (e.g. 4 for Llama 3.2 1B).
+    /// Override: how many times a decode step reads the KV cache it attends over (the
+    /// engine's `attention_kv_reads`: 1 for GQA-aware kernels; an engine that runs one
+    /// work-group per *query* head and re-reads its KV head each time has
+    /// `n_heads / n_kv_heads`, e.g. 4 for Llama 3.2 1B).
     ///
     /// A decode step's KV bytes are `attention_kv_reads × Σ_layers attended × KV bytes per
     /// token + the new token's KV write + recurrent state read and write`: only the read of
     /// the attended KV is multiplied. Prefill is not affected: a chunk's queries share one
     /// read of the cache (its KV traffic is small next to the weights anyway). The
     /// simulator's cache model sees one read of each layer's KV; the repeats go to DRAM.
-    #[serde(default = "d_kv_reads")]
-    pub attention_kv_reads: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention_kv_reads: Option<f64>,
     /// Runtime overhead in memory (code, allocator slack, tokenizer), bytes. Default 150 MiB.
     #[serde(default = "d_runtime")]
     pub runtime_overhead_bytes: u64,
@@ -179,20 +157,21 @@ impl CostModel {
         if !(0.0..=1.0).contains(&self.overlap) {
             return Err(SpecError::invalid("overlap", self.overlap, "must lie in [0, 1]"));
         }
-        fraction("arith_efficiency_decode", self.arith_efficiency_decode)?;
-        fraction("arith_efficiency_prefill", self.arith_efficiency_prefill)?;
-        fraction("accel_efficiency", self.accel_efficiency)?;
-        non_negative("per_op_overhead_s", self.per_op_overhead_s)?;
-        non_negative("per_thread_sync_s", self.per_thread_sync_s)?;
-        non_negative("per_token_overhead_s", self.per_token_overhead_s)?;
+        for (f, v) in [
+            ("arith_efficiency_decode", self.arith_efficiency_decode),
+            ("arith_efficiency_prefill", self.arith_efficiency_prefill),
+            ("accel_efficiency", self.accel_efficiency),
+        ] {
+            if let Some(v) = v {
+                fraction(f, v)?;
+            }
+        }
         positive("prefill_dequant_reuse", self.prefill_dequant_reuse)?;
         fraction("cache_usable_fraction", self.cache_usable_fraction)?;
-        if !(self.attention_kv_reads.is_finite() && self.attention_kv_reads >= 1.0) {
-            return Err(SpecError::invalid(
-                "attention_kv_reads",
-                self.attention_kv_reads,
-                "must be a finite number >= 1",
-            ));
+        if let Some(r) = self.attention_kv_reads
+            && !(r.is_finite() && r >= 1.0)
+        {
+            return Err(SpecError::invalid("attention_kv_reads", r, "must be a finite number >= 1"));
         }
         for (k, v) in &self.dequant_cycles {
             k.parse::<QuantFormat>().map_err(|e| e.within("dequant_cycles"))?;
@@ -206,9 +185,14 @@ impl CostModel {
             ("per_thread_sync_s", self.per_thread_sync_s),
             ("per_token_overhead_s", self.per_token_overhead_s),
         ] {
-            at_most(f, v, 1.0, "seconds")?;
+            if let Some(v) = v {
+                non_negative(f, v)?;
+                at_most(f, v, 1.0, "seconds")?;
+            }
         }
-        at_most("attention_kv_reads", self.attention_kv_reads, 1e3, "reads of the KV cache per step")?;
+        if let Some(r) = self.attention_kv_reads {
+            at_most("attention_kv_reads", r, 1e3, "reads of the KV cache per step")?;
+        }
         at_most("prefill_dequant_reuse", self.prefill_dequant_reuse, crate::bounds::MAX_TOKENS as f64, "tokens")?;
         crate::bounds::bytes("runtime_overhead_bytes", self.runtime_overhead_bytes)?;
         Ok(())

@@ -30,7 +30,8 @@ pub struct MemorySpec {
     pub data_rate_mtps: f64,
     /// Share of the peak a CPU streaming read reaches.
     pub achievable_fraction: f64,
-    /// Share of the peak the GPU/NPU reaches (defaults to `achievable_fraction`).
+    /// Share of the peak the GPU and NPU reach, for devices that state one figure for both
+    /// (`accelerators.gpu_bandwidth_fraction` / `npu_bandwidth_fraction` take precedence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accel_achievable_fraction: Option<f64>,
     /// Read bandwidth one big core can pull, GB/s.
@@ -128,6 +129,12 @@ pub struct AcceleratorSpec {
     /// NPU power at full load, W.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub npu_power_w: Option<f64>,
+    /// Share of the peak DRAM bandwidth the GPU's streaming reads reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_bandwidth_fraction: Option<f64>,
+    /// Share of the peak DRAM bandwidth the NPU's streaming reads reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npu_bandwidth_fraction: Option<f64>,
 }
 
 /// Storage the model is loaded (or paged) from.
@@ -325,6 +332,14 @@ impl DeviceSpec {
         for (name, v) in [("accelerators.gpu_power_w", a.gpu_power_w), ("accelerators.npu_power_w", a.npu_power_w)] {
             if let Some(v) = v {
                 non_negative(name, v)?;
+            }
+        }
+        for (name, v) in [
+            ("accelerators.gpu_bandwidth_fraction", a.gpu_bandwidth_fraction),
+            ("accelerators.npu_bandwidth_fraction", a.npu_bandwidth_fraction),
+        ] {
+            if let Some(v) = v {
+                fraction(name, v)?;
             }
         }
         positive("storage.read_gbps", self.storage.read_gbps)?;

@@ -17,6 +17,7 @@
 pub mod bounds;
 pub mod cost;
 pub mod device;
+pub mod engine;
 pub mod error;
 pub mod mix;
 pub mod model;
@@ -29,6 +30,7 @@ pub mod workload;
 
 pub use cost::CostModel;
 pub use device::{AcceleratorSpec, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, MemorySpec, PowerSpec, StorageSpec};
+pub use engine::{EngineSpec, UnitCosts};
 pub use error::{Result, SpecError};
 pub use mix::{Assignment, FileType, LayerSelector, Mix, Override, WeightQuant};
 pub use model::{

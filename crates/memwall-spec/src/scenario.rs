@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cost::CostModel;
 use crate::device::DeviceSpec;
+use crate::engine::EngineSpec;
 use crate::error::{Result, SpecError};
 use crate::mix::WeightQuant;
 use crate::model::ModelSpec;
@@ -26,9 +27,17 @@ pub struct Scenario {
     /// Workload.
     #[serde(default)]
     pub workload: Workload,
+    /// The inference engine (absent: [`EngineSpec::generic`]).
+    #[serde(default)]
+    pub engine: EngineSpec,
     /// Cost-model parameters.
     #[serde(default)]
     pub cost: CostModel,
+    /// Where the device lacks a figure for the compute unit the design runs on (a GPU's
+    /// bandwidth share), use the generic value for the device's class instead of refusing;
+    /// results list the figures so assumed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub assume_defaults: bool,
     /// Discrete-event simulation settings (the estimator ignores them).
     #[serde(default)]
     pub sim: SimConfig,
@@ -65,6 +74,7 @@ impl Scenario {
         self.model.validate().map_err(|e| e.within("model"))?;
         self.device.validate().map_err(|e| e.within("device"))?;
         self.weights.validate().map_err(|e| e.within("weights"))?;
+        self.engine.validate().map_err(|e| e.within("engine"))?;
         self.validate_point()
     }
 
@@ -86,20 +96,38 @@ impl Scenario {
                 format!("device `{}` has {cores} cores", self.device.name),
             ));
         }
+        if self.engine.unit(self.workload.backend).is_none() {
+            let b = self.workload.backend.name();
+            return Err(SpecError::invalid(
+                "workload.backend",
+                b,
+                format!("engine `{}` does not run on the {b} (its profile has no [{b}] table)", self.engine.name),
+            ));
+        }
         let a = &self.device.accelerators;
         match self.workload.backend {
+            // Class defaults stand in for missing unit figures, named in the results.
+            _ if self.assume_defaults => {}
             Backend::Gpu if a.gpu_fp16_tflops.is_none() => {
                 return Err(SpecError::invalid(
                     "workload.backend",
                     "gpu",
-                    format!("device `{}` has no accelerators.gpu_fp16_tflops", self.device.name),
+                    format!(
+                        "device `{}` has no accelerators.gpu_fp16_tflops (add it, or pass --assume-defaults for the \
+                         class default)",
+                        self.device.name
+                    ),
                 ));
             }
             Backend::Npu if a.npu_int8_tops.is_none() => {
                 return Err(SpecError::invalid(
                     "workload.backend",
                     "npu",
-                    format!("device `{}` has no accelerators.npu_int8_tops", self.device.name),
+                    format!(
+                        "device `{}` has no accelerators.npu_int8_tops (add it, or pass --assume-defaults for the \
+                         class default)",
+                        self.device.name
+                    ),
                 ));
             }
             _ => {}

@@ -157,6 +157,8 @@ mod tests {
             kv: KvQuant::default(),
             workload: toml::from_str("prompt_tokens = 100\ngen_tokens = 20\ncontext_tokens = 4096").unwrap(),
             cost: Default::default(),
+            engine: Default::default(),
+            assume_defaults: false,
             sim: Default::default(),
         };
         s.workload.batch = batch;
@@ -169,7 +171,7 @@ mod tests {
             [(DENSE, 1, 1.0), (DENSE, 3, 1.0), (DENSE, 3, 4.0), (MOE, 1, 1.0), (MOE, 4, 2.5), (HYBRID, 1, 4.0)]
         {
             let mut s = scenario(model, batch);
-            s.cost.attention_kv_reads = kv_reads;
+            s.cost.attention_kv_reads = Some(kv_reads);
             s.validate().unwrap();
             let plan = CostPlan::new(&s).unwrap();
             for ctx in [0, 10, 63, 64, 500] {

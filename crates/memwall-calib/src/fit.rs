@@ -1,0 +1,319 @@
+//! Fitting engine figures to decode measurements.
+//!
+//! The model is memwall's own estimator: for observation `i` with measured decode rate `mᵢ`
+//! and parameters `θ` (the logarithms of the fitted figures), the residual is
+//! `rᵢ(θ) = ln(predᵢ(θ) / mᵢ) / σ_d` (`σ_d` = 0.1: a row is trusted to about 10 %), and each
+//! parameter `k` adds a prior residual `(θₖ − ln priorₖ) / σₖ`. Levenberg–Marquardt
+//! minimizes `Σ ρ(rᵢ) + Σ prior²` with a soft L1 loss `ρ(r) = 2 c² (√(1 + (r/c)²) − 1)`
+//! (`c` = 3, i.e. beyond about a 35 % error a row counts linearly, not quadratically), so a
+//! few rows far off (a mislabelled measurement) do not drag the fit. Parameters stay inside physical
+//! bounds ([`Knob::bounds`]). The prior keeps an engine with few rows near its profile and
+//! makes every fit well posed.
+
+use std::collections::BTreeMap;
+
+use memwall_sim::{CostPlan, TensorPlan, analytic::estimate_with};
+use memwall_spec::{Backend, Scenario, UnitCosts};
+use nalgebra::{DMatrix, DVector};
+
+use crate::CalibError;
+
+/// A measured decode rate and the scenario memwall predicts it with.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    /// Identifier (a row of the measurement table).
+    pub id: String,
+    /// The physical device measured: the unit left out by cross-validation.
+    pub device: String,
+    /// The device's class (`phone`, `laptop`, …) for the summaries.
+    pub class: String,
+    /// The design as run.
+    pub scenario: Scenario,
+    /// Measured decode tokens/s.
+    pub measured_tok_s: f64,
+}
+
+/// A fitted figure of an engine on a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Knob {
+    /// Share of the unit's achievable DRAM bandwidth.
+    BandwidthShare,
+    /// Share of the unit's peak arithmetic in decode.
+    ComputeEfficiency,
+    /// Fixed cost per decoded token, s.
+    PerTokenS,
+    /// Fixed cost per graph operator, s.
+    PerOpS,
+}
+
+impl Knob {
+    /// Every knob.
+    pub const ALL: [Knob; 4] = [Knob::BandwidthShare, Knob::ComputeEfficiency, Knob::PerTokenS, Knob::PerOpS];
+
+    /// The field's name in an engine profile.
+    pub fn name(self) -> &'static str {
+        match self {
+            Knob::BandwidthShare => "bandwidth_share",
+            Knob::ComputeEfficiency => "compute_efficiency",
+            Knob::PerTokenS => "per_token_s",
+            Knob::PerOpS => "per_op_s",
+        }
+    }
+
+    /// The figure in `u`.
+    pub fn get(self, u: &UnitCosts) -> f64 {
+        match self {
+            Knob::BandwidthShare => u.bandwidth_share,
+            Knob::ComputeEfficiency => u.compute_efficiency,
+            Knob::PerTokenS => u.per_token_s,
+            Knob::PerOpS => u.per_op_s,
+        }
+    }
+
+    /// Set the figure in `u`.
+    pub fn set(self, u: &mut UnitCosts, v: f64) {
+        match self {
+            Knob::BandwidthShare => u.bandwidth_share = v,
+            Knob::ComputeEfficiency => u.compute_efficiency = v,
+            Knob::PerTokenS => u.per_token_s = v,
+            Knob::PerOpS => u.per_op_s = v,
+        }
+    }
+
+    /// Physical bounds of the figure: shares and efficiencies in [0.02, 1]; a fixed cost
+    /// per token in [10 µs, 0.2 s], per operator in [10 ns, 1 ms].
+    pub fn bounds(self) -> (f64, f64) {
+        match self {
+            Knob::BandwidthShare | Knob::ComputeEfficiency => (0.02, 1.0),
+            Knob::PerTokenS => (1e-5, 0.2),
+            Knob::PerOpS => (1e-8, 1e-3),
+        }
+    }
+
+    /// Spread of the prior, in natural-log units: shares and efficiencies 1 (a factor of
+    /// 2.7), fixed costs 2.5 (a factor of 12; they vary most between engines). Weak enough
+    /// that a few coherent rows move a figure, strong enough to hold one no row informs.
+    pub fn prior_sigma(self) -> f64 {
+        match self {
+            Knob::BandwidthShare | Knob::ComputeEfficiency => 1.0,
+            Knob::PerTokenS | Knob::PerOpS => 2.5,
+        }
+    }
+}
+
+/// One fitted parameter: a knob of an engine on a unit, with its prior.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    /// Engine name.
+    pub engine: String,
+    /// Unit.
+    pub unit: Backend,
+    /// The figure.
+    pub knob: Knob,
+    /// Prior value (the profile's figure before the fit).
+    pub prior: f64,
+    /// Prior spread, natural-log units.
+    pub sigma: f64,
+}
+
+impl Param {
+    /// `engine.unit.knob`, as in the profile (`llama.cpp.gpu.per_op_s`).
+    pub fn label(&self) -> String {
+        format!("{}.{}.{}", self.engine, self.unit.name(), self.knob.name())
+    }
+}
+
+/// Every knob of every (engine, unit) the observations use, with the profiles' figures as
+/// priors.
+pub fn default_params(obs: &[Observation]) -> Vec<Param> {
+    let mut seen: BTreeMap<(String, &'static str), (Backend, &UnitCosts)> = BTreeMap::new();
+    for o in obs {
+        let s = &o.scenario;
+        let unit = s.workload.backend;
+        if let Some(u) = s.engine.unit(unit) {
+            seen.entry((s.engine.name.clone(), unit.name())).or_insert((unit, u));
+        }
+    }
+    let mut out = Vec::new();
+    for ((engine, _), (unit, u)) in seen {
+        for knob in Knob::ALL {
+            let (lo, hi) = knob.bounds();
+            out.push(Param {
+                engine: engine.clone(),
+                unit,
+                knob,
+                prior: knob.get(u).clamp(lo, hi),
+                sigma: knob.prior_sigma(),
+            });
+        }
+    }
+    out
+}
+
+/// Evaluates observations under parameter values: each observation's tensor plan is built
+/// once, and each prediction is the estimator's decode rate with the engine's figures set.
+pub struct Predictor<'a> {
+    obs: &'a [Observation],
+    params: &'a [Param],
+    plans: Vec<TensorPlan>,
+    /// Per observation, the parameters that act on it.
+    touch: Vec<Vec<usize>>,
+    scratch: Vec<Scenario>,
+}
+
+impl<'a> Predictor<'a> {
+    /// Prepare `obs` (each scenario must be valid) for `params`.
+    pub fn new(obs: &'a [Observation], params: &'a [Param]) -> Result<Self, CalibError> {
+        let mut plans = Vec::with_capacity(obs.len());
+        for o in obs {
+            o.scenario.validate().map_err(|e| CalibError::Scenario { id: o.id.clone(), source: e.into() })?;
+            plans.push(TensorPlan::new(&o.scenario));
+        }
+        let touch = obs
+            .iter()
+            .map(|o| {
+                let s = &o.scenario;
+                params
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, p)| p.engine == s.engine.name && p.unit == s.workload.backend)
+                    .map(|(i, _)| i)
+                    .collect()
+            })
+            .collect();
+        Ok(Predictor { obs, params, plans, touch, scratch: obs.iter().map(|o| o.scenario.clone()).collect() })
+    }
+
+    /// The parameters acting on observation `i`.
+    pub fn touching(&self, i: usize) -> &[usize] {
+        &self.touch[i]
+    }
+
+    /// Predicted decode tok/s of observation `i` with parameter values `values` (not logs).
+    pub fn predict(&mut self, i: usize, values: &[f64]) -> Result<f64, CalibError> {
+        let s = &mut self.scratch[i];
+        let unit = s.workload.backend;
+        for &k in &self.touch[i] {
+            let p = &self.params[k];
+            if let Some(u) = s.engine.unit_mut(unit) {
+                p.knob.set(u, values[k]);
+            }
+        }
+        let plan = CostPlan::with_tensors(s, &self.plans[i])
+            .map_err(|e| CalibError::Scenario { id: self.obs[i].id.clone(), source: e })?;
+        Ok(estimate_with(&plan, s).decode_tok_s)
+    }
+}
+
+/// The result of a fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    /// Fitted value of each parameter (same order as the parameters).
+    pub values: Vec<f64>,
+    /// Root mean square of the observation residuals `ln(pred / measured)`.
+    pub rms_log: f64,
+    /// Iterations taken.
+    pub iterations: usize,
+}
+
+/// How far a row is trusted: its residual is `ln(pred / measured) / ROW_SIGMA`.
+const ROW_SIGMA: f64 = 0.1;
+
+/// Soft-L1 scale of the scaled residuals.
+const HUBER_C: f64 = 3.0;
+
+/// Weight that turns a residual's square into its soft-L1 loss:
+/// `ρ(r) = 2c²(√(1 + (r/c)²) − 1)`, so `√ρ(r) / |r|` scales the residual (and its row of the
+/// Jacobian) to make least squares minimize `Σ ρ`.
+fn robust_scale(r: f64) -> f64 {
+    if r == 0.0 {
+        return 1.0;
+    }
+    let rho = 2.0 * HUBER_C * HUBER_C * ((1.0 + (r / HUBER_C).powi(2)).sqrt() - 1.0);
+    rho.sqrt() / r.abs()
+}
+
+/// Fit `params` to the observations `use_obs` (indices into the predictor's observations).
+pub fn fit(pred: &mut Predictor, use_obs: &[usize]) -> Result<Fit, CalibError> {
+    let params = pred.params;
+    let n = params.len();
+    if use_obs.is_empty() {
+        return Err(CalibError::Empty("no observation to fit".into()));
+    }
+    let bounds: Vec<(f64, f64)> = params.iter().map(|p| (p.knob.bounds().0.ln(), p.knob.bounds().1.ln())).collect();
+    let prior: Vec<f64> = params.iter().map(|p| p.prior.ln()).collect();
+    let mut theta = prior.clone();
+    let values = |t: &[f64]| t.iter().map(|x| x.exp()).collect::<Vec<f64>>();
+    // Residuals (robust-scaled) and their raw values.
+    let residuals = |pred: &mut Predictor, t: &[f64]| -> Result<(Vec<f64>, Vec<f64>), CalibError> {
+        let v = values(t);
+        let mut raw = Vec::with_capacity(use_obs.len());
+        for &i in use_obs {
+            let p = pred.predict(i, &v)?;
+            raw.push((p / pred.obs[i].measured_tok_s).ln());
+        }
+        let mut r: Vec<f64> = raw.iter().map(|&x| x / ROW_SIGMA * robust_scale(x / ROW_SIGMA)).collect();
+        r.extend(t.iter().zip(&prior).zip(params).map(|((x, p0), p)| (x - p0) / p.sigma));
+        Ok((r, raw))
+    };
+    let cost = |r: &[f64]| r.iter().map(|x| x * x).sum::<f64>();
+    let (mut r, mut raw) = residuals(pred, &theta)?;
+    let mut lambda = 1e-2;
+    let mut iterations = 0;
+    for _ in 0..200 {
+        iterations += 1;
+        // Jacobian by forward differences in log space; each parameter moves only the
+        // observations it acts on.
+        let m = r.len();
+        let mut jac = DMatrix::<f64>::zeros(m, n);
+        let h = 1e-5;
+        let v0 = values(&theta);
+        for (row, &i) in use_obs.iter().enumerate() {
+            let scale = robust_scale(raw[row] / ROW_SIGMA) / ROW_SIGMA;
+            let touching = pred.touching(i).to_vec();
+            for k in touching {
+                let mut v = v0.clone();
+                v[k] = (theta[k] + h).exp();
+                let p = pred.predict(i, &v)?;
+                let d = ((p / pred.obs[i].measured_tok_s).ln() - raw[row]) / h;
+                jac[(row, k)] = d * scale;
+            }
+        }
+        for k in 0..n {
+            jac[(use_obs.len() + k, k)] = 1.0 / params[k].sigma;
+        }
+        let rv = DVector::from_vec(r.clone());
+        let jt = jac.transpose();
+        let a = &jt * &jac;
+        let g = &jt * rv;
+        let mut improved = false;
+        for _ in 0..12 {
+            let mut damped = a.clone();
+            for k in 0..n {
+                damped[(k, k)] += lambda * (a[(k, k)] + 1e-9);
+            }
+            let Some(step) = damped.lu().solve(&(-&g)) else {
+                lambda *= 10.0;
+                continue;
+            };
+            let trial: Vec<f64> =
+                theta.iter().zip(step.iter()).zip(&bounds).map(|((t, d), (lo, hi))| (t + d).clamp(*lo, *hi)).collect();
+            let (r2, raw2) = residuals(pred, &trial)?;
+            if cost(&r2) < cost(&r) {
+                let moved = trial.iter().zip(&theta).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+                theta = trial;
+                r = r2;
+                raw = raw2;
+                lambda = (lambda / 3.0).max(1e-9);
+                improved = moved > 1e-7;
+                break;
+            }
+            lambda *= 4.0;
+        }
+        if !improved {
+            break;
+        }
+    }
+    let rms_log = (raw.iter().map(|x| x * x).sum::<f64>() / raw.len() as f64).sqrt();
+    Ok(Fit { values: values(&theta), rms_log, iterations })
+}

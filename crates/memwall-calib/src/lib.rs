@@ -1,0 +1,36 @@
+//! # memwall-calib
+//!
+//! Calibration: the engine and device figures of memwall's cost model fitted to
+//! measurements, and the honest error of the fit.
+//!
+//! - [`fit`]: a robust, regularized least-squares fit (Levenberg–Marquardt on the log of
+//!   predicted ÷ measured decode tok/s, with a log-normal prior on every parameter) of the
+//!   figures of each engine on each compute unit ([`Knob`]: bandwidth share, compute
+//!   efficiency, fixed cost per token and per operator).
+//! - [`cross_validate`]: leave-one-device-out — every device's rows are predicted by a fit
+//!   that never saw that device — and the summaries memwall publishes ([`Summary`]).
+//!
+//! The simulator never depends on this crate: a fit ends as plain numbers written into
+//! engine profiles.
+
+pub mod fit;
+pub mod validate;
+
+pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit};
+pub use validate::{CrossValidated, Summary, cross_validate, naive_roofline_tok_s, summarize};
+
+/// Errors of calibration.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CalibError {
+    /// A scenario could not be estimated.
+    #[error("observation `{id}`: {source}")]
+    Scenario {
+        /// The observation.
+        id: String,
+        /// Why.
+        source: memwall_sim::SimError,
+    },
+    /// Nothing to fit.
+    #[error("{0}")]
+    Empty(String),
+}

@@ -1,0 +1,168 @@
+//! The compute unit a design runs on, resolved once: the device's figures for that unit
+//! (its share of DRAM bandwidth, its throughput, its power), the engine's costs there
+//! ([`memwall_spec::UnitCosts`]) with the cost model's overrides applied, and the class
+//! defaults a design may assume explicitly (`assume_defaults`), each listed in
+//! [`UnitModel::assumed`]. No unit borrows another unit's numbers: a GPU without a bandwidth
+//! figure is refused (or assumed), never given the CPU's.
+
+use memwall_spec::{Backend, DeviceKind, Scenario, SpecError, UnitCosts};
+
+use crate::SimError;
+
+/// Class defaults for a unit figure a device does not state, used only with
+/// `assume_defaults` (and then named in the results).
+pub mod defaults {
+    use memwall_spec::DeviceKind;
+
+    /// Share of peak DRAM bandwidth an integrated GPU's streaming reads reach: 0.7, the
+    /// middle of the 0.55–0.78 that llama.cpp's Metal decode reaches on Apple M-series GPUs
+    /// (F16 and Q8_0 7B rows of llama.cpp discussion #4167) and of Adreno/Mali streaming
+    /// benchmarks (0.6–0.8).
+    pub const GPU_BANDWIDTH_FRACTION: f64 = 0.7;
+    /// Share of peak DRAM bandwidth an NPU reaches: 0.5 (Hexagon HTP sessions reach ~0.45
+    /// of an 8 Elite's peak on Llama 3.2 1B in llama.cpp's Hexagon backend).
+    pub const NPU_BANDWIDTH_FRACTION: f64 = 0.5;
+
+    /// Dense fp16 TFLOP/s of an integrated GPU by device class: phones and tablets 2,
+    /// single-board computers 0.1, modules 2.5, laptops and desktops 5 (orders of magnitude
+    /// only: decode rarely binds on it).
+    pub fn gpu_fp16_tflops(kind: Option<DeviceKind>) -> f64 {
+        match kind {
+            Some(DeviceKind::Sbc) => 0.1,
+            Some(DeviceKind::Module) => 2.5,
+            Some(DeviceKind::Laptop | DeviceKind::Desktop) => 5.0,
+            _ => 2.0,
+        }
+    }
+
+    /// NPU int8 TOP/s by device class: 10 (phones and everything else), 40 on laptops and
+    /// desktops (Copilot+ class).
+    pub fn npu_int8_tops(kind: Option<DeviceKind>) -> f64 {
+        match kind {
+            Some(DeviceKind::Laptop | DeviceKind::Desktop) => 40.0,
+            _ => 10.0,
+        }
+    }
+}
+
+/// Everything the cost plan needs about the unit a design runs on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnitModel {
+    /// The unit.
+    pub backend: Backend,
+    /// DRAM bandwidth the design streams at, GB/s: `peak × unit fraction × engine share`
+    /// (before the CPU's per-core bound).
+    pub dram_gbps: f64,
+    /// CPU: read bandwidth one core pulls for the engine, GB/s (`per_core_gbps × engine
+    /// share`, so the share scales both sides of the per-core bound); `None` on accelerators.
+    pub per_core_gbps: Option<f64>,
+    /// Accelerators: peak multiply-adds per second (`TFLOP/s × 1e12 / 2`).
+    pub peak_macs_per_s: Option<f64>,
+    /// Accelerators: power at full load, W (`None` on the CPU, whose power comes from its
+    /// clusters).
+    pub power_w: Option<f64>,
+    /// The engine's costs on the unit, with the cost model's overrides applied.
+    pub costs: UnitCosts,
+    /// Device figures taken from class defaults (`accelerators.gpu_bandwidth_fraction`, …).
+    pub assumed: Vec<&'static str>,
+}
+
+fn missing(field: &str, device: &str, unit: &str) -> SimError {
+    SimError::Spec(SpecError::invalid(
+        format!("device.{field}"),
+        "missing",
+        format!(
+            "device `{device}` states no {field} for its {unit}; add it (with its source) or pass --assume-defaults \
+             (`assume_defaults = true`) to use the class default, labelled as such in the results"
+        ),
+    ))
+}
+
+/// A device figure for the unit: stated, or the class default when `assume` allows it.
+fn figure(
+    stated: Option<f64>,
+    default: f64,
+    field: &'static str,
+    s: &Scenario,
+    assumed: &mut Vec<&'static str>,
+) -> Result<f64, SimError> {
+    match stated {
+        Some(v) => Ok(v),
+        None if s.assume_defaults => {
+            assumed.push(field);
+            Ok(default)
+        }
+        None => Err(missing(field, &s.device.name, s.workload.backend.name())),
+    }
+}
+
+/// Resolve the unit `s` runs on (the scenario must be valid).
+pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
+    let backend = s.workload.backend;
+    let d = &s.device;
+    let c = &s.cost;
+    let mut costs = s
+        .engine
+        .unit(backend)
+        .ok_or_else(|| {
+            SpecError::invalid(
+                "workload.backend",
+                backend.name(),
+                format!("engine `{}` does not run on the {}", s.engine.name, backend.name()),
+            )
+        })?
+        .clone();
+    // The cost model's overrides win over the engine's figures.
+    let accel = backend != Backend::Cpu;
+    let over = |o: Option<f64>, v: &mut f64| {
+        if let Some(o) = o {
+            *v = o;
+        }
+    };
+    over(if accel { c.accel_efficiency } else { c.arith_efficiency_decode }, &mut costs.compute_efficiency);
+    over(if accel { c.accel_efficiency } else { c.arith_efficiency_prefill }, &mut costs.prefill_efficiency);
+    over(c.per_op_overhead_s, &mut costs.per_op_s);
+    over(c.per_thread_sync_s, &mut costs.per_thread_sync_s);
+    over(c.per_token_overhead_s, &mut costs.per_token_s);
+    over(c.attention_kv_reads, &mut costs.attention_kv_reads);
+
+    let mem = &d.memory;
+    let a = &d.accelerators;
+    let kind: Option<DeviceKind> = d.kind;
+    let mut assumed = Vec::new();
+    let (fraction, per_core_gbps, peak_macs_per_s, power_w) = match backend {
+        Backend::Cpu => (mem.achievable_fraction, Some(mem.per_core_gbps), None, None),
+        Backend::Gpu => {
+            let f = a.gpu_bandwidth_fraction.or(mem.accel_achievable_fraction);
+            let f =
+                figure(f, defaults::GPU_BANDWIDTH_FRACTION, "accelerators.gpu_bandwidth_fraction", s, &mut assumed)?;
+            let t = figure(
+                a.gpu_fp16_tflops,
+                defaults::gpu_fp16_tflops(kind),
+                "accelerators.gpu_fp16_tflops",
+                s,
+                &mut assumed,
+            )?;
+            (f, None, Some(t * 1e12 / 2.0), a.gpu_power_w)
+        }
+        Backend::Npu => {
+            let f = a.npu_bandwidth_fraction.or(mem.accel_achievable_fraction);
+            let f =
+                figure(f, defaults::NPU_BANDWIDTH_FRACTION, "accelerators.npu_bandwidth_fraction", s, &mut assumed)?;
+            let t =
+                figure(a.npu_int8_tops, defaults::npu_int8_tops(kind), "accelerators.npu_int8_tops", s, &mut assumed)?;
+            (f, None, Some(t * 1e12 / 2.0), a.npu_power_w)
+        }
+    };
+    let fraction = c.bandwidth_fraction.unwrap_or(fraction);
+    let share = costs.bandwidth_share;
+    Ok(UnitModel {
+        backend,
+        dram_gbps: mem.peak_gbps() * fraction * share,
+        per_core_gbps: per_core_gbps.map(|g| g * share),
+        peak_macs_per_s,
+        power_w,
+        costs,
+        assumed,
+    })
+}

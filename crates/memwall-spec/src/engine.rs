@@ -1,0 +1,235 @@
+//! Inference engines: what a framework adds on a compute unit. The device says what a unit
+//! can do (its DRAM bandwidth share, its throughput); the engine says what the framework
+//! achieves on it: its share of that bandwidth, its arithmetic efficiency, its fixed cost per
+//! token and per operator (a CPU thread barrier, a GPU kernel launch), how often its
+//! attention reads the KV cache, and which formats it runs at all. Neither borrows the
+//! other's numbers.
+//!
+//! ```toml
+//! name = "llama.cpp"
+//! aliases = ["ollama"]
+//! [cpu]
+//! bandwidth_share = 0.9
+//! per_token_s = 3e-4
+//! per_op_s = 4e-6
+//! per_thread_sync_s = 5e-7
+//! compute_efficiency = 0.6
+//! [gpu]
+//! bandwidth_share = 0.8
+//! per_op_s = 8e-6
+//! ```
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, SpecError, fraction, non_negative};
+use crate::quant::QuantFormat;
+use crate::workload::Backend;
+
+fn one() -> f64 {
+    1.0
+}
+
+/// What an engine achieves on one kind of compute unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitCosts {
+    /// Share of the unit's achievable DRAM bandwidth (the device's figure for the unit) that
+    /// the engine's decode streams at. Default 1.
+    #[serde(default = "one")]
+    pub bandwidth_share: f64,
+    /// Share of the unit's peak arithmetic (SIMD multiply-adds on a CPU, ALU throughput on a
+    /// GPU or NPU) a decode matrix-vector product reaches.
+    pub compute_efficiency: f64,
+    /// The same for a prefill matrix-matrix product.
+    pub prefill_efficiency: f64,
+    /// Fixed cost per decoded token outside the graph (sampling, graph build, host sync), s.
+    pub per_token_s: f64,
+    /// Fixed cost per graph operator (a CPU barrier or a GPU kernel launch), s.
+    pub per_op_s: f64,
+    /// CPU only: extra barrier cost per operator for each thread beyond the first, s.
+    #[serde(default)]
+    pub per_thread_sync_s: f64,
+    /// How many times a decode step reads the KV cache it attends over (1 for GQA-aware
+    /// kernels; `n_heads / n_kv_heads` for one that re-reads it per query head). Default 1.
+    #[serde(default = "one")]
+    pub attention_kv_reads: f64,
+    /// GPU/NPU: arithmetic operations per weight to dequantize a quantized weight on the unit
+    /// (unpacking, scaling), on top of the multiply-add; multiplied by the format's relative
+    /// dequantization cost ([`crate::cost::default_dequant_cycles`] ÷ that of Q4_0). Default 0.
+    #[serde(default)]
+    pub dequant_ops_per_weight: f64,
+    /// Weight formats the engine runs on this unit (names as `q4_0`, `q4_K`, `f16`,
+    /// `int4-g32`; a trailing `*` matches a prefix); empty: every format.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub formats: Vec<String>,
+    /// Cross-validated spread of measured ÷ predicted decode tok/s for this engine and unit:
+    /// the 10th and 90th percentiles of the ratio (an 80 % interval), from `memwall validate`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_ratio: Option<[f64; 2]>,
+}
+
+impl UnitCosts {
+    /// Whether the engine runs weights of format `f` on this unit.
+    pub fn supports(&self, f: QuantFormat) -> bool {
+        if self.formats.is_empty() {
+            return true;
+        }
+        let name = f.to_string();
+        self.formats.iter().any(|p| match p.strip_suffix('*') {
+            Some(prefix) => name.to_ascii_lowercase().starts_with(&prefix.to_ascii_lowercase()),
+            None => name.eq_ignore_ascii_case(p),
+        })
+    }
+
+    /// Check every number; errors name the field (relative to the unit's table).
+    pub fn validate(&self) -> Result<()> {
+        fraction("bandwidth_share", self.bandwidth_share)?;
+        fraction("compute_efficiency", self.compute_efficiency)?;
+        fraction("prefill_efficiency", self.prefill_efficiency)?;
+        for (f, v) in [
+            ("per_token_s", self.per_token_s),
+            ("per_op_s", self.per_op_s),
+            ("per_thread_sync_s", self.per_thread_sync_s),
+        ] {
+            non_negative(f, v)?;
+            crate::bounds::at_most(f, v, 1.0, "seconds")?;
+        }
+        if !(self.attention_kv_reads.is_finite() && self.attention_kv_reads >= 1.0) {
+            return Err(SpecError::invalid(
+                "attention_kv_reads",
+                self.attention_kv_reads,
+                "must be a finite number >= 1",
+            ));
+        }
+        crate::bounds::at_most("attention_kv_reads", self.attention_kv_reads, 1e3, "reads of the KV cache per step")?;
+        non_negative("dequant_ops_per_weight", self.dequant_ops_per_weight)?;
+        crate::bounds::at_most("dequant_ops_per_weight", self.dequant_ops_per_weight, 1e4, "operations per weight")?;
+        for (i, p) in self.formats.iter().enumerate() {
+            let name = p.strip_suffix('*').unwrap_or(p);
+            if p.ends_with('*') {
+                if name.is_empty() {
+                    return Err(SpecError::invalid(
+                        format!("formats[{i}]"),
+                        p,
+                        "a prefix needs at least one character",
+                    ));
+                }
+            } else {
+                name.parse::<QuantFormat>().map_err(|e| e.within(&format!("formats[{i}]")))?;
+            }
+        }
+        if let Some([lo, hi]) = self.error_ratio
+            && !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi)
+        {
+            return Err(SpecError::invalid("error_ratio", format!("[{lo}, {hi}]"), "must be 0 < low <= high"));
+        }
+        Ok(())
+    }
+}
+
+/// An inference engine: per-unit costs, with their provenance.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineSpec {
+    /// Name (`llama.cpp`, `mlc-llm`).
+    pub name: String,
+    /// Other names it answers to (`ollama` for llama.cpp).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
+    /// One line for people.
+    #[serde(default)]
+    pub description: String,
+    /// Where the numbers come from, overall.
+    #[serde(default)]
+    pub source: String,
+    /// Costs on CPU cores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<UnitCosts>,
+    /// Costs on the GPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<UnitCosts>,
+    /// Costs on the NPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub npu: Option<UnitCosts>,
+    /// Per-field provenance (`"gpu.bandwidth_share"` → how it was obtained).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub sources: BTreeMap<String, String>,
+}
+
+impl Default for EngineSpec {
+    fn default() -> Self {
+        Self::generic()
+    }
+}
+
+impl EngineSpec {
+    /// The engine of a design that names none: memwall's engineering defaults on every unit
+    /// (the cost model's historical values: a ggml-like CPU runtime with a 4 µs operator and
+    /// a 0.3 ms token overhead, 60 % / 50 % SIMD efficiency in decode / prefill, 40 % of an
+    /// accelerator's peak, one read of the KV cache, the unit's whole achievable bandwidth).
+    pub fn generic() -> Self {
+        let unit = |per_op_s: f64, per_thread_sync_s: f64, eff: (f64, f64)| UnitCosts {
+            bandwidth_share: 1.0,
+            compute_efficiency: eff.0,
+            prefill_efficiency: eff.1,
+            per_token_s: 0.3e-3,
+            per_op_s,
+            per_thread_sync_s,
+            attention_kv_reads: 1.0,
+            dequant_ops_per_weight: 0.0,
+            formats: Vec::new(),
+            error_ratio: None,
+        };
+        EngineSpec {
+            name: "generic".into(),
+            aliases: Vec::new(),
+            description: "memwall's engineering defaults, for a design that names no engine".into(),
+            source: "engineering estimates (memwall engine.rs), not fitted".into(),
+            cpu: Some(unit(4e-6, 0.5e-6, (0.6, 0.5))),
+            gpu: Some(unit(4e-6, 0.0, (0.4, 0.4))),
+            npu: Some(unit(4e-6, 0.0, (0.4, 0.4))),
+            sources: BTreeMap::new(),
+        }
+    }
+
+    /// The costs on `unit`, if the engine runs there.
+    pub fn unit(&self, unit: Backend) -> Option<&UnitCosts> {
+        match unit {
+            Backend::Cpu => self.cpu.as_ref(),
+            Backend::Gpu => self.gpu.as_ref(),
+            Backend::Npu => self.npu.as_ref(),
+        }
+    }
+
+    /// Mutable costs on `unit`.
+    pub fn unit_mut(&mut self, unit: Backend) -> Option<&mut UnitCosts> {
+        match unit {
+            Backend::Cpu => self.cpu.as_mut(),
+            Backend::Gpu => self.gpu.as_mut(),
+            Backend::Npu => self.npu.as_mut(),
+        }
+    }
+
+    /// Whether `name` is this engine's name or one of its aliases (case-insensitive).
+    pub fn answers_to(&self, name: &str) -> bool {
+        self.name.eq_ignore_ascii_case(name) || self.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+    }
+
+    /// Check every number; errors name the field (`gpu.per_op_s`).
+    pub fn validate(&self) -> Result<()> {
+        if self.name.trim().is_empty() {
+            return Err(SpecError::invalid("name", "\"\"", "an engine needs a name"));
+        }
+        if self.cpu.is_none() && self.gpu.is_none() && self.npu.is_none() {
+            return Err(SpecError::invalid("cpu", "missing", "an engine needs at least one of [cpu], [gpu], [npu]"));
+        }
+        for (name, u) in [("cpu", &self.cpu), ("gpu", &self.gpu), ("npu", &self.npu)] {
+            if let Some(u) = u {
+                u.validate().map_err(|e| e.within(name))?;
+            }
+        }
+        Ok(())
+    }
+}
