@@ -50,6 +50,15 @@ fn main() {
         }
         writeln!(out, "];").unwrap();
     }
+    let validation = root.join("validation_decode.csv");
+    println!("cargo:rerun-if-changed={}", validation.display());
+    writeln!(out, "/// The validation table (datasets/validation_decode.csv).").unwrap();
+    writeln!(
+        out,
+        "pub static VALIDATION_DECODE_CSV: &str = include_str!({:?});",
+        validation.canonicalize().unwrap().display().to_string()
+    )
+    .unwrap();
     let quality = root.join("quant_quality.csv");
     println!("cargo:rerun-if-changed={}", quality.display());
     writeln!(out, "/// The quantization-quality table (datasets/quant_quality.csv).").unwrap();

@@ -96,7 +96,18 @@ fn bad_flags_exit_2() {
         ),
         (&["footprint", "--model", "nope", "--device", "raspberry-pi-5-8gb"], "`nope`"),
         (&["footprint", "--model", "missing.toml", "--device", "raspberry-pi-5-8gb"], "missing.toml"),
-        (&["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--backend", "gpu"], "gpu"),
+        (
+            &["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--backend", "npu"],
+            "npu_int8_tops",
+        ),
+        (
+            &["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--engine", "nope"],
+            "engine profile",
+        ),
+        (
+            &["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--engine", "mlc-llm"],
+            "does not run on the cpu",
+        ),
         (&["run", "does-not-exist.toml"], "does-not-exist.toml"),
         (&["estimate", "--model", "llama-3.1-8b"], "--device"),
     ];
@@ -106,6 +117,28 @@ fn bad_flags_exit_2() {
         assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
         assert!(err.contains(needle), "{a:?}: stderr `{err}` lacks `{needle}`");
     }
+}
+
+#[test]
+fn a_missing_unit_figure_is_refused_or_assumed_and_labelled() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = ["estimate", "--model", "llama-3.2-1b", "--device", "raspberry-pi-5-8gb", "--backend", "npu"];
+    let o = memwall(&base, dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("--assume-defaults"), "{}", text(&o).1);
+    let mut args = base.to_vec();
+    args.push("--assume-defaults");
+    let o = memwall(&args, dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("assumed") && out.contains("accelerators.npu_bandwidth_fraction"), "{out}");
+    assert!(out.contains("accelerators.npu_int8_tops"), "{out}");
+    // An engine by alias, shown in the report.
+    let o = memwall(
+        &["estimate", "--model", "llama-3.2-1b", "--device", "raspberry-pi-5-8gb", "--engine", "ollama"],
+        dir.path(),
+    );
+    assert!(text(&o).0.contains("via llama.cpp"), "{}", text(&o).0);
 }
 
 #[test]

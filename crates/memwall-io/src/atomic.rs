@@ -222,6 +222,15 @@ pub(crate) fn publish(mut out: TempOutput, path: &Path) -> Result<()> {
     }
 }
 
+/// Write `text` to `path` atomically (temporary file beside it, then renamed).
+pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let suffix = format!(".{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out"));
+    let mut tmp = temp_beside(path, &suffix)?;
+    tmp.write_all(text.as_bytes()).map_err(|source| IoError::File { path: tmp.path().into(), source })?;
+    publish(tmp, path)
+}
+
 /// Paths of the temporary files in flight (for tests).
 #[cfg(test)]
 pub(crate) fn live_paths() -> Vec<PathBuf> {

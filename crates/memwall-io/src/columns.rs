@@ -250,6 +250,18 @@ pub static SUMMARY_COLUMNS: &[Column<Summary>] = &[
     Column { name: "trace_rows", get: Get::U64(|s| s.rows) },
 ];
 
+/// A record batch of `rows` under a fixed column list (a report's rows, all in memory).
+pub fn batch_of<R>(defs: &'static [Column<R>], rows: &[R]) -> Result<RecordBatch> {
+    let mut set = ColumnSet::new(defs, rows.len());
+    for r in rows {
+        set.append(r);
+    }
+    let schema = Arc::new(Schema::new(defs.iter().map(Column::field).collect::<Vec<_>>()));
+    let arrays: Vec<ArrayRef> = set.builders.iter_mut().map(Builder::finish).collect();
+    RecordBatch::try_new(schema, arrays)
+        .map_err(|e| IoError::Write { path: "<record batch>".into(), message: e.to_string() })
+}
+
 /// How a grid axis is stored: integers, floats, booleans or text (labels are text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum AxisKind {

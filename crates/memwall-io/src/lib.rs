@@ -21,6 +21,7 @@ pub mod simulate;
 pub mod stream;
 pub mod sweep;
 pub mod trace;
+pub mod validation;
 
 pub use atomic::{abandon_outputs, outputs_abandoned};
 pub use columns::TableBuilder;

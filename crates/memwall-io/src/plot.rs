@@ -7,7 +7,7 @@ use std::path::Path;
 
 use memwall_sim::des::{Phase, TraceRow};
 
-use crate::error::{IoError, Result};
+use crate::error::Result;
 
 /// One design point's curves, bucketed in time.
 #[derive(Debug, Clone)]
@@ -208,11 +208,7 @@ fn escape(s: &str) -> String {
 
 /// Write the figure to `path` (temporary file beside it, then renamed).
 pub fn write_svg(path: &Path, title: &str, series: &[Series]) -> Result<()> {
-    use std::io::Write as _;
-    let mut tmp = crate::atomic::temp_beside(path, ".svg.tmp")?;
-    tmp.write_all(render_svg(title, series).as_bytes())
-        .map_err(|source| IoError::File { path: tmp.path().into(), source })?;
-    crate::atomic::publish(tmp, path)
+    crate::atomic::write_text(path, &render_svg(title, series))
 }
 
 #[cfg(test)]

@@ -138,11 +138,19 @@ impl Binding {
 }
 
 /// The time terms of one step (a decoded token or a prefill chunk), seconds.
+///
+/// A step runs in two phases, one after the other (the graph's operators are serialized by
+/// barriers or kernel boundaries): the weight matrix products, which stream the weights, and
+/// attention, which streams the KV cache (and recurrent state). Within a phase memory and
+/// arithmetic overlap; across phases they add: `total = overlap_time(t_mem_w, t_compute_w) +
+/// overlap_time(t_mem_a, t_compute_a) + t_overhead + t_storage`. An attention phase bound
+/// by arithmetic (f32 attention on small CPU cores) therefore slows decode as the context
+/// grows even while the weights are memory-bound.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct StepTime {
-    /// Bytes moved / bandwidth (DRAM, or cache when the working set fits).
+    /// Bytes moved / bandwidth (DRAM, or cache when the working set fits), both phases.
     pub t_mem: f64,
-    /// Multiply-adds / throughput.
+    /// Multiply-adds / throughput, both phases.
     pub t_arith: f64,
     /// Dequantization / throughput.
     pub t_dequant: f64,
@@ -150,10 +158,15 @@ pub struct StepTime {
     pub t_overhead: f64,
     /// Weights read from storage ([`storage_time_s`]; 0 when the design fits).
     pub t_storage: f64,
-    /// `overlap_time(t_mem, t_arith + t_dequant) + t_overhead + t_storage`.
+    /// The attention phase alone: `overlap_time(t_mem_a, t_compute_a)`.
+    pub t_attention: f64,
+    /// Total time of the step.
     pub total: f64,
     /// Whether memory traffic was served from cache.
     pub from_cache: bool,
+    /// Whether each phase's memory time is at least its arithmetic time (weights,
+    /// attention): the regimes in which the step is linear in the context.
+    pub memory_bound: (bool, bool),
 }
 
 impl StepTime {
@@ -262,6 +275,10 @@ pub struct CostPlan {
     cache_bandwidth_bps: f64,
     cache_bytes: f64,
     accel_macs_per_s: Option<f64>,
+    /// Accelerators: dequantization multiply-add equivalents per CPU dequantization cycle
+    /// of the lead cluster (`dequant_ops_per_weight / 2 ÷ the cluster's Q4_0 cycles per
+    /// weight`), so that `dequant_cycles × this` is the unit's dequantization work.
+    accel_dequant_macs_per_cycle: f64,
     threads: u32,
     compute_w: f64,
     /// Scenario knobs.
@@ -456,6 +473,8 @@ impl CostPlan {
         let lead_cpw = cpw(lead);
         let cycles_rate: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * lead_cpw / cpw(cl)).sum();
         let cpu_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
+        let q40 = cluster_cycles_per_weight(QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0), lead, c, 1.0).1;
+        let accel_dequant_macs_per_cycle = if q40 > 0.0 { u.dequant_ops_per_weight / 2.0 / q40 } else { 0.0 };
         let (accel_macs_per_s, compute_w) = match unit.peak_macs_per_s {
             Some(peak) => (Some(peak * u.compute_efficiency), unit.power_w.unwrap_or(0.0)),
             None => (None, cpu_w),
@@ -493,6 +512,7 @@ impl CostPlan {
             cache_bandwidth_bps: llc.map_or(0.0, |l| l.bandwidth_gbps * 1e9),
             cache_bytes: llc.map_or(0.0, |l| l.size_bytes as f64 * c.cache_usable_fraction),
             accel_macs_per_s,
+            accel_dequant_macs_per_cycle,
             threads,
             compute_w,
             overlap: c.overlap,
@@ -612,18 +632,36 @@ impl CostPlan {
                 (cached_s + if rest > 0.0 { rest / self.dram_bandwidth_at(c) } else { 0.0 }, rest == 0.0)
             }
         };
-        let (t_arith, t_dequant) = match self.accel_macs_per_s {
-            Some(rate) => ((w.weight_macs + w.attn_macs) / (rate * c.freq_scale), 0.0),
+        // Memory time of each phase, in proportion to its bytes.
+        let weight_share = if bytes > 0.0 { w.weight_bytes / bytes } else { 1.0 };
+        let (mem_w, mem_a) = (t_mem * weight_share, t_mem * (1.0 - weight_share));
+        let ((arith_w, dequant_w), arith_a) = match self.accel_macs_per_s {
+            Some(rate) => {
+                let rate = rate * c.freq_scale;
+                let dequant = w.dequant_cycles * self.accel_dequant_macs_per_cycle;
+                ((w.weight_macs / rate, dequant / rate), w.attn_macs / rate)
+            }
             None => {
                 // Attention arithmetic runs in f16/f32 at the f32 FMA rate ≈ ¼ of int8 MACs.
                 let attn_cycles = w.attn_macs * 4.0 * self.dense_arith_cycle_per_mac();
                 let rate = self.cycles_rate * c.freq_scale;
-                ((w.arith_cycles + attn_cycles) / (efficiency * rate), w.dequant_cycles / rate)
+                ((w.arith_cycles / (efficiency * rate), w.dequant_cycles / rate), attn_cycles / (efficiency * rate))
             }
         };
+        let t_weights = overlap_time(mem_w, arith_w + dequant_w, self.overlap);
+        let t_attention = overlap_time(mem_a, arith_a, self.overlap);
         let t_overhead = (w.ops * self.per_op_s + if per_token { self.per_token_s } else { 0.0 }) / c.freq_scale;
-        let total = overlap_time(t_mem, t_arith + t_dequant, self.overlap) + t_overhead;
-        StepTime { t_mem, t_arith, t_dequant, t_overhead, t_storage: 0.0, total, from_cache }
+        StepTime {
+            t_mem,
+            t_arith: arith_w + arith_a,
+            t_dequant: dequant_w,
+            t_overhead,
+            t_storage: 0.0,
+            t_attention,
+            total: t_weights + t_attention + t_overhead,
+            from_cache,
+            memory_bound: (mem_w >= arith_w + dequant_w, mem_a >= arith_a),
+        }
     }
 
     /// Weight bytes a step reads from storage: the paged share of its weight bytes
@@ -702,8 +740,9 @@ impl CostPlan {
     ///
     /// A step's time and energy are linear in the context while three things stay fixed: whether
     /// sliding layers have filled their window, whether the working set fits the cache, and
-    /// whether memory or compute is the longer term (each flips at most once as the context
-    /// grows, the last at most once within a stretch where the first two hold). On each such
+    /// whether memory or compute is the longer term of each phase (each flips at most once
+    /// as the context grows, the last ones at most once within a stretch where the first two
+    /// hold). On each such
     /// stretch `[a, b]` the sum is exact for a linear function: `(b − a + 1) × (f(a) + f(b)) / 2`;
     /// stretches are found by bisection on that state.
     pub fn decode_sums(&self, p: u64, g: u64) -> (f64, f64) {
@@ -716,7 +755,7 @@ impl CostPlan {
         }
         let state = |ctx: u64| {
             let (_, t) = self.decode_step(ctx);
-            (ctx + 1 > self.window, t.from_cache, t.t_mem >= t.t_arith + t.t_dequant)
+            (ctx + 1 > self.window, t.from_cache, t.memory_bound)
         };
         let (mut sum_t, mut sum_e) = (0.0, 0.0);
         let last = p + g - 1;

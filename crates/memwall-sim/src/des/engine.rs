@@ -485,7 +485,23 @@ impl Run {
             let start = cfg.thermal.start_c.unwrap_or(spec.ambient_c);
             // Errors about the network's own fields get its path; `power.static_w` and
             // `thermal.start_c` already name theirs.
+            let generic = origin == "generic phone network";
             let model = ThermalModel::new(&spec, s.device.power.static_w, start).map_err(|e| match e {
+                // The generic network cannot describe a device whose static power runs it away.
+                SimError::Spec(memwall_spec::SpecError::Invalid { field, reason, .. })
+                    if generic && field == "leakage_per_c" =>
+                {
+                    SimError::Spec(memwall_spec::SpecError::invalid(
+                        "power.static_w",
+                        s.device.power.static_w,
+                        format!(
+                            "on the generic phone network (the device has no [thermal] table) the static power \
+                             alone runs the die away ({reason}): no governor can hold it, so that network does not \
+                             describe this device; give the device its own [thermal] table, set sim.thermal.spec, \
+                             or disable sim.thermal"
+                        ),
+                    ))
+                }
                 SimError::Spec(memwall_spec::SpecError::Invalid { field, value, reason })
                     if !field.starts_with("power.") && !field.starts_with("thermal.") =>
                 {
@@ -645,6 +661,14 @@ impl Run {
         Ok(self.summary.clone())
     }
 
+    /// The time the next step starts at, seconds: the exact end of the step chain, unless the
+    /// clock has moved past it by more than the nanosecond rounding of event times (the chain
+    /// waited for an event). Without the tolerance every step would start up to 1 ns late.
+    fn chain_time_s(&self) -> f64 {
+        let now = to_s(self.now);
+        if now > self.clock_s + 1e-9 { now } else { self.clock_s }
+    }
+
     fn die_c(&self) -> f64 {
         self.thermal.as_ref().map_or(self.ambient_c, |t| t.0.die_c())
     }
@@ -751,7 +775,7 @@ impl Run {
             free_bytes: free,
             resident_bytes: resident,
             last_token_s: self.last_token_s,
-            since_token_start_s: self.last_token_start_s.map(|t| self.clock_s.max(to_s(self.now)) - t),
+            since_token_start_s: self.last_token_start_s.map(|t| self.chain_time_s() - t),
             batch: self.cur.workload.batch,
             weights,
         }
@@ -929,7 +953,7 @@ impl Run {
         if self.done || self.killed || self.step.is_some() {
             return;
         }
-        let start_s = self.clock_s.max(to_s(self.now));
+        let start_s = self.chain_time_s();
         if let Some(bytes) = self.reload.take() {
             self.begin(Kind::Reload, start_s, bytes / self.storage_bps, 0.0, 0.0, bytes, 0.0, StepCost::Fixed);
             return;
