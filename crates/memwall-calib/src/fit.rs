@@ -44,11 +44,15 @@ pub enum Knob {
     PerTokenS,
     /// Fixed cost per graph operator, s.
     PerOpS,
+    /// Reads of the attended KV cache per decode step (how attention cost grows with the
+    /// context).
+    AttentionKvReads,
 }
 
 impl Knob {
     /// Every knob.
-    pub const ALL: [Knob; 4] = [Knob::BandwidthShare, Knob::ComputeEfficiency, Knob::PerTokenS, Knob::PerOpS];
+    pub const ALL: [Knob; 5] =
+        [Knob::BandwidthShare, Knob::ComputeEfficiency, Knob::PerTokenS, Knob::PerOpS, Knob::AttentionKvReads];
 
     /// The field's name in an engine profile.
     pub fn name(self) -> &'static str {
@@ -57,6 +61,7 @@ impl Knob {
             Knob::ComputeEfficiency => "compute_efficiency",
             Knob::PerTokenS => "per_token_s",
             Knob::PerOpS => "per_op_s",
+            Knob::AttentionKvReads => "attention_kv_reads",
         }
     }
 
@@ -67,6 +72,7 @@ impl Knob {
             Knob::ComputeEfficiency => u.compute_efficiency,
             Knob::PerTokenS => u.per_token_s,
             Knob::PerOpS => u.per_op_s,
+            Knob::AttentionKvReads => u.attention_kv_reads,
         }
     }
 
@@ -77,25 +83,28 @@ impl Knob {
             Knob::ComputeEfficiency => u.compute_efficiency = v,
             Knob::PerTokenS => u.per_token_s = v,
             Knob::PerOpS => u.per_op_s = v,
+            Knob::AttentionKvReads => u.attention_kv_reads = v,
         }
     }
 
     /// Physical bounds of the figure: shares and efficiencies in [0.02, 1]; a fixed cost
-    /// per token in [10 µs, 0.2 s], per operator in [10 ns, 1 ms].
+    /// per token in [10 µs, 0.2 s], per operator in [10 ns, 1 ms]; KV reads in [1, 8] (8 is
+    /// a per-query-head engine on an 8-way GQA model).
     pub fn bounds(self) -> (f64, f64) {
         match self {
             Knob::BandwidthShare | Knob::ComputeEfficiency => (0.02, 1.0),
             Knob::PerTokenS => (1e-5, 0.2),
             Knob::PerOpS => (1e-8, 1e-3),
+            Knob::AttentionKvReads => (1.0, 8.0),
         }
     }
 
-    /// Spread of the prior, in natural-log units: shares and efficiencies 1 (a factor of
-    /// 2.7), fixed costs 2.5 (a factor of 12; they vary most between engines). Weak enough
+    /// Spread of the prior, in natural-log units: shares, efficiencies and KV reads 1 (a
+    /// factor of 2.7), fixed costs 2.5 (a factor of 12; they vary most between engines). Weak enough
     /// that a few coherent rows move a figure, strong enough to hold one no row informs.
     pub fn prior_sigma(self) -> f64 {
         match self {
-            Knob::BandwidthShare | Knob::ComputeEfficiency => 1.0,
+            Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::AttentionKvReads => 1.0,
             Knob::PerTokenS | Knob::PerOpS => 2.5,
         }
     }
@@ -123,8 +132,10 @@ impl Param {
     }
 }
 
-/// Every knob of every (engine, unit) the observations use, with the profiles' figures as
-/// priors.
+/// Every knob of every (engine, unit) the observations use. The priors are the generic
+/// engine's figures on that unit ([`memwall_spec::EngineSpec::generic`]), never the
+/// profile's: a profile's figures may themselves be fitted to these rows, and a prior that
+/// has seen a device would make leaving that device out meaningless.
 pub fn default_params(obs: &[Observation]) -> Vec<Param> {
     let mut seen: BTreeMap<(String, &'static str), (Backend, &UnitCosts)> = BTreeMap::new();
     for o in obs {
@@ -134,8 +145,10 @@ pub fn default_params(obs: &[Observation]) -> Vec<Param> {
             seen.entry((s.engine.name.clone(), unit.name())).or_insert((unit, u));
         }
     }
+    let generic = memwall_spec::EngineSpec::generic();
     let mut out = Vec::new();
     for ((engine, _), (unit, u)) in seen {
+        let u = generic.unit(unit).unwrap_or(u);
         for knob in Knob::ALL {
             let (lo, hi) = knob.bounds();
             out.push(Param {

@@ -364,12 +364,21 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
         );
     }
     for (name, e) in engines.iter_mut() {
+        e.source = "figures fitted by `memwall validate --devices --write-engines` where the engine has published \
+                    rows (each fitted figure's [sources] entry says on how many); the others are memwall's generic \
+                    engine figures (engineering estimates)"
+            .into();
         for unit in [Backend::Cpu, Backend::Gpu, Backend::Npu] {
             let (rows, n_dev) = devices(name, unit.name());
-            let Some(u) = e.unit_mut(unit) else { continue };
-            if rows.is_empty() {
+            if rows.is_empty() || e.unit(unit).is_none() {
                 continue;
             }
+            e.sources.insert(
+                unit.name().to_string(),
+                "figures without an entry of their own: memwall's generic engine figures (engineering estimates)"
+                    .into(),
+            );
+            let Some(u) = e.unit_mut(unit) else { continue };
             let mut own: Vec<f64> = rows.iter().map(|&i| ratio(i)).collect();
             let (interval, whose) = match ratio_interval(&mut own) {
                 Some(r) => (Some(r), format!("its {} rows", rows.len())),

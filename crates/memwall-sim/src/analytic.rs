@@ -607,7 +607,7 @@ impl CostPlan {
     /// `t_mem = bytes / bandwidth` (cache bandwidth when weights + KV fit the usable
     /// last-level cache, which LRU then keeps between tokens; DRAM otherwise, where a
     /// cyclic sweep larger than the cache gets no reuse). CPU: `t_arith = arith_cycles /
-    /// (efficiency × cycle rate)`, `t_dequant = dequant_cycles / cycle rate`; accelerators:
+    /// (efficiency × cycle rate)`, `t_dequant = dequant_cycles / (efficiency × cycle rate)`; accelerators:
     /// `t_arith = MACs / MAC rate`. `total = overlap_time(t_mem, t_arith + t_dequant) +
     /// ops × per-op cost + per-token cost`.
     pub fn step_time(&self, w: &StepWork, efficiency: f64, per_token: bool) -> StepTime {
@@ -645,7 +645,10 @@ impl CostPlan {
                 // Attention arithmetic runs in f16/f32 at the f32 FMA rate ≈ ¼ of int8 MACs.
                 let attn_cycles = w.attn_macs * 4.0 * self.dense_arith_cycle_per_mac();
                 let rate = self.cycles_rate * c.freq_scale;
-                ((w.arith_cycles / (efficiency * rate), w.dequant_cycles / rate), attn_cycles / (efficiency * rate))
+                // The engine's efficiency is its share of the unit's peak for the whole kernel:
+                // it scales the unpacking as well as the multiply-adds.
+                let eff_rate = efficiency * rate;
+                ((w.arith_cycles / eff_rate, w.dequant_cycles / eff_rate), attn_cycles / eff_rate)
             }
         };
         let t_weights = overlap_time(mem_w, arith_w + dequant_w, self.overlap);
