@@ -88,6 +88,29 @@ enum Command {
         #[arg(long, default_value = "2GB")]
         trace_limit: String,
     },
+    /// Calibrate a device from your own measurements: llama-bench output (JSON, JSONL, CSV or
+    /// its markdown table) of a model on the device fits the unit's bandwidth share, the
+    /// engine's fixed cost per token and how attention grows with the context there.
+    Calibrate {
+        /// llama-bench output with generation tests (tg128, tg128 @ d4096, ...).
+        #[arg(long)]
+        from_llama_bench: PathBuf,
+        /// The device measured: a preset name or TOML path (the starting point).
+        #[arg(long)]
+        device: String,
+        /// The model benchmarked: a preset name or TOML path.
+        #[arg(long)]
+        model: String,
+        /// The engine that ran it.
+        #[arg(long, default_value = "llama.cpp")]
+        engine: String,
+        /// Calibrated device file to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Calibrated engine profile to write (default: OUT with `.engine.toml`).
+        #[arg(long)]
+        engine_out: Option<PathBuf>,
+    },
     /// Check predictions against published measurements, leave-one-device-out: every
     /// device's rows are predicted by a fit of the engine figures on the other devices.
     Validate {
@@ -376,6 +399,18 @@ fn print_estimate(s: &Scenario, e: &Estimate) {
             e.decode_s_per_token * 1e3,
             e.binding.name()
         );
+    }
+    match e.decode_tok_s_interval {
+        Some([lo, hi]) => println!(
+            "  80% range   {lo:.2} to {hi:.2} tok/s  ({} on the {}: its error on devices it was not fitted on)",
+            s.engine.name,
+            s.workload.backend.name()
+        ),
+        None => println!(
+            "  80% range   unknown: engine `{}` has no cross-validated error on the {} (name it with --engine)",
+            s.engine.name,
+            s.workload.backend.name()
+        ),
     }
     let step = if b == 1 { "" } else { " per step" };
     let storage = if e.decode_terms.t_storage > 0.0 {
@@ -768,6 +803,73 @@ fn validate(
     Ok(())
 }
 
+fn calibrate_from_llama_bench(
+    file: &std::path::Path,
+    device: &str,
+    model: &str,
+    engine: &str,
+    out: &std::path::Path,
+    engine_out: Option<&std::path::Path>,
+) -> Result<()> {
+    let engine_out = engine_out.map_or_else(
+        || {
+            let stem = out.file_stem().map_or_else(|| "device".into(), |s| s.to_string_lossy().into_owned());
+            out.with_file_name(format!("{stem}.engine.toml"))
+        },
+        std::path::Path::to_path_buf,
+    );
+    let mut inputs = vec![file.to_path_buf()];
+    for name in [device, model, engine] {
+        if name.ends_with(".toml") {
+            inputs.push(PathBuf::from(name));
+        }
+    }
+    memwall_io::check_outputs(
+        &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
+        &[("--out", out), ("--engine-out", &engine_out)],
+    )?;
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let rows = memwall_io::llama_bench::parse(&text, &file.display().to_string())?;
+    let c = memwall_io::llama_bench::calibrate(
+        &rows,
+        &load_model(model)?,
+        &load_device(device)?,
+        &memwall_io::load_engine(engine)?,
+    )?;
+    let header: Vec<String> = ["line", "depth", "threads", "measured tok/s", "before", "error", "calibrated", "error"]
+        .map(String::from)
+        .to_vec();
+    let pct = |p: f64, m: f64| format!("{:+.1}%", 100.0 * (p / m - 1.0));
+    let lines: Vec<Vec<String>> = c
+        .residuals
+        .iter()
+        .map(|(line, depth, threads, m, p0, p1)| {
+            vec![
+                line.to_string(),
+                depth.to_string(),
+                threads.map_or("-".into(), |t| t.to_string()),
+                format!("{m:.2}"),
+                format!("{p0:.2}"),
+                pct(*p0, *m),
+                format!("{p1:.2}"),
+                pct(*p1, *m),
+            ]
+        })
+        .collect();
+    print_table(&header, &lines);
+    let device_toml = toml::to_string(&c.device).context("serializing the calibrated device")?;
+    let engine_toml = toml::to_string(&c.engine).context("serializing the calibrated engine")?;
+    memwall_io::atomic::write_text(out, &device_toml)?;
+    memwall_io::atomic::write_text(&engine_out, &engine_toml)?;
+    println!("\ndevice: {} ({})\nengine: {} ({})", out.display(), c.device.name, engine_out.display(), c.engine.name);
+    println!(
+        "use them together: memwall estimate --device {} --engine {} --model ...",
+        out.display(),
+        engine_out.display()
+    );
+    Ok(())
+}
+
 /// An error and its causes on one line, each cause shown once: a message that already
 /// contains its cause's text (as `path: os error` does) is not followed by it again.
 fn report(e: &anyhow::Error) -> String {
@@ -833,6 +935,9 @@ fn main() -> ExitCode {
             })
             .and_then(|r| r.map_err(Into::into)),
         Command::Run { experiment, out, max_rows, max_points } => run(experiment, out.clone(), *max_rows, *max_points),
+        Command::Calibrate { from_llama_bench, device, model, engine, out, engine_out } => {
+            calibrate_from_llama_bench(from_llama_bench, device, model, engine, out, engine_out.as_deref())
+        }
         Command::Validate { devices, table, out, write_engines } => {
             if *devices {
                 validate(table.as_deref(), out.as_deref(), write_engines.as_deref())

@@ -11,6 +11,7 @@ pub mod atomic;
 pub mod columns;
 pub mod error;
 pub mod experiment;
+pub mod llama_bench;
 pub mod locate;
 pub mod outputs;
 pub mod plot;

@@ -297,6 +297,8 @@ pub struct CostPlan {
     storage_gbps: f64,
     /// Device figures taken from class defaults (`assume_defaults`).
     assumed: Vec<&'static str>,
+    /// The engine's cross-validated 80 % interval of measured ÷ predicted decode tok/s.
+    error_ratio: Option<[f64; 2]>,
 }
 
 /// What a design's tensors cost per token, independent of the workload: per-tensor weight
@@ -533,6 +535,7 @@ impl CostPlan {
             paged: footprint.paged_fraction(),
             storage_gbps: d.storage.read_gbps,
             weights: tp.weights.clone(),
+            error_ratio: unit.costs.error_ratio,
             assumed: unit.assumed,
         })
     }
@@ -874,6 +877,11 @@ pub struct Estimate {
     pub threads: u32,
     /// Decode tokens/s (all sequences), averaged over the generated tokens.
     pub decode_tok_s: f64,
+    /// The 80 % interval of the decode rate: `decode_tok_s × the 10th and 90th percentiles of
+    /// measured ÷ predicted` over the engine's rows on this unit, each predicted by a fit
+    /// that never saw its device (`memwall validate --devices`); `None` for an engine
+    /// without a cross-validated error (the generic one).
+    pub decode_tok_s_interval: Option<[f64; 2]>,
     /// Mean seconds per decode step.
     pub decode_s_per_token: f64,
     /// Prefill tokens/s.
@@ -1019,6 +1027,9 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         headroom_bytes: fp.headroom,
         threads: plan.threads(),
         decode_tok_s: b * g as f64 / decode_s,
+        decode_tok_s_interval: plan
+            .error_ratio
+            .map(|[lo, hi]| [lo * b * g as f64 / decode_s, hi * b * g as f64 / decode_s]),
         decode_s_per_token: decode_s / g as f64,
         prefill_tok_s: if prefill_s > 0.0 { b * p as f64 / prefill_s } else { 0.0 },
         prefill_s,

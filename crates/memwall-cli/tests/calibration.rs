@@ -1,0 +1,101 @@
+//! `memwall validate` and `memwall calibrate` as a user runs them.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use parquet::file::reader::{FileReader, SerializedFileReader};
+
+fn memwall(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_memwall")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn text(o: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn validate_reports_leave_one_device_out_beside_the_roofline() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = memwall(&["validate", "--devices", "--out", "report.parquet"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("leave-one-device-out over"), "{out}");
+    for needle in ["by device class", "by engine and unit", "roofline median", "llama.cpp/gpu", "set aside:"] {
+        assert!(out.contains(needle), "`{needle}` missing:\n{out}");
+    }
+    // Rows of the hidden devices are never used.
+    assert!(out.contains("a hidden-set device (Apple M5)"), "{out}");
+    let reader = SerializedFileReader::new(std::fs::File::open(dir.path().join("report.parquet")).unwrap()).unwrap();
+    assert!(reader.metadata().file_metadata().num_rows() > 100);
+    // The overall cross-validated median stays well below the roofline's.
+    let all = out.lines().find(|l| l.starts_with("all")).unwrap();
+    let pct: Vec<f64> = all.split_whitespace().filter_map(|w| w.strip_suffix('%')?.parse().ok()).collect();
+    assert!(pct[0] < 20.0 && pct[0] * 3.0 < pct[3], "median {} vs roofline {}: {all}", pct[0], pct[3]);
+    let o = memwall(&["validate"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+}
+
+const BENCH: &str = "\
+| model                          |       size |     params | backend    | threads |          test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | ------: | ------------: | -------------------: |
+| llama 1B Q4_0                  | 0.70 GiB   |     1.24 B | CPU        |       4 |         tg128 |          9.80 ± 0.05 |
+| llama 1B Q4_0                  | 0.70 GiB   |     1.24 B | CPU        |       4 | tg128 @ d4096 |          8.10 ± 0.05 |
+";
+
+#[test]
+fn calibrate_from_llama_bench_writes_a_device_and_an_engine_that_reproduce_the_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bench.md"), BENCH).unwrap();
+    let args = [
+        "calibrate",
+        "--from-llama-bench",
+        "bench.md",
+        "--device",
+        "raspberry-pi-5-8gb",
+        "--model",
+        "llama-3.2-1b",
+        "--out",
+        "pi5.toml",
+    ];
+    let o = memwall(&args, dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("calibrated") && out.contains("pi5.engine.toml"), "{out}");
+    // The files load back, and with them the estimate matches the measurement.
+    let o = memwall(
+        &[
+            "estimate",
+            "--model",
+            "llama-3.2-1b",
+            "--device",
+            "pi5.toml",
+            "--engine",
+            "pi5.engine.toml",
+            "--weights",
+            "Q4_0",
+            "--threads",
+            "4",
+            "--prompt",
+            "1",
+            "--gen-tokens",
+            "128",
+            "--context",
+            "512",
+        ],
+        dir.path(),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let tok_s: f64 =
+        out.lines().find(|l| l.starts_with("decode")).unwrap().split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!((tok_s / 9.8 - 1.0).abs() < 0.05, "{tok_s} vs 9.8:\n{out}");
+    // A malformed file: exit 2, the line named, nothing written.
+    std::fs::write(dir.path().join("bad.md"), BENCH.replace("9.80 ± 0.05", "n/a")).unwrap();
+    let mut bad = args;
+    bad[2] = "bad.md";
+    bad[8] = "bad.toml";
+    let o = memwall(&bad, dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("line 3, t/s"), "{}", text(&o).1);
+    assert!(!dir.path().join("bad.toml").exists() && !dir.path().join("bad.engine.toml").exists());
+}

@@ -1,0 +1,119 @@
+//! llama-bench output in its four formats, refused when malformed, and a device calibrated
+//! from it recovering the figures that produced the measurements.
+
+use memwall_io::llama_bench::{calibrate, parse};
+use memwall_io::{load_device, load_engine, load_model};
+use memwall_spec::{KvQuant, Scenario, WeightQuant, Workload};
+
+const MARKDOWN: &str = "\
+| model                          |       size |     params | backend    | ngl | threads |          test |                  t/s |
+| ------------------------------ | ---------: | ---------: | ---------- | --: | ------: | ------------: | -------------------: |
+| llama 7B Q4_0                  |   3.56 GiB |     6.74 B | Metal      |  99 |       4 |         pp512 |        629.60 ± 0.34 |
+| llama 7B Q4_0                  |   3.56 GiB |     6.74 B | Metal      |  99 |       4 |         tg128 |         88.54 ± 0.04 |
+| llama 8B Q4_K - Medium         |   4.58 GiB |     8.03 B | Metal      |  99 |       4 | tg128 @ d4096 |         71.18 ± 0.10 |
+";
+
+const JSON: &str = r#"[
+  {"model_type": "llama 7B Q8_0", "backends": "CPU", "n_threads": 4, "n_gpu_layers": 0, "n_prompt": 0, "n_gen": 128, "n_depth": 0, "avg_ts": 13.5},
+  {"model_type": "llama 7B Q8_0", "backends": "CPU", "n_threads": 4, "n_gpu_layers": 0, "n_prompt": 512, "n_gen": 0, "n_depth": 0, "avg_ts": 60.1}
+]"#;
+
+const JSONL: &str = r#"{"model_type": "qwen2 7B Q8_0", "backends": "Metal", "n_gpu_layers": 99, "n_prompt": 0, "n_gen": 32, "n_depth": 4096, "avg_ts": 74.7}
+{"model_type": "qwen2 7B Q8_0", "backends": "Metal", "n_gpu_layers": 99, "n_prompt": 0, "n_gen": 32, "n_depth": 0, "avg_ts": 79.7}
+"#;
+
+const CSV: &str = "build_commit,model_type,n_threads,n_gpu_layers,n_prompt,n_gen,avg_ns,avg_ts\n\
+abc,\"llama 1B F16\",8,0,0,128,1000,22.5\n";
+
+#[test]
+fn every_format_reads_into_the_same_rows() {
+    let md = parse(MARKDOWN, "md").unwrap();
+    assert_eq!(md.len(), 3);
+    assert!(!md[0].is_generation() && md[1].is_generation());
+    assert_eq!((md[1].avg_ts, md[1].n_gen, md[1].n_depth, md[1].threads), (88.54, 128, 0, Some(4)));
+    assert_eq!((md[2].n_depth, md[2].mix().unwrap().as_str()), (4096, "Q4_K_M"));
+    assert_eq!(md[1].unit(), memwall_spec::Backend::Gpu);
+    assert_eq!(md[1].mix().unwrap(), "Q4_0");
+    let js = parse(JSON, "json").unwrap();
+    assert_eq!(js.len(), 2);
+    assert_eq!((js[0].unit(), js[0].mix().unwrap().as_str(), js[0].avg_ts), (memwall_spec::Backend::Cpu, "Q8_0", 13.5));
+    let jl = parse(JSONL, "jsonl").unwrap();
+    assert_eq!((jl[0].n_depth, jl[0].line, jl[1].line), (4096, 1, 2));
+    let csv = parse(CSV, "csv").unwrap();
+    assert_eq!((csv[0].mix().unwrap().as_str(), csv[0].avg_ts, csv[0].line), ("F16", 22.5, 2));
+}
+
+#[test]
+fn malformed_files_name_the_line_and_the_field() {
+    let cases: Vec<(String, &str)> = vec![
+        (MARKDOWN.replace("88.54 ± 0.04", "fast"), "line 4, t/s"),
+        (MARKDOWN.replace("tg128 |         88", "tgX |         88"), "line 4, test"),
+        (MARKDOWN.replace("|       4 |         tg128", "|         tg128"), "line 4, row"),
+        (JSON.replace("\"avg_ts\": 13.5", "\"avg_ts\": -1"), "avg_ts"),
+        (JSON.replace(", \"avg_ts\": 13.5", ""), "line 1, avg_ts"),
+        (JSON[..JSON.len() - 3].to_string(), "json"),
+        (JSONL.replace("74.7}", "74.7"), "line 1, jsonl"),
+        ("a,b,c\n1,2,3\n".to_string(), "not llama-bench output"),
+        ("[]".to_string(), "no result"),
+    ];
+    for (text, needle) in cases {
+        let err = parse(&text, "bench.txt").unwrap_err().to_string();
+        assert!(err.contains(needle) && err.contains("bench.txt"), "`{needle}` not in: {err}");
+    }
+    let bad_type = parse(&MARKDOWN.replace("llama 7B Q4_0", "mystery"), "md").unwrap();
+    assert!(bad_type[1].mix().unwrap_err().to_string().contains("model_type"));
+}
+
+#[test]
+fn calibration_recovers_the_bandwidth_and_fixed_cost_that_made_the_rows() {
+    // "Measurements": the Raspberry Pi 5 preset with its CPU reaching 0.42 of peak through
+    // an engine with a 4 ms token cost and re-reading the KV twice, at several depths.
+    let model = load_model("llama-3.2-1b").unwrap();
+    let mut truth = load_device("raspberry-pi-5-8gb").unwrap();
+    truth.memory.achievable_fraction = 0.42;
+    let mut engine = load_engine("llama.cpp").unwrap();
+    let cpu = engine.cpu.as_mut().unwrap();
+    cpu.bandwidth_share = 1.0;
+    cpu.per_token_s = 4e-3;
+    cpu.attention_kv_reads = 2.0;
+    let mut md = String::from("| model | backend | threads | test | t/s |\n| --- | --- | --: | --: | --: |\n");
+    for depth in [0u64, 2048, 8192, 16384] {
+        let s = Scenario {
+            model: model.clone(),
+            device: truth.clone(),
+            weights: WeightQuant::new("Q4_0".parse().unwrap()),
+            kv: KvQuant::default(),
+            workload: Workload {
+                prompt_tokens: depth,
+                gen_tokens: 128,
+                context_tokens: (depth + 128).next_multiple_of(512),
+                threads: Some(4),
+                ..Workload::default()
+            },
+            engine: engine.clone(),
+            assume_defaults: true,
+            cost: Default::default(),
+            sim: Default::default(),
+        };
+        let tok_s = memwall_sim::estimate(&s).unwrap().decode_tok_s;
+        let test = if depth == 0 { "tg128".to_string() } else { format!("tg128 @ d{depth}") };
+        md.push_str(&format!("| llama 1B Q4_0 | CPU | 4 | {test} | {tok_s:.3} ± 0.01 |\n"));
+    }
+    let rows = parse(&md, "synthetic").unwrap();
+    let start = load_device("raspberry-pi-5-8gb").unwrap();
+    let c = calibrate(&rows, &model, &start, &load_engine("llama.cpp").unwrap()).unwrap();
+    let f = c.device.memory.achievable_fraction;
+    assert!((f / 0.42 - 1.0).abs() < 0.05, "fraction {f}");
+    for (line, _, _, m, _, after) in &c.residuals {
+        assert!((after / m - 1.0).abs() < 0.03, "line {line}: {after} vs {m}");
+    }
+    let cu = c.engine.cpu.as_ref().unwrap();
+    assert!(cu.attention_kv_reads > 1.4, "KV reads {}", cu.attention_kv_reads);
+    assert_eq!(cu.bandwidth_share, 1.0);
+    assert!(c.device.name.ends_with("-calibrated") && c.engine.name.contains('@'));
+    assert!(c.device.sources["memory.achievable_fraction"].contains("4 generation tests"));
+    // A file mixing units is refused.
+    let mixed = format!("{md}| llama 1B Q4_0 | Metal | 4 | tg128 | 50.0 ± 0.1 |\n");
+    let err = calibrate(&parse(&mixed, "m").unwrap(), &model, &start, &load_engine("llama.cpp").unwrap()).unwrap_err();
+    assert!(err.to_string().contains("mixes units"), "{err}");
+}
