@@ -23,6 +23,14 @@ pub enum IoError {
         /// What is wrong.
         source: Box<IoError>,
     },
+    /// A row of a table (a validation row) cannot be used.
+    #[error("row {id}: {source}")]
+    Row {
+        /// The row's identifier.
+        id: String,
+        /// What is wrong.
+        source: Box<IoError>,
+    },
     /// An error about a field of the user's file, with the line that field is on.
     #[error("{error} ({origin}, line {line})")]
     At {

@@ -138,8 +138,7 @@ pub fn read_table(path: &Path) -> Result<Vec<ValidationRow>> {
 
 /// The scenario and observation of a row (not excluded).
 pub fn observation(row: &ValidationRow) -> Result<Observation> {
-    let wrap =
-        |e: IoError| IoError::Point { index: 0, params: format!("validation row {}", row.id), source: Box::new(e) };
+    let wrap = |e: IoError| IoError::Row { id: row.id.clone(), source: Box::new(e) };
     let backend = match row.backend.as_str() {
         "cpu" => Backend::Cpu,
         "gpu" => Backend::Gpu,
@@ -264,7 +263,10 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
         let o = match observation(r) {
             Ok(o) => o,
             Err(e) => {
-                excluded.push((r.id.clone(), format!("cannot be stated: {e}")));
+                // The unknown-preset hint lists every preset; the reason needs only the name.
+                let full = e.to_string();
+                let reason = full.split("; presets:").next().unwrap_or(&full);
+                excluded.push((r.id.clone(), format!("cannot be stated: {reason}")));
                 continue;
             }
         };
