@@ -108,6 +108,20 @@ fn bad_flags_exit_2() {
             &["estimate", "--model", "llama-3.1-8b", "--device", "raspberry-pi-5-8gb", "--engine", "mlc-llm"],
             "does not run on the cpu",
         ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--device",
+                "apple-m2-max-32gb",
+                "--backend",
+                "gpu",
+                "--engine",
+                "mlx",
+            ],
+            "does not run q4_K weights",
+        ),
         (&["run", "does-not-exist.toml"], "does-not-exist.toml"),
         (&["estimate", "--model", "llama-3.1-8b"], "--device"),
     ];

@@ -338,6 +338,8 @@ pub struct TensorPlan {
     /// Activation bytes per token.
     act_bytes: f64,
     ops_per_token: f64,
+    /// The distinct formats of the weight matrices (what an engine must support).
+    formats: Vec<QuantFormat>,
 }
 
 impl TensorPlan {
@@ -412,6 +414,13 @@ impl TensorPlan {
             state_held_bytes: recurrent_state_bytes(m, 1),
             act_bytes: 4.0 * m.n_layers as f64 * (6.0 * m.hidden as f64 + 3.0 * ffn_width as f64),
             ops_per_token: 2.0 * matrices + 4.0 * m.n_layers as f64 + 4.0,
+            formats: {
+                let mut f: Vec<QuantFormat> =
+                    weights.tensors.iter().filter(|x| !x.0.is_vector()).map(|x| x.1).collect();
+                f.sort();
+                f.dedup();
+                f
+            },
             weights: Arc::new(weights),
         }
     }
@@ -461,6 +470,20 @@ impl CostPlan {
 
         let unit = crate::unit::resolve(s)?;
         let u = &unit.costs;
+        if !u.formats.is_empty()
+            && let Some(f) = tp.formats.iter().find(|f| !u.supports(**f))
+        {
+            return Err(SimError::Spec(memwall_spec::SpecError::invalid(
+                "weights",
+                f,
+                format!(
+                    "engine `{}` does not run {f} weights on the {} (it runs {})",
+                    s.engine.name,
+                    wl.backend.name(),
+                    u.formats.join(", ")
+                ),
+            )));
+        }
         // Threads run on the fastest cores first; cycles per weight differ per cluster, so
         // throughput is a weighted sum: weights/s = Σ_cluster n × Hz / cycles_per_weight.
         // We normalise to the first cluster's cycles and fold the ratio into `cycles_rate`.

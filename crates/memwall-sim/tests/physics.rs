@@ -255,3 +255,62 @@ fn the_caching_estimator_gives_the_estimate_of_every_point() {
         }
     }
 }
+
+/// A step's two phases by hand on the test phone (one cluster of 6 big cores at 3 GHz, 4
+/// NEON pipes with int8 dot = 64 int8 MACs a cycle; 4 × 16-bit LPDDR5X at 6250 MT/s = 50 GB/s,
+/// all of it reachable, 20 GB/s per core): with 4 threads, DRAM gives
+/// `min(50, 4 × 20) = 50 GB/s`; weights stream alone in the first phase, attention's KV with its
+/// f32 arithmetic (4 × 1/64 cycles per multiply-add) in the second, and the phases add.
+#[test]
+fn the_weight_and_attention_phases_add() {
+    use memwall_sim::StepWork;
+    let mut s = scenario("pure-q4_0");
+    s.workload.threads = Some(4);
+    let plan = CostPlan::new(&s).unwrap();
+    let eff = 0.6;
+    let bw = 50e9;
+    let rate = 4.0 * 3.0e9; // cycles per second of 4 threads
+    let weights = StepWork { weight_bytes: 4e9, ..Default::default() };
+    let t = plan.step_time(&weights, eff, false);
+    assert!((t.total - 4e9 / bw).abs() < 1e-12, "{t:?}");
+    // Attention alone: 1 GB of KV and 6e9 multiply-adds at f32 (4/64 cycle each).
+    let attention = StepWork { kv_bytes: 1e9, attn_macs: 6e9, ..Default::default() };
+    let t_a = plan.step_time(&attention, eff, false);
+    let comp_a = 6e9 * 4.0 / 64.0 / (eff * rate);
+    let mem_a = 1e9 / bw;
+    assert!((t_a.total - overlap_time(mem_a, comp_a, 0.9)).abs() < 1e-12, "{t_a:?} vs {comp_a} {mem_a}");
+    assert_eq!(t_a.memory_bound, (true, mem_a >= comp_a));
+    // Together: the phases add (each overlapping its own memory and arithmetic), which is
+    // more than one overlap of all the memory with all the arithmetic.
+    let both = StepWork { weight_bytes: 4e9, kv_bytes: 1e9, attn_macs: 6e9, ..Default::default() };
+    let t_b = plan.step_time(&both, eff, false);
+    let by_hand = 4e9 / bw + overlap_time(mem_a, comp_a, 0.9);
+    assert!((t_b.total - by_hand).abs() < 1e-12 * by_hand, "{} vs {by_hand}", t_b.total);
+    assert!(t_b.total > overlap_time(5e9 / bw, comp_a, 0.9));
+    assert!((t_b.t_attention - overlap_time(mem_a, comp_a, 0.9)).abs() < 1e-12);
+}
+
+/// A GPU dequantizes on its own ALUs: `dequant_ops_per_weight / 2` multiply-add equivalents
+/// per Q4_0-equivalent weight, at the unit's rate, beside the multiply-adds.
+#[test]
+fn gpu_dequantization_by_hand() {
+    use memwall_sim::StepWork;
+    let mut s = scenario("pure-q4_0");
+    s.device.accelerators.gpu_fp16_tflops = Some(2.0);
+    s.device.accelerators.gpu_bandwidth_fraction = Some(1.0);
+    s.workload.backend = memwall_spec::Backend::Gpu;
+    let mut e = memwall_spec::EngineSpec::generic();
+    let gpu = e.gpu.as_mut().unwrap();
+    gpu.compute_efficiency = 0.5;
+    gpu.dequant_ops_per_weight = 4.0;
+    s.engine = e;
+    let plan = CostPlan::new(&s).unwrap();
+    // 1e9 Q4_0 weights: the big cluster's Q4_0 dequantization is 0.04 × (128/128) × (2/4) =
+    // 0.02 cycles a weight, so StepWork counts 2e7 dequantization cycles; the GPU turns each
+    // into (4 / 2) / 0.02 = 100 multiply-adds: 2e9, beside the 1e9 of the dot products.
+    let w = StepWork { weight_macs: 1e9, dequant_cycles: 0.02 * 1e9, ..Default::default() };
+    let t = plan.step_time(&w, 1.0, false);
+    let rate = 2.0e12 / 2.0 * 0.5;
+    assert!((t.t_arith - 1e9 / rate).abs() < 1e-15, "{t:?}");
+    assert!((t.t_dequant - 2e9 / rate).abs() < 1e-12 * 2e9 / rate, "{t:?}");
+}
