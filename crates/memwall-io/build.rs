@@ -50,23 +50,15 @@ fn main() {
         }
         writeln!(out, "];").unwrap();
     }
-    let validation = root.join("validation_decode.csv");
-    println!("cargo:rerun-if-changed={}", validation.display());
-    writeln!(out, "/// The validation table (datasets/validation_decode.csv).").unwrap();
-    writeln!(
-        out,
-        "pub static VALIDATION_DECODE_CSV: &str = include_str!({:?});",
-        validation.canonicalize().unwrap().display().to_string()
-    )
-    .unwrap();
-    let quality = root.join("quant_quality.csv");
-    println!("cargo:rerun-if-changed={}", quality.display());
-    writeln!(out, "/// The quantization-quality table (datasets/quant_quality.csv).").unwrap();
-    writeln!(
-        out,
-        "pub static QUANT_QUALITY_CSV: &str = include_str!({:?});",
-        quality.canonicalize().unwrap().display().to_string()
-    )
-    .unwrap();
+    for (file, konst, what) in [
+        ("validation_decode.csv", "VALIDATION_DECODE_CSV", "The validation table"),
+        ("quant_quality.csv", "QUANT_QUALITY_CSV", "The quantization-quality table"),
+    ] {
+        let path = root.join(file);
+        println!("cargo:rerun-if-changed={}", path.display());
+        writeln!(out, "/// {what} (datasets/{file}).").unwrap();
+        let at = path.canonicalize().unwrap().display().to_string();
+        writeln!(out, "pub static {konst}: &str = include_str!({at:?});").unwrap();
+    }
     std::fs::write(Path::new(&std::env::var("OUT_DIR").unwrap()).join("presets.rs"), out).unwrap();
 }

@@ -2,18 +2,10 @@
 //! `--trace-limit` are refused before any work, with their size; a grid larger than
 //! `--max-rows` prints its counts and best designs instead of every row.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-fn memwall(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memwall")).args(args).current_dir(dir).output().unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
+mod common;
+use common::{memwall, text};
 
 /// 2 × 3 × 50 = 300 points.
 const GRID: &str = r#"

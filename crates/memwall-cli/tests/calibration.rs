@@ -1,17 +1,9 @@
 //! `memwall validate` and `memwall calibrate` as a user runs them.
 
-use std::path::Path;
-use std::process::{Command, Output};
-
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-fn memwall(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memwall")).args(args).current_dir(dir).output().unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
+mod common;
+use common::{memwall, text};
 
 #[test]
 fn validate_reports_leave_one_device_out_beside_the_roofline() {

@@ -2,17 +2,12 @@
 //! file left behind when it fails.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 
-fn memwall(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memwall")).args(args).current_dir(dir).output().unwrap()
-}
-
-fn text(o: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
+mod common;
+use common::{memwall, text};
 
 const SMALL: &str = r#"
 name = "small"

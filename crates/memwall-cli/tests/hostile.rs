@@ -3,11 +3,9 @@
 //! the value and the bound, never print a result.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn memwall(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_memwall")).args(args).current_dir(dir).output().unwrap()
-}
+mod common;
+use common::memwall;
 
 /// A preset's TOML text with the first line that sets `key` replaced by `line`.
 fn edited(text: &str, key: &str, line: &str) -> String {
