@@ -5,13 +5,14 @@
 //! Every formula lives in a small function below whose doc comment gives it with units; the
 //! discrete-event simulator calls the same functions.
 
-use memwall_spec::{Backend, LayerKind, QuantFormat, Scenario, TensorClass};
+use memwall_spec::{Backend, LayerKind, QuantFormat, Scenario};
 use serde::Serialize;
 
 use std::sync::Arc;
 
 use crate::SimError;
 use crate::footprint::{Footprint, WeightBytes, kv_bytes, recurrent_state_bytes};
+use crate::token::{OpKind, TokenTable};
 
 /// Expected number of distinct routed experts hit when `tokens` tokens each pick `top_k` of
 /// `n_experts`.
@@ -299,6 +300,8 @@ pub struct CostPlan {
     assumed: Vec<&'static str>,
     /// The engine's cross-validated 80 % interval of measured ÷ predicted decode tok/s.
     error_ratio: Option<[f64; 2]>,
+    /// The operators of a token ([`TokenTable`]).
+    pub table: Arc<TokenTable>,
 }
 
 /// What a design's tensors cost per token, independent of the workload: per-tensor weight
@@ -340,6 +343,8 @@ pub struct TensorPlan {
     ops_per_token: f64,
     /// The distinct formats of the weight matrices (what an engine must support).
     formats: Vec<QuantFormat>,
+    /// The operators of a token, which every sum above comes from.
+    table: Arc<TokenTable>,
 }
 
 impl TensorPlan {
@@ -349,42 +354,9 @@ impl TensorPlan {
         let c = &s.cost;
         let weights = WeightBytes::new(m, &s.weights);
         let lead = s.device.fastest_cluster();
-        let mut dense_bytes = 0.0;
-        let mut dense_elems = 0.0;
-        let mut dense_cycles = (0.0, 0.0);
-        let mut expert = (0.0, 0.0, (0.0, 0.0));
-        let mut n_moe_layers = 0u64;
-        for (t, f, bytes) in &weights.tensors {
-            let (a, q) = cluster_cycles_per_weight(*f, lead, c, 1.0);
-            if t.class.is_routed_expert() {
-                let per = t.experts as f64;
-                let el = (t.elements() as f64) / per;
-                expert.0 += *bytes as f64 / per;
-                expert.1 += el;
-                expert.2.0 += el * a;
-                expert.2.1 += el * q;
-                if t.class == TensorClass::FfnUpExps {
-                    n_moe_layers += 1;
-                }
-                continue;
-            }
-            if t.is_vector() {
-                dense_bytes += *bytes as f64;
-                continue;
-            }
-            let (b, el) = if t.class == TensorClass::TokenEmbd && !m.tied_embeddings {
-                // One row is looked up per token.
-                (*bytes as f64 / t.rows as f64, t.row_len as f64)
-            } else {
-                (*bytes as f64, t.elements() as f64)
-            };
-            dense_bytes += b;
-            if t.class != TensorClass::TokenEmbd || m.tied_embeddings {
-                dense_elems += el;
-                dense_cycles.0 += el * a;
-                dense_cycles.1 += el * q;
-            }
-        }
+        let table = TokenTable::new(s, &weights, &|f| cluster_cycles_per_weight(f, lead, c, 1.0));
+        let dense = table.sum(|o| o.kind != OpKind::Experts);
+        let experts = table.sum(|o| o.kind == OpKind::Experts);
         let kv_layers = m.kv_cache_layers();
         let kinds = m.layer_kinds();
         let count = |k: LayerKind| kinds.iter().filter(|x| **x == k).count() as f64;
@@ -398,11 +370,12 @@ impl TensorPlan {
         let matrices = weights.tensors.iter().filter(|x| !x.0.is_vector()).count() as f64;
         TensorPlan {
             active_params: m.params().active_per_token,
-            dense_bytes,
-            dense_elems,
-            dense_cycles,
-            expert,
-            n_moe_layers,
+            dense_bytes: dense.bytes,
+            dense_elems: dense.macs,
+            dense_cycles: (dense.arith_cycles, dense.dequant_cycles),
+            expert: (experts.bytes, experts.macs, (experts.arith_cycles, experts.dequant_cycles)),
+            n_moe_layers: table.moe_layers(),
+            table: Arc::new(table),
             n_full_kv: kv_layers.iter().filter(|x| x.1 == LayerKind::Full).count() as u64,
             n_sliding_kv: kv_layers.iter().filter(|x| x.1 == LayerKind::Sliding).count() as u64,
             n_full: count(LayerKind::Full),
@@ -559,6 +532,7 @@ impl CostPlan {
             storage_gbps: d.storage.read_gbps,
             weights: tp.weights.clone(),
             error_ratio: unit.costs.error_ratio,
+            table: tp.table.clone(),
             assumed: unit.assumed,
         })
     }

@@ -11,6 +11,7 @@
 pub mod analytic;
 pub mod des;
 pub mod footprint;
+pub mod token;
 pub mod unit;
 
 pub use analytic::{
@@ -21,6 +22,7 @@ pub use footprint::{
     Fallback, Footprint, WeightBytes, gguf_file_bytes, ideal_weight_bytes, kv_cache_bytes, resident_weight_bytes,
 };
 
+pub use token::{OpKind, TokenTable};
 pub use unit::UnitModel;
 
 /// Errors of the estimators.

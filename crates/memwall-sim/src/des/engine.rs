@@ -351,7 +351,7 @@ impl Objects {
         // (walked one by one) form one object; the embedding row and the head another.
         let mut layer_bytes = vec![0.0; n];
         let mut global_bytes = 0.0;
-        for op in decode_ops(s, plan, 0) {
+        for op in decode_ops(plan, 0) {
             match (op.layer, op.kind) {
                 (_, OpKind::Experts) => {}
                 (Some(l), _) if (l as usize) < n => layer_bytes[l as usize] += op.weight_bytes,

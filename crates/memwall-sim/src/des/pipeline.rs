@@ -3,40 +3,14 @@
 //! its FFN or MoE router, routed and shared experts, and the LM head, each with its weight
 //! bytes, KV/state bytes and multiply-adds.
 //!
-//! The operations sum exactly to the estimator's [`CostPlan::decode_work`] (tested), which
-//! times a token as one overlap of memory and compute; the simulator walks the same
-//! operations layer by layer through its caches.
+//! The operations are the design's [`crate::token::TokenTable`] at a given context, the
+//! same table the estimator's [`CostPlan::decode_work`] sums (so they agree exactly, tested);
+//! the simulator walks them layer by layer through its caches.
 
-use memwall_spec::{LayerKind, Scenario, TensorClass};
 use serde::Serialize;
 
 use crate::analytic::{CostPlan, attended_tokens};
-
-/// What an operation does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OpKind {
-    /// One row of the embedding table.
-    Embedding,
-    /// Q, K, V and output projections (with their norms and biases; MLA's low-rank ones).
-    AttnProjections,
-    /// Scores and weighted values over the KV held (KV read and the new token's write).
-    Attention,
-    /// SSM or linear-attention projections.
-    RecurrentProjections,
-    /// The recurrent state read, update and write.
-    StateUpdate,
-    /// Dense FFN (gate, up, down, norm).
-    Ffn,
-    /// MoE router logits.
-    Router,
-    /// The routed experts a step touches.
-    Experts,
-    /// Shared experts.
-    SharedExperts,
-    /// Final norm and output projection.
-    LmHead,
-}
+pub use crate::token::OpKind;
 
 /// One operation of a decode step (all sequences of the batch).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -53,21 +27,6 @@ pub struct Op {
     pub macs: f64,
 }
 
-fn kind_of(class: TensorClass) -> OpKind {
-    use TensorClass::*;
-    match class {
-        TokenEmbd => OpKind::Embedding,
-        Output | OutputNorm => OpKind::LmHead,
-        FfnNorm | FfnGate | FfnUp | FfnDown => OpKind::Ffn,
-        FfnGateInp => OpKind::Router,
-        FfnGateExps | FfnUpExps | FfnDownExps => OpKind::Experts,
-        FfnGateShexp | FfnUpShexp | FfnDownShexp => OpKind::SharedExperts,
-        SsmIn | SsmConv1d | SsmConv1dBias | SsmX | SsmDt | SsmDtBias | SsmA | SsmD | SsmNorm | SsmOut | LinearQ
-        | LinearK | LinearV | LinearGate | LinearBeta | LinearOut => OpKind::RecurrentProjections,
-        _ => OpKind::AttnProjections,
-    }
-}
-
 /// The operations of decoding one token per sequence with `ctx` tokens already cached.
 ///
 /// Weights: every tensor's bytes (the embedding: one row, unless tied to the head); routed
@@ -77,61 +36,51 @@ fn kind_of(class: TensorClass) -> OpKind {
 /// re-read it per query head, and the new token's write); recurrent layers: state read + write. Multiply-adds: one per weight
 /// element and sequence (experts: `top_k` per sequence), attention `attended × per-layer
 /// MACs`, state updates `3 × state bytes / 8`.
-pub fn decode_ops(s: &Scenario, plan: &CostPlan, ctx: u64) -> Vec<Op> {
-    let m = &s.model;
+pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
+    let t = &plan.table;
     let b = plan.batch as f64;
-    let mut ops: Vec<Op> = Vec::with_capacity(6 * m.n_layers as usize + 2);
-    let mut add = |layer: Option<u32>, kind: OpKind, weight_bytes: f64, kv_bytes: f64, macs: f64| match ops
-        .iter_mut()
-        .rev()
-        .find(|o| o.layer == layer && o.kind == kind)
-    {
-        Some(o) => {
-            o.weight_bytes += weight_bytes;
-            o.kv_bytes += kv_bytes;
-            o.macs += macs;
-        }
-        None => ops.push(Op { layer, kind, weight_bytes, kv_bytes, macs }),
-    };
     let (distinct, top_k) = match plan.moe {
         Some((_, k, layers)) if layers > 0 => (plan.decode_distinct, k as f64),
         _ => (0.0, 0.0),
     };
-    add(None, OpKind::Embedding, 0.0, 0.0, 0.0);
-    let kv_owner: Vec<(u32, LayerKind)> = m.kv_cache_layers();
-    let kinds = m.layer_kinds();
-    for (t, _, bytes) in &plan.weights.tensors {
-        let kind = kind_of(t.class);
-        let bytes = *bytes as f64;
-        let el = t.elements() as f64;
-        let (wb, macs) = match kind {
-            OpKind::Experts => {
-                let per = t.experts as f64;
-                (distinct * bytes / per, b * top_k * el / per)
-            }
-            OpKind::Embedding if !m.tied_embeddings => (bytes / t.rows as f64, 0.0),
-            _ if t.is_vector() => (bytes, 0.0),
-            _ => (bytes, b * el),
+    let mut ops: Vec<Op> = Vec::with_capacity(t.weights.len() + t.attention.len() + t.state.len() + 1);
+    ops.push(Op { layer: None, kind: OpKind::Embedding, weight_bytes: 0.0, kv_bytes: 0.0, macs: 0.0 });
+    for w in &t.weights {
+        let (weight_bytes, macs) = match w.kind {
+            OpKind::Experts => (distinct * w.weight_bytes, b * top_k * w.macs),
+            _ => (w.weight_bytes, b * w.macs),
         };
-        // A tied embedding is read whole as the LM head.
-        let kind = if kind == OpKind::Embedding && m.tied_embeddings { OpKind::LmHead } else { kind };
-        add(t.layer, kind, wb, 0.0, macs);
-        if let Some(l) = t.layer
-            && t.class == TensorClass::AttnNorm
+        match ops.iter_mut().find(|o| o.layer == w.layer && o.kind == w.kind) {
+            Some(o) => {
+                o.weight_bytes += weight_bytes;
+                o.macs += macs;
+            }
+            None => ops.push(Op { layer: w.layer, kind: w.kind, weight_bytes, kv_bytes: 0.0, macs }),
+        }
+        // Attention follows its layer's projections.
+        if w.kind == OpKind::AttnProjections
+            && let Some(a) = t.attention.iter().find(|a| Some(a.layer) == w.layer)
+            && !ops.iter().any(|o| o.layer == w.layer && o.kind == OpKind::Attention)
         {
-            // Attention over the layer's KV (owned or shared).
-            let lk = kinds.get(l as usize).copied().unwrap_or(LayerKind::Full);
-            let attended = attended_tokens(lk, ctx + 1, plan.window) as f64;
-            let owns = kv_owner.iter().any(|(o, _)| *o == l);
-            let kv = if owns { (plan.kv_reads * attended + 1.0) * plan.kv_token_bytes } else { 0.0 };
-            add(Some(l), OpKind::Attention, 0.0, b * kv, b * attended * plan.attn_layer_macs);
+            let attended = attended_tokens(a.kind, ctx + 1, plan.window) as f64;
+            let kv = if a.owns_kv { (plan.kv_reads * attended + 1.0) * plan.kv_token_bytes } else { 0.0 };
+            ops.push(Op {
+                layer: Some(a.layer),
+                kind: OpKind::Attention,
+                weight_bytes: 0.0,
+                kv_bytes: b * kv,
+                macs: b * attended * plan.attn_layer_macs,
+            });
         }
     }
-    for (l, k) in kinds.iter().enumerate() {
-        let state = 2.0 * m.state_bytes(*k) as f64;
-        if state > 0.0 {
-            add(Some(l as u32), OpKind::StateUpdate, 0.0, b * state, b * 3.0 * state / 8.0);
-        }
+    for st in &t.state {
+        ops.push(Op {
+            layer: Some(st.layer),
+            kind: OpKind::StateUpdate,
+            weight_bytes: 0.0,
+            kv_bytes: b * st.bytes,
+            macs: b * 3.0 * st.bytes / 8.0,
+        });
     }
     ops.retain(|o| o.weight_bytes > 0.0 || o.kv_bytes > 0.0 || o.macs > 0.0);
     ops
@@ -140,7 +89,7 @@ pub fn decode_ops(s: &Scenario, plan: &CostPlan, ctx: u64) -> Vec<Op> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memwall_spec::{KvQuant, WeightQuant};
+    use memwall_spec::{KvQuant, Scenario, WeightQuant};
 
     /// The phone of the estimator's physics tests.
     const DEVICE: &str = include_str!("../../tests/data/test-phone.toml");
@@ -175,7 +124,7 @@ mod tests {
             s.validate().unwrap();
             let plan = CostPlan::new(&s).unwrap();
             for ctx in [0, 10, 63, 64, 500] {
-                let ops = decode_ops(&s, &plan, ctx);
+                let ops = decode_ops(&plan, ctx);
                 let w = plan.decode_work(ctx);
                 let sum = |f: fn(&Op) -> f64| ops.iter().map(f).sum::<f64>();
                 let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
@@ -190,7 +139,7 @@ mod tests {
     fn each_layer_has_its_operations() {
         let s = scenario(HYBRID, 1);
         let plan = CostPlan::new(&s).unwrap();
-        let ops = decode_ops(&s, &plan, 100);
+        let ops = decode_ops(&plan, 100);
         let kinds = |l: u32| ops.iter().filter(|o| o.layer == Some(l)).map(|o| o.kind).collect::<Vec<_>>();
         // Layers 0 and 1 are SSM, 2 attention, 3 SSM again.
         assert!(kinds(0).contains(&OpKind::StateUpdate) && kinds(0).contains(&OpKind::RecurrentProjections));
@@ -203,7 +152,7 @@ mod tests {
         assert_eq!(att.kv_bytes, 102.0 * plan.kv_token_bytes);
         let s = scenario(MOE, 1);
         let plan = CostPlan::new(&s).unwrap();
-        let ops = decode_ops(&s, &plan, 0);
+        let ops = decode_ops(&plan, 0);
         for l in 0..3 {
             let e = ops.iter().find(|o| o.layer == Some(l) && o.kind == OpKind::Experts).unwrap();
             let r = ops.iter().find(|o| o.layer == Some(l) && o.kind == OpKind::Router).unwrap();

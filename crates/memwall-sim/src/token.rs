@@ -1,0 +1,196 @@
+//! One description of a token: the table of a design's operators, built once from its
+//! tensors. The estimator's per-token sums ([`crate::TensorPlan`]) and the simulator's
+//! per-layer operations ([`crate::des::decode_ops`]) both come from it, so a cost added to an
+//! operator (a calibrated term) is added in one place.
+//!
+//! Each weight operator has, per sequence and independent of the context, the weight bytes it
+//! reads, its multiply-adds and its CPU arithmetic and dequantization cycles on the design's
+//! fastest cluster; routed experts are costed per expert (the step multiplies by the experts
+//! it touches). Attention and recurrent-state operators are listed with what their cost
+//! depends on (the layer's kind, whether it owns its KV cache, its state bytes); the context
+//! is applied when a step is costed.
+
+use memwall_spec::{LayerKind, QuantFormat, Scenario, TensorClass};
+use serde::Serialize;
+
+use crate::footprint::WeightBytes;
+
+/// What an operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// One row of the embedding table.
+    Embedding,
+    /// Q, K, V and output projections (with their norms and biases; MLA's low-rank ones).
+    AttnProjections,
+    /// Scores and weighted values over the KV held (KV read and the new token's write).
+    Attention,
+    /// SSM or linear-attention projections.
+    RecurrentProjections,
+    /// The recurrent state read, update and write.
+    StateUpdate,
+    /// Dense FFN (gate, up, down, norm).
+    Ffn,
+    /// MoE router logits.
+    Router,
+    /// The routed experts a step touches.
+    Experts,
+    /// Shared experts.
+    SharedExperts,
+    /// Final norm and output projection.
+    LmHead,
+}
+
+/// The operator a tensor belongs to.
+pub fn kind_of(class: TensorClass) -> OpKind {
+    use TensorClass::*;
+    match class {
+        TokenEmbd => OpKind::Embedding,
+        Output | OutputNorm => OpKind::LmHead,
+        FfnNorm | FfnGate | FfnUp | FfnDown => OpKind::Ffn,
+        FfnGateInp => OpKind::Router,
+        FfnGateExps | FfnUpExps | FfnDownExps => OpKind::Experts,
+        FfnGateShexp | FfnUpShexp | FfnDownShexp => OpKind::SharedExperts,
+        SsmIn | SsmConv1d | SsmConv1dBias | SsmX | SsmDt | SsmDtBias | SsmA | SsmD | SsmNorm | SsmOut | LinearQ
+        | LinearK | LinearV | LinearGate | LinearBeta | LinearOut => OpKind::RecurrentProjections,
+        _ => OpKind::AttnProjections,
+    }
+}
+
+/// A weight operator's cost per sequence (routed experts: of one expert).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WeightOp {
+    /// Layer, `None` for the embedding and the head.
+    pub layer: Option<u32>,
+    /// What it does.
+    pub kind: OpKind,
+    /// Weight bytes read.
+    pub weight_bytes: f64,
+    /// Multiply-adds (one per weight element the token multiplies).
+    pub macs: f64,
+    /// CPU arithmetic cycles on one core of the fastest cluster.
+    pub arith_cycles: f64,
+    /// CPU dequantization cycles on one core of the fastest cluster.
+    pub dequant_cycles: f64,
+}
+
+/// An attention layer: what its cost depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AttentionOp {
+    /// Layer.
+    pub layer: u32,
+    /// Full or sliding attention.
+    pub kind: LayerKind,
+    /// Whether the layer owns its KV cache (with cross-layer sharing, only the first of a
+    /// group does; the others read it without holding it).
+    pub owns_kv: bool,
+}
+
+/// A recurrent layer's state update.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct StateOp {
+    /// Layer.
+    pub layer: u32,
+    /// State bytes read and written per sequence.
+    pub bytes: f64,
+}
+
+/// The operators of a design's token.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TokenTable {
+    /// Weight operators, one per (layer, kind), in tensor order.
+    pub weights: Vec<WeightOp>,
+    /// Attention layers.
+    pub attention: Vec<AttentionOp>,
+    /// Recurrent state updates.
+    pub state: Vec<StateOp>,
+}
+
+/// Sums of weight operators.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct WeightSums {
+    /// Weight bytes.
+    pub bytes: f64,
+    /// Multiply-adds.
+    pub macs: f64,
+    /// Arithmetic cycles.
+    pub arith_cycles: f64,
+    /// Dequantization cycles.
+    pub dequant_cycles: f64,
+}
+
+impl TokenTable {
+    /// The table of `s`'s model under `weights` (the scenario must be valid). `cycles(f)` gives
+    /// the (arithmetic, dequantization) cycles per weight of format `f` on one core of the
+    /// fastest cluster.
+    pub fn new(s: &Scenario, weights: &WeightBytes, cycles: &dyn Fn(QuantFormat) -> (f64, f64)) -> Self {
+        let m = &s.model;
+        let mut ops: Vec<WeightOp> = Vec::with_capacity(6 * m.n_layers as usize + 2);
+        for (t, f, bytes) in &weights.tensors {
+            let kind = kind_of(t.class);
+            let bytes = *bytes as f64;
+            let el = t.elements() as f64;
+            let (wb, macs) = match kind {
+                OpKind::Experts => (bytes / t.experts as f64, el / t.experts as f64),
+                // One row of an untied embedding is looked up per token.
+                OpKind::Embedding if !m.tied_embeddings => (bytes / t.rows as f64, 0.0),
+                _ if t.is_vector() => (bytes, 0.0),
+                _ => (bytes, el),
+            };
+            // A tied embedding is read whole as the LM head.
+            let kind = if kind == OpKind::Embedding && m.tied_embeddings { OpKind::LmHead } else { kind };
+            let (a, q) = if macs > 0.0 { cycles(*f) } else { (0.0, 0.0) };
+            let op = WeightOp {
+                layer: t.layer,
+                kind,
+                weight_bytes: wb,
+                macs,
+                arith_cycles: macs * a,
+                dequant_cycles: macs * q,
+            };
+            match ops.iter_mut().rev().find(|o| o.layer == t.layer && o.kind == kind) {
+                Some(o) => {
+                    o.weight_bytes += op.weight_bytes;
+                    o.macs += op.macs;
+                    o.arith_cycles += op.arith_cycles;
+                    o.dequant_cycles += op.dequant_cycles;
+                }
+                None => ops.push(op),
+            }
+        }
+        let kinds = m.layer_kinds();
+        let owners = m.kv_cache_layers();
+        let attention = kinds
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| matches!(k, LayerKind::Full | LayerKind::Sliding))
+            .map(|(l, k)| AttentionOp {
+                layer: l as u32,
+                kind: *k,
+                owns_kv: owners.iter().any(|(o, _)| *o == l as u32),
+            })
+            .collect();
+        let state = kinds
+            .iter()
+            .enumerate()
+            .map(|(l, k)| StateOp { layer: l as u32, bytes: 2.0 * m.state_bytes(*k) as f64 })
+            .filter(|s| s.bytes > 0.0)
+            .collect();
+        TokenTable { weights: ops, attention, state }
+    }
+
+    /// Sums over the weight operators that `keep` selects.
+    pub fn sum(&self, keep: impl Fn(&WeightOp) -> bool) -> WeightSums {
+        self.weights.iter().filter(|o| keep(o)).fold(WeightSums::default(), |s, o| WeightSums {
+            bytes: s.bytes + o.weight_bytes,
+            macs: s.macs + o.macs,
+            arith_cycles: s.arith_cycles + o.arith_cycles,
+            dequant_cycles: s.dequant_cycles + o.dequant_cycles,
+        })
+    }
+
+    /// Layers with routed experts.
+    pub fn moe_layers(&self) -> u64 {
+        self.weights.iter().filter(|o| o.kind == OpKind::Experts).count() as u64
+    }
+}
