@@ -70,23 +70,28 @@ impl MambaState {
         c: &[f32],
         y: &mut [f32],
     ) -> Result<(), KernelError> {
-        let (di, ds, dc) = (self.d_inner, self.d_state, self.d_conv);
+        let di = self.d_inner;
+        let mut u = vec![0f32; di];
+        self.convolve(p, x, &mut u)?;
+        self.scan(p, &u, z, dt, b, c, y)
+    }
+
+    /// The causal convolution of one token: `u = silu(conv_b + Σ_k conv_w[k] × window[k])`
+    /// over the last `d_conv − 1` inputs and `x`, then `x` joins the window. In Mamba, the
+    /// projections giving Δ, B and C are taken of this `u`.
+    pub fn convolve(&mut self, p: &MambaParams, x: &[f32], u: &mut [f32]) -> Result<(), KernelError> {
+        let (di, dc) = (self.d_inner, self.d_conv);
         for (what, len, want) in [
             ("x", x.len(), di),
-            ("z", z.len(), di),
-            ("dt", dt.len(), di),
-            ("b", b.len(), ds),
-            ("c", c.len(), ds),
-            ("y", y.len(), di),
+            ("u", u.len(), di),
             ("conv_w", p.conv_w.len(), di * dc),
-            ("a", p.a.len(), di * ds),
+            ("conv_b", p.conv_b.len(), di),
         ] {
             if len != want {
                 return Err(KernelError::Shape { what, len, expected: want });
             }
         }
         for ch in 0..di {
-            // Causal convolution over the window plus the new input.
             let w = &p.conv_w[ch * dc..(ch + 1) * dc];
             let mut acc = p.conv_b[ch];
             for (k, wk) in w[..dc - 1].iter().enumerate() {
@@ -99,16 +104,49 @@ impl MambaState {
             if dc > 1 {
                 self.conv[(dc - 2) * di + ch] = x[ch];
             }
-            let u = silu(acc);
+            u[ch] = silu(acc);
+        }
+        Ok(())
+    }
+
+    /// The selective scan of one token on the convolved input `u`: `Δ = softplus(dt)`,
+    /// `h ← exp(Δ A) h + Δ B u`, `y = (C·h + D u) × silu(z)`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan(
+        &mut self,
+        p: &MambaParams,
+        u: &[f32],
+        z: &[f32],
+        dt: &[f32],
+        b: &[f32],
+        c: &[f32],
+        y: &mut [f32],
+    ) -> Result<(), KernelError> {
+        let (di, ds) = (self.d_inner, self.d_state);
+        for (what, len, want) in [
+            ("u", u.len(), di),
+            ("z", z.len(), di),
+            ("dt", dt.len(), di),
+            ("b", b.len(), ds),
+            ("c", c.len(), ds),
+            ("y", y.len(), di),
+            ("a", p.a.len(), di * ds),
+            ("d", p.d.len(), di),
+        ] {
+            if len != want {
+                return Err(KernelError::Shape { what, len, expected: want });
+            }
+        }
+        for ch in 0..di {
             let delta = softplus(dt[ch]);
             let h = &mut self.h[ch * ds..(ch + 1) * ds];
             let a = &p.a[ch * ds..(ch + 1) * ds];
             let mut out = 0f32;
             for n in 0..ds {
-                h[n] = (delta * a[n]).exp() * h[n] + delta * b[n] * u;
+                h[n] = (delta * a[n]).exp() * h[n] + delta * b[n] * u[ch];
                 out += c[n] * h[n];
             }
-            y[ch] = (out + p.d[ch] * u) * silu(z[ch]);
+            y[ch] = (out + p.d[ch] * u[ch]) * silu(z[ch]);
         }
         Ok(())
     }
