@@ -9,6 +9,8 @@
 //! - [`io`]: presets, experiments and sweeps, Arrow results and Parquet export.
 //! - [`kernels`]: the reference kernels (GGUF block formats, SIMD GEMV, KV attention, MoE,
 //!   SSM) whose measured costs calibrate the simulator.
+//! - [`engine`]: a real decode engine built from the kernels (random weights in any GGUF
+//!   format), timed per token and operator, with an f64 reference.
 //!
 //! ```
 //! use memwall::io::{load_device, load_model};
@@ -30,6 +32,7 @@
 //! ```
 
 pub use memwall_calib as calib;
+pub use memwall_engine as engine;
 pub use memwall_io as io;
 pub use memwall_kernels as kernels;
 pub use memwall_sim as sim;

@@ -32,6 +32,8 @@ macro_rules! eprintln {
     };
 }
 
+mod decode;
+
 #[derive(Parser)]
 #[command(name = "memwall", version, about = "The memory wall of on-device LLM inference")]
 struct Cli {
@@ -111,6 +113,9 @@ enum Command {
         #[arg(long)]
         engine_out: Option<PathBuf>,
     },
+    /// Decode for real on this machine with memwall's reference engine: a model with seeded
+    /// random weights in the chosen formats, timed per token and per operator.
+    Decode(decode::DecodeArgs),
     /// Check predictions against published measurements, leave-one-device-out: every
     /// device's rows are predicted by a fit of the engine figures on the other devices.
     Validate {
@@ -187,14 +192,7 @@ struct ScenarioArgs {
 
 impl ScenarioArgs {
     fn scenario(&self) -> Result<Scenario> {
-        let fmt = |field: &str, v: &str| -> Result<QuantFormat> {
-            v.parse::<QuantFormat>().map_err(|e| e.within(field)).context("bad KV format")
-        };
-        let both = fmt("kv", &self.kv)?;
-        let kv = KvQuant {
-            k: self.kv_k.as_deref().map(|v| fmt("kv_k", v)).transpose()?.unwrap_or(both),
-            v: self.kv_v.as_deref().map(|v| fmt("kv_v", v)).transpose()?.unwrap_or(both),
-        };
+        let kv = kv_formats(&self.kv, self.kv_k.as_deref(), self.kv_v.as_deref())?;
         let backend = match self.backend.as_str() {
             "cpu" => Backend::Cpu,
             "gpu" => Backend::Gpu,
@@ -239,6 +237,18 @@ impl ScenarioArgs {
         }
         Ok(s)
     }
+}
+
+/// The KV formats of `--kv`, `--kv-k` and `--kv-v` (the last two override the first).
+fn kv_formats(both: &str, k: Option<&str>, v: Option<&str>) -> Result<KvQuant> {
+    let fmt = |field: &str, v: &str| -> Result<QuantFormat> {
+        v.parse::<QuantFormat>().map_err(|e| e.within(field)).context("bad KV format")
+    };
+    let both = fmt("kv", both)?;
+    Ok(KvQuant {
+        k: k.map(|v| fmt("kv_k", v)).transpose()?.unwrap_or(both),
+        v: v.map(|v| fmt("kv_v", v)).transpose()?.unwrap_or(both),
+    })
 }
 
 fn gb(bytes: u64) -> String {
@@ -934,6 +944,7 @@ fn main() -> ExitCode {
                 e.map(|e| print_estimate(&s, &e))
             })
             .and_then(|r| r.map_err(Into::into)),
+        Command::Decode(a) => decode::decode(a),
         Command::Run { experiment, out, max_rows, max_points } => run(experiment, out.clone(), *max_rows, *max_points),
         Command::Calibrate { from_llama_bench, device, model, engine, out, engine_out } => {
             calibrate_from_llama_bench(from_llama_bench, device, model, engine, out, engine_out.as_deref())

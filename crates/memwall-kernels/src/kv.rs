@@ -109,6 +109,19 @@ impl KvCache {
     /// `n_heads × head_dim`. Scores are `q·k / sqrt(head_dim)` with a numerically stable
     /// softmax over the tokens held.
     pub fn attend(&self, q: &[f32], n_heads: usize, out: &mut [f32]) -> Result<(), KernelError> {
+        self.attend_heads(q, n_heads, 0..n_heads, out)
+    }
+
+    /// [`KvCache::attend`] for the query heads `heads` only (`out` is `heads.len() × head_dim`),
+    /// so that threads can share one token's attention: each KV head's keys and values are
+    /// read once for the heads of its group that fall in the range.
+    pub fn attend_heads(
+        &self,
+        q: &[f32],
+        n_heads: usize,
+        heads: std::ops::Range<usize>,
+        out: &mut [f32],
+    ) -> Result<(), KernelError> {
         let hd = self.head_dim;
         if n_heads == 0 || !n_heads.is_multiple_of(self.n_kv_heads) {
             return Err(KernelError::Shape {
@@ -117,9 +130,12 @@ impl KvCache {
                 expected: self.n_kv_heads,
             });
         }
-        for (what, len) in [("q", q.len()), ("out", out.len())] {
-            if len != n_heads * hd {
-                return Err(KernelError::Shape { what, len, expected: n_heads * hd });
+        if heads.start > heads.end || heads.end > n_heads {
+            return Err(KernelError::Shape { what: "heads (end)", len: heads.end, expected: n_heads });
+        }
+        for (what, len, want) in [("q", q.len(), n_heads * hd), ("out", out.len(), heads.len() * hd)] {
+            if len != want {
+                return Err(KernelError::Shape { what, len, expected: want });
             }
         }
         let tokens = self.len();
@@ -132,12 +148,13 @@ impl KvCache {
         let scale = 1.0 / (hd as f32).sqrt();
         let token_k = self.n_kv_heads * self.row_k;
         let token_v = self.n_kv_heads * self.row_v;
-        let mut scores = vec![0f32; group * tokens];
+        let mut scores = vec![0f32; group.min(heads.len()) * tokens];
         let mut vrow = vec![0f32; hd];
-        for kvh in 0..self.n_kv_heads {
-            let heads = kvh * group..(kvh + 1) * group;
-            let acts =
-                heads.clone().map(|h| kernel.prepare(&q[h * hd..(h + 1) * hd])).collect::<Result<Vec<_>, _>>()?;
+        let (first_kv, last_kv) = (heads.start / group, heads.end.div_ceil(group));
+        for kvh in first_kv..last_kv {
+            // Query heads of this KV head's group within the range, and their place in `out`.
+            let hs = (kvh * group).max(heads.start)..((kvh + 1) * group).min(heads.end);
+            let acts = hs.clone().map(|h| kernel.prepare(&q[h * hd..(h + 1) * hd])).collect::<Result<Vec<_>, _>>()?;
             for a in &acts {
                 check_row(self.k_format, self.row_k, a)?;
             }
@@ -148,7 +165,7 @@ impl KvCache {
                     scores[g * tokens + t] = kernel.dot_checked(krow, a) * scale;
                 }
             }
-            for g in 0..group {
+            for g in 0..hs.len() {
                 let s = &mut scores[g * tokens..(g + 1) * tokens];
                 let max = s.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
                 let mut sum = 0f32;
@@ -158,16 +175,17 @@ impl KvCache {
                 }
                 s.iter_mut().for_each(|v| *v /= sum);
             }
-            for h in heads.clone() {
-                out[h * hd..(h + 1) * hd].fill(0.0);
+            let local = |h: usize| (h - heads.start) * hd..(h - heads.start + 1) * hd;
+            for h in hs.clone() {
+                out[local(h)].fill(0.0);
             }
             // Values of this KV head, read once, accumulated into every head of the group.
             for t in 0..tokens {
                 let vb = &self.v[t * token_v + kvh * self.row_v..t * token_v + (kvh + 1) * self.row_v];
                 dequantize_into(self.v_format, vb, &mut vrow)?;
-                for (g, h) in heads.clone().enumerate() {
+                for (g, h) in hs.clone().enumerate() {
                     let p = scores[g * tokens + t];
-                    for (o, v) in out[h * hd..(h + 1) * hd].iter_mut().zip(&vrow) {
+                    for (o, v) in out[local(h)].iter_mut().zip(&vrow) {
                         *o += p * v;
                     }
                 }

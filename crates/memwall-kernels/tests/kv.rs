@@ -80,3 +80,30 @@ fn bad_shapes_are_refused() {
     c.append(&[0.0; 64], &[0.0; 64]).unwrap();
     assert!(c.attend(&[0.0; 96], 3, &mut [0.0; 96]).is_err());
 }
+
+#[test]
+fn attention_split_by_query_heads_equals_the_whole() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let (n_heads, head_dim, tokens) = (8, 32, 40);
+    for n_kv in [8, 2, 1] {
+        let row = n_kv * head_dim;
+        let mut c = KvCache::new(n_kv, head_dim, GgmlType::Q8_0, GgmlType::Q4_0, None).unwrap();
+        for _ in 0..tokens {
+            c.append(&gaussian(row, &mut rng), &gaussian(row, &mut rng)).unwrap();
+        }
+        let q = gaussian(n_heads * head_dim, &mut rng);
+        let mut whole = vec![0f32; n_heads * head_dim];
+        c.attend(&q, n_heads, &mut whole).unwrap();
+        // Ranges that cut through KV groups, and an empty one.
+        for cut in [0, 1, 3, 5, 8] {
+            let mut parts = vec![0f32; n_heads * head_dim];
+            let (a, b) = parts.split_at_mut(cut * head_dim);
+            c.attend_heads(&q, n_heads, 0..cut, a).unwrap();
+            c.attend_heads(&q, n_heads, cut..n_heads, b).unwrap();
+            assert_eq!(parts, whole, "{n_kv} KV heads cut at {cut}");
+        }
+    }
+    let c = KvCache::new(2, 32, GgmlType::F16, GgmlType::F16, None).unwrap();
+    assert!(c.attend_heads(&[0.0; 128], 4, 2..5, &mut [0.0; 96]).is_err());
+    assert!(c.attend_heads(&[0.0; 128], 4, 1..3, &mut [0.0; 96]).is_err());
+}

@@ -7,14 +7,6 @@ use memwall_spec::{
     LayerKind, ModelSpec, QuantFormat, Scenario, SpecError, Tensor, TensorClass, WeightQuant, Workload,
 };
 
-/// Bytes of one tensor stored in `f`: `rows × experts × row_bytes(row_len)`, where a row
-/// that ends mid-group of a generic group format pads its last group (ggml types fall back
-/// to another type before they get here, see [`memwall_spec::mix::fallback`]).
-pub fn tensor_bytes(t: &Tensor, f: QuantFormat) -> u64 {
-    let row = f.row_bytes(t.row_len).unwrap_or_else(|| f.padded_bytes(t.row_len));
-    t.rows * t.experts * row
-}
-
 /// Tensors of one class whose rows forced llama.cpp's fallback from one format to another.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fallback {
@@ -91,8 +83,7 @@ impl WeightBytes {
                 }),
             }
         }
-        let tensors: Vec<_> =
-            assigned.iter().map(|a| (a.tensor, a.format, tensor_bytes(&a.tensor, a.format))).collect();
+        let tensors: Vec<_> = assigned.iter().map(|a| (a.tensor, a.format, a.tensor.bytes_in(a.format))).collect();
         let total = tensors.iter().map(|x| x.2).sum();
         let params = tensors.iter().map(|x| x.0.elements()).sum();
         WeightBytes { tensors, total, params, fallbacks, padded_tensors }

@@ -395,6 +395,14 @@ impl Tensor {
         self.row_len * self.rows * self.experts
     }
 
+    /// Bytes of this tensor stored in `f`: `rows × experts × row_bytes(row_len)`, where a row
+    /// that ends mid-group of a generic group format pads its last group (ggml types fall
+    /// back to another type before they get here, see [`crate::mix::fallback`]).
+    pub fn bytes_in(&self, f: crate::QuantFormat) -> u64 {
+        let row = f.row_bytes(self.row_len).unwrap_or_else(|| f.padded_bytes(self.row_len));
+        self.rows * self.experts * row
+    }
+
     /// Whether this is a 1-D tensor (norm weight or bias).
     pub fn is_vector(&self) -> bool {
         self.rows == 1 && self.experts == 1
