@@ -14,6 +14,9 @@
 //! engine profiles.
 
 pub mod fit;
+pub mod host;
+pub mod hostfit;
+pub mod hostval;
 pub mod validate;
 
 pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit};
@@ -33,4 +36,7 @@ pub enum CalibError {
     /// Nothing to fit.
     #[error("{0}")]
     Empty(String),
+    /// A probe of the host failed.
+    #[error("probe: {0}")]
+    Probe(String),
 }

@@ -32,6 +32,7 @@ macro_rules! eprintln {
     };
 }
 
+mod calibrate;
 mod decode;
 
 #[derive(Parser)]
@@ -90,28 +91,39 @@ enum Command {
         #[arg(long, default_value = "2GB")]
         trace_limit: String,
     },
-    /// Calibrate a device from your own measurements: llama-bench output (JSON, JSONL, CSV or
-    /// its markdown table) of a model on the device fits the unit's bandwidth share, the
-    /// engine's fixed cost per token and how attention grows with the context there.
+    /// Calibrate a device. Without `--from-llama-bench`: probe this machine with memwall's
+    /// kernels and engine (read bandwidth by threads and working set, the GEMV of each weight
+    /// format in cache and DRAM, attention per KV format and context, MoE routing, the
+    /// engine's fixed costs), fit the cost model with confidence intervals, and write a device
+    /// profile, an engine profile (`memwall@NAME`) and the raw measurements. With it: fit a
+    /// device from llama-bench output of a model on the device (its bandwidth share, the
+    /// engine's fixed cost per token and how attention grows with the context there).
     Calibrate {
         /// llama-bench output with generation tests (tg128, tg128 @ d4096, ...).
         #[arg(long)]
-        from_llama_bench: PathBuf,
-        /// The device measured: a preset name or TOML path (the starting point).
+        from_llama_bench: Option<PathBuf>,
+        /// With --from-llama-bench: the device measured, a preset name or TOML path.
         #[arg(long)]
-        device: String,
-        /// The model benchmarked: a preset name or TOML path.
+        device: Option<String>,
+        /// With --from-llama-bench: the model benchmarked, a preset name or TOML path.
         #[arg(long)]
-        model: String,
-        /// The engine that ran it.
+        model: Option<String>,
+        /// With --from-llama-bench: the engine that ran it.
         #[arg(long, default_value = "llama.cpp")]
         engine: String,
-        /// Calibrated device file to write.
+        /// Device profile to write (`datasets/hosts/NAME.toml`); the engine profile and the raw
+        /// measurements go beside it (`NAME.engine.toml`, `NAME.measurements.csv`).
         #[arg(long)]
         out: PathBuf,
-        /// Calibrated engine profile to write (default: OUT with `.engine.toml`).
+        /// Engine profile to write (default: OUT with `.engine.toml`).
         #[arg(long)]
         engine_out: Option<PathBuf>,
+        /// Host probing: the short probe set (about 2 minutes).
+        #[arg(long)]
+        quick: bool,
+        /// Host probing: the most threads probed (default: the CPUs available).
+        #[arg(long)]
+        threads: Option<usize>,
     },
     /// Decode for real on this machine with memwall's reference engine: a model with seeded
     /// random weights in the chosen formats, timed per token and per operator.
@@ -122,6 +134,17 @@ enum Command {
         /// Validate decode tok/s across devices (the only kind so far).
         #[arg(long)]
         devices: bool,
+        /// Validate on this machine: run the reference engine on 14 designs and predict each
+        /// with this calibrated host profile (`memwall calibrate --out HOST.toml`; its
+        /// `HOST.engine.toml` beside it).
+        #[arg(long)]
+        host: Option<PathBuf>,
+        /// With --host: tokens timed per design.
+        #[arg(long, default_value_t = 8)]
+        tokens: usize,
+        /// With --host: only the designs whose id contains this.
+        #[arg(long)]
+        only: Option<String>,
         /// The validation table (default: the shipped datasets/validation_decode.csv).
         #[arg(long)]
         table: Option<PathBuf>,
@@ -946,14 +969,27 @@ fn main() -> ExitCode {
             .and_then(|r| r.map_err(Into::into)),
         Command::Decode(a) => decode::decode(a),
         Command::Run { experiment, out, max_rows, max_points } => run(experiment, out.clone(), *max_rows, *max_points),
-        Command::Calibrate { from_llama_bench, device, model, engine, out, engine_out } => {
-            calibrate_from_llama_bench(from_llama_bench, device, model, engine, out, engine_out.as_deref())
+        Command::Calibrate { from_llama_bench, device, model, engine, out, engine_out, quick, threads } => {
+            match (from_llama_bench, device, model) {
+                (Some(file), Some(device), Some(model)) => {
+                    calibrate_from_llama_bench(file, device, model, engine, out, engine_out.as_deref())
+                }
+                (Some(_), _, _) => Err(anyhow::anyhow!("`--from-llama-bench` needs `--device` and `--model`")),
+                (None, Some(_), _) | (None, _, Some(_)) => Err(anyhow::anyhow!(
+                    "`--device` and `--model` go with `--from-llama-bench`; without it memwall probes this machine"
+                )),
+                (None, None, None) => calibrate::host(out, engine_out.as_deref(), *quick, *threads),
+            }
         }
-        Command::Validate { devices, table, out, write_engines } => {
-            if *devices {
+        Command::Validate { devices, host, tokens, only, table, out, write_engines } => {
+            if let Some(h) = host {
+                calibrate::validate_host(h, *tokens, only.as_deref(), out.as_deref())
+            } else if *devices {
                 validate(table.as_deref(), out.as_deref(), write_engines.as_deref())
             } else {
-                Err(anyhow::anyhow!("say what to validate: `memwall validate --devices`"))
+                Err(anyhow::anyhow!(
+                    "say what to validate: `memwall validate --devices` or `memwall validate --host HOST.toml`"
+                ))
             }
         }
         Command::Simulate { scenario, duration, trace, summary, plot, trace_limit } => {

@@ -3,8 +3,8 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use memwall_kernels::gemv::gemv_pool;
-use memwall_kernels::kv::KvCache;
+use memwall_kernels::gemv::{GemvJob, gemv_batch_pool, gemv_pool};
+use memwall_kernels::kv::{KvCache, Span, merge_spans};
 use memwall_kernels::moe::route;
 use memwall_kernels::pool::SpinPool;
 use memwall_kernels::ssm::MambaState;
@@ -378,9 +378,8 @@ impl Engine {
                     routes.push(r.experts.clone());
                     cx.tick(OpClass::Router, t);
                     let mut y = vec![0f32; x.len()];
-                    for (&e, &wt) in r.experts.iter().zip(&r.weights) {
-                        let ye = cx.ffn(experts, e, &xn, OpClass::Experts)?;
-                        y.iter_mut().zip(&ye).for_each(|(a, b)| *a += wt * b);
+                    for (ye, &wt) in cx.experts(experts, &r.experts, &xn)?.iter().zip(&r.weights) {
+                        y.iter_mut().zip(ye).for_each(|(a, b)| *a += wt * b);
                     }
                     if let Some(s) = shared {
                         add(&mut y, &cx.ffn(s, 0, &xn, OpClass::Ffn)?);
@@ -492,6 +491,38 @@ impl Ctx<'_> {
         Ok(y)
     }
 
+    /// The chosen experts' FFNs, each tensor's GEMVs for all of them in one pool pass
+    /// (gate, up, then down), as ggml's `mul_mat_id` runs them.
+    fn experts(&mut self, f: &FfnWeights, chosen: &[usize], x: &[f32]) -> Result<Vec<Vec<f32>>> {
+        let t = Instant::now();
+        let batch = |m: &Mat, xs: &[&[f32]], pool: &SpinPool| -> Result<Vec<Vec<f32>>> {
+            let mut ys = vec![vec![0f32; m.rows()]; chosen.len()];
+            let jobs = chosen
+                .iter()
+                .zip(xs)
+                .zip(ys.iter_mut())
+                .map(|((&e, x), y)| GemvJob { kernel: m.kernel(), m: m.expert(e), x, y })
+                .collect();
+            gemv_batch_pool(jobs, pool)?;
+            Ok(ys)
+        };
+        let same: Vec<&[f32]> = vec![x; chosen.len()];
+        let mut up = batch(&f.up, &same, self.pool)?;
+        match &f.gate {
+            Some(g) => {
+                let gate = batch(g, &same, self.pool)?;
+                for (u, g) in up.iter_mut().zip(&gate) {
+                    u.iter_mut().zip(g).for_each(|(u, g)| *u *= silu(*g));
+                }
+            }
+            None => up.iter_mut().for_each(|u| u.iter_mut().for_each(|v| *v = silu(*v))),
+        }
+        let hs: Vec<&[f32]> = up.iter().map(Vec::as_slice).collect();
+        let ys = batch(&f.down, &hs, self.pool)?;
+        self.tick(OpClass::Experts, t);
+        Ok(ys)
+    }
+
     /// q, k, v; RoPE; append to the cache (its owner) and attend; the output projection.
     fn attention(
         &mut self,
@@ -527,20 +558,35 @@ impl Ctx<'_> {
         }
         let cache = &*cache;
         let mut att = vec![0f32; nh * hd];
-        // Split the query heads over the threads, along KV groups when there are enough.
         let threads = self.pool.threads();
-        let group = nh / nkv;
-        let chunk = if nkv >= threads { group * nkv.div_ceil(threads) } else { nh.div_ceil(threads) };
-        let parts: Vec<Mutex<&mut [f32]>> = att.chunks_mut(chunk * hd).map(Mutex::new).collect();
         let failed = Mutex::new(None);
-        self.pool.run(parts.len(), &|i| {
-            let mut out = parts[i].lock().unwrap_or_else(|e| e.into_inner());
-            let heads = i * chunk..((i + 1) * chunk).min(nh);
-            if let Err(e) = cache.attend_heads(&q, nh, heads, &mut out) {
-                *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
-            }
-        });
-        drop(parts);
+        let fail = |e| *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+        if nkv >= threads || threads == 1 {
+            // Split the query heads over the threads along KV groups: each KV head is read once.
+            let chunk = (nh / nkv) * nkv.div_ceil(threads);
+            let parts: Vec<Mutex<&mut [f32]>> = att.chunks_mut(chunk * hd).map(Mutex::new).collect();
+            self.pool.run(parts.len(), &|i| {
+                let mut out = parts[i].lock().unwrap_or_else(|e| e.into_inner());
+                if let Err(e) = cache.attend_heads(&q, nh, i * chunk..((i + 1) * chunk).min(nh), &mut out) {
+                    fail(e);
+                }
+            });
+        } else {
+            // Fewer KV heads than threads (MQA): split the cached tokens and merge the parts.
+            let n = cache.len();
+            let per = n.div_ceil(threads).max(1);
+            let spans: Vec<Mutex<Option<Span>>> = (0..threads).map(|_| Mutex::new(None)).collect();
+            self.pool.run(
+                threads,
+                &|i| match cache.attend_span(&q, nh, 0..nh, (i * per).min(n)..((i + 1) * per).min(n)) {
+                    Ok(s) => *spans[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(s),
+                    Err(e) => fail(e),
+                },
+            );
+            let spans: Vec<Span> =
+                spans.into_iter().filter_map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner())).collect();
+            merge_spans(&spans, hd, &mut att);
+        }
         if let Some(e) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(e.into());
         }
@@ -575,7 +621,7 @@ impl Ctx<'_> {
         let t = Instant::now();
         let (b, c) = dbc[mw.dt_rank..].split_at(mw.d_state);
         let mut y = vec![0f32; di];
-        state.scan(&mw.params, &u, z, &dt, b, c, &mut y)?;
+        state.scan_pool(&mw.params, &u, z, &dt, b, c, &mut y, self.pool)?;
         self.tick(OpClass::SsmScan, t);
         let t = Instant::now();
         let mut out = vec![0f32; mw.out.rows()];

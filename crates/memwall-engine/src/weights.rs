@@ -24,7 +24,7 @@ use rand_distr::{Distribution, Normal};
 use crate::{EngineError, Result};
 
 /// Matrices up to this many weights get all rows distinct.
-pub const DISTINCT_ELEMS: u64 = 1 << 22;
+pub const DISTINCT_ELEMS: u64 = 1 << 18;
 /// Distinct rows drawn from for larger matrices.
 pub const POOL_ROWS: usize = 512;
 
@@ -254,7 +254,7 @@ impl Weights {
         model.validate()?;
         mix.validate()?;
         supported(model)?;
-        let mut b = Builder { seed, by_name: HashMap::new(), bytes: 0 };
+        let mut b = Builder { seed, pools: Default::default(), by_name: HashMap::new(), bytes: 0 };
         for (i, a) in mix.assign(model).into_iter().enumerate() {
             b.bytes += a.tensor.bytes_in(a.format);
             b.by_name.insert((a.tensor.class, a.tensor.layer), (i as u64, a.tensor, a.format));
@@ -394,6 +394,8 @@ enum Init {
 
 struct Builder {
     seed: u64,
+    /// Distinct quantized rows per (format, row length), shared by the large matrices.
+    pools: std::cell::RefCell<HashMap<(GgmlType, usize), Vec<u8>>>,
     by_name: HashMap<(TensorClass, Option<u32>), (u64, Tensor, QuantFormat)>,
     bytes: u64,
 }
@@ -440,28 +442,52 @@ impl Builder {
         };
         let kernel = Kernel::new(g).map_err(|e| refuse(e.to_string()))?;
         let (rows, cols, experts) = (t.rows as usize, t.row_len as usize, t.experts as usize);
-        let total = rows * experts;
         let mut rng = self.rng(i);
-        let ternary = matches!(g, GgmlType::TQ1_0 | GgmlType::TQ2_0);
-        let distinct = if t.elements() <= DISTINCT_ELEMS { total } else { POOL_ROWS.min(total) };
-        let mut pool = Vec::new();
-        for _ in 0..distinct {
-            let row = random_row(cols, ternary, &mut rng);
-            pool.extend_from_slice(&quantize(g, &row).map_err(|e| refuse(e.to_string()))?);
-        }
-        let row_bytes = pool.len() / distinct.max(1);
-        let data = if distinct == total {
-            pool
+        let data = if t.elements() <= DISTINCT_ELEMS {
+            random_matrix(g, rows * experts, cols, &mut rng)
         } else {
-            let mut data = Vec::with_capacity(total * row_bytes);
-            for _ in 0..total {
-                let r = rng.random_range(0..distinct);
-                data.extend_from_slice(&pool[r * row_bytes..(r + 1) * row_bytes]);
-            }
-            data
-        };
+            let mut pools = self.pools.borrow_mut();
+            let pool = match pools.entry((g, cols)) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(random_matrix(g, POOL_ROWS, cols, &mut rng).map_err(|e| refuse(e.to_string()))?)
+                }
+            };
+            let row_bytes = cols / g.block_size() as usize * g.type_size() as usize;
+            Ok(rows_from_pool(pool, row_bytes, rows * experts, &mut rng))
+        }
+        .map_err(|e| refuse(e.to_string()))?;
+        let row_bytes = data.len() / (rows * experts).max(1);
         Ok(Mat { class, layer, kernel, rows, cols, experts, row_bytes, data })
     }
+}
+
+/// `rows` random rows of `cols` weights quantized to `format` (row-major bytes): all rows
+/// distinct up to [`DISTINCT_ELEMS`] weights, else drawn from [`POOL_ROWS`] distinct rows.
+pub fn random_matrix(
+    format: GgmlType,
+    rows: usize,
+    cols: usize,
+    rng: &mut StdRng,
+) -> std::result::Result<Vec<u8>, memwall_kernels::KernelError> {
+    let ternary = matches!(format, GgmlType::TQ1_0 | GgmlType::TQ2_0);
+    let distinct = if (rows as u64) * (cols as u64) <= DISTINCT_ELEMS { rows } else { POOL_ROWS.min(rows) };
+    let mut pool = Vec::new();
+    for _ in 0..distinct {
+        pool.extend_from_slice(&quantize(format, &random_row(cols, ternary, rng))?);
+    }
+    Ok(if distinct == rows { pool } else { rows_from_pool(&pool, pool.len() / distinct.max(1), rows, rng) })
+}
+
+/// `rows` rows of `row_bytes` drawn at random from `pool`, row-major.
+fn rows_from_pool(pool: &[u8], row_bytes: usize, rows: usize, rng: &mut StdRng) -> Vec<u8> {
+    let distinct = pool.len() / row_bytes.max(1);
+    let mut data = Vec::with_capacity(rows * row_bytes);
+    for _ in 0..rows {
+        let r = rng.random_range(0..distinct.max(1));
+        data.extend_from_slice(&pool[r * row_bytes..(r + 1) * row_bytes]);
+    }
+    data
 }
 
 fn gaussian(n: usize, sd: f32, rng: &mut StdRng) -> Vec<f32> {

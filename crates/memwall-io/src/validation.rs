@@ -232,6 +232,27 @@ pub static REPORT_COLUMNS: &[crate::columns::Column<Validated>] = {
     ]
 };
 
+/// Columns of the `memwall validate --host` report, one row per design run on this machine.
+pub static HOST_REPORT_COLUMNS: &[crate::columns::Column<memwall_calib::hostval::HostRow>] = {
+    use crate::columns::{Column, Get};
+    &[
+        Column { name: "id", get: Get::Str(|v| &v.id) },
+        Column { name: "what", get: Get::Str(|v| &v.what) },
+        Column { name: "model", get: Get::Str(|v| &v.model) },
+        Column { name: "weights", get: Get::Str(|v| &v.weights) },
+        Column { name: "kv", get: Get::Str(|v| &v.kv) },
+        Column { name: "context", get: Get::U64(|v| v.context) },
+        Column { name: "threads", get: Get::U32(|v| v.threads) },
+        Column { name: "weight_bytes", get: Get::U64(|v| v.weight_bytes) },
+        Column { name: "measured_tok_s", get: Get::F64(|v| v.measured_tok_s) },
+        Column { name: "estimated_tok_s", get: Get::F64(|v| v.estimated_tok_s) },
+        Column { name: "simulated_tok_s", get: Get::F64(|v| v.simulated_tok_s) },
+        Column { name: "error", get: Get::F64(|v| v.error()) },
+        Column { name: "sim_error", get: Get::F64(|v| v.sim_error()) },
+        Column { name: "binding", get: Get::Str(|v| &v.binding) },
+    ]
+};
+
 /// A validation run: the rows used with their cross-validated predictions, the rows left
 /// out with the reason, and the fit on every row.
 #[derive(Debug, Clone)]

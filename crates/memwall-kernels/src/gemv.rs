@@ -155,3 +155,45 @@ pub fn gemv_pool(
 pub fn gemv_mt(k: &Kernel, m: &QMatrix, x: &[f32], y: &mut [f32]) -> Result<(), KernelError> {
     gemv_pool(k, m, x, y, crate::pool::global(), 0)
 }
+
+/// One GEMV of a batch: `y = W x`.
+#[derive(Debug)]
+pub struct GemvJob<'a> {
+    /// The kernel of `m`'s format.
+    pub kernel: &'a Kernel,
+    /// The matrix.
+    pub m: QMatrix<'a>,
+    /// Input.
+    pub x: &'a [f32],
+    /// Output.
+    pub y: &'a mut [f32],
+}
+
+/// Several GEMVs in one pass of the pool (the chosen experts of an MoE layer, as ggml's
+/// `mul_mat_id` runs them): the rows of all jobs are split into `rows / (4 × threads)`
+/// chunks that the threads share, so small matrices do not each pay a dispatch.
+pub fn gemv_batch_pool(jobs: Vec<GemvJob<'_>>, pool: &crate::pool::SpinPool) -> Result<(), KernelError> {
+    let mut acts = Vec::with_capacity(jobs.len());
+    for j in &jobs {
+        acts.push(prepare(j.kernel, &j.m, j.x, j.y)?);
+    }
+    let total: usize = jobs.iter().map(|j| j.m.rows).sum();
+    let chunk = total.div_ceil(4 * pool.threads()).max(1);
+    // (job, first row, output rows): each task owns its chunk of one job's `y`.
+    let mut tasks = Vec::new();
+    let mut meta = Vec::with_capacity(jobs.len());
+    for (i, j) in jobs.into_iter().enumerate() {
+        meta.push((j.kernel, j.m));
+        for (c, ys) in j.y.chunks_mut(chunk).enumerate() {
+            tasks.push(std::sync::Mutex::new((i, c * chunk, ys)));
+        }
+    }
+    pool.run(tasks.len(), &|t| {
+        let mut g = tasks[t].lock().unwrap_or_else(|e| e.into_inner());
+        let (i, first, ref mut ys) = *g;
+        let (k, m) = meta[i];
+        let n = ys.len();
+        k.rows_checked(m.rows_from(first, n), m.row_bytes, &acts[i], ys);
+    });
+    Ok(())
+}

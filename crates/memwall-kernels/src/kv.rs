@@ -123,6 +123,25 @@ impl KvCache {
         out: &mut [f32],
     ) -> Result<(), KernelError> {
         let hd = self.head_dim;
+        if out.len() != heads.len() * hd {
+            return Err(KernelError::Shape { what: "out", len: out.len(), expected: heads.len() * hd });
+        }
+        let span = self.attend_span(q, n_heads, heads, 0..self.len())?;
+        span.normalized_into(hd, out);
+        Ok(())
+    }
+
+    /// Attention of the query heads `heads` over the cached tokens `tokens` only (slots in
+    /// the cache, in any order), unnormalized, so that threads can split a long context and
+    /// [`merge_spans`] combine their parts exactly (the flash-decoding split).
+    pub fn attend_span(
+        &self,
+        q: &[f32],
+        n_heads: usize,
+        heads: std::ops::Range<usize>,
+        tokens: std::ops::Range<usize>,
+    ) -> Result<Span, KernelError> {
+        let hd = self.head_dim;
         if n_heads == 0 || !n_heads.is_multiple_of(self.n_kv_heads) {
             return Err(KernelError::Shape {
                 what: "n_heads (multiple of n_kv_heads)",
@@ -133,65 +152,114 @@ impl KvCache {
         if heads.start > heads.end || heads.end > n_heads {
             return Err(KernelError::Shape { what: "heads (end)", len: heads.end, expected: n_heads });
         }
-        for (what, len, want) in [("q", q.len(), n_heads * hd), ("out", out.len(), heads.len() * hd)] {
-            if len != want {
-                return Err(KernelError::Shape { what, len, expected: want });
-            }
+        if tokens.start > tokens.end || tokens.end > self.len() {
+            return Err(KernelError::Shape { what: "tokens (end)", len: tokens.end, expected: self.len() });
         }
-        let tokens = self.len();
-        if tokens == 0 {
-            out.fill(0.0);
-            return Ok(());
+        if q.len() != n_heads * hd {
+            return Err(KernelError::Shape { what: "q", len: q.len(), expected: n_heads * hd });
+        }
+        let nh = heads.len();
+        let mut span = Span { max: vec![f32::NEG_INFINITY; nh], sum: vec![0.0; nh], out: vec![0.0; nh * hd] };
+        let n = tokens.len();
+        if n == 0 {
+            return Ok(span);
         }
         let group = n_heads / self.n_kv_heads;
         let kernel = Kernel::new(self.k_format)?;
         let scale = 1.0 / (hd as f32).sqrt();
         let token_k = self.n_kv_heads * self.row_k;
         let token_v = self.n_kv_heads * self.row_v;
-        let mut scores = vec![0f32; group.min(heads.len()) * tokens];
+        let mut scores = vec![0f32; group.min(nh) * n];
         let mut vrow = vec![0f32; hd];
         let (first_kv, last_kv) = (heads.start / group, heads.end.div_ceil(group));
         for kvh in first_kv..last_kv {
-            // Query heads of this KV head's group within the range, and their place in `out`.
+            // Query heads of this KV head's group within the range.
             let hs = (kvh * group).max(heads.start)..((kvh + 1) * group).min(heads.end);
             let acts = hs.clone().map(|h| kernel.prepare(&q[h * hd..(h + 1) * hd])).collect::<Result<Vec<_>, _>>()?;
             for a in &acts {
                 check_row(self.k_format, self.row_k, a)?;
             }
             // Keys of this KV head, read once for the whole group.
-            for t in 0..tokens {
+            for (j, t) in tokens.clone().enumerate() {
                 let krow = &self.k[t * token_k + kvh * self.row_k..t * token_k + (kvh + 1) * self.row_k];
                 for (g, a) in acts.iter().enumerate() {
-                    scores[g * tokens + t] = kernel.dot_checked(krow, a) * scale;
+                    scores[g * n + j] = kernel.dot_checked(krow, a) * scale;
                 }
             }
-            for g in 0..hs.len() {
-                let s = &mut scores[g * tokens..(g + 1) * tokens];
+            for (g, h) in hs.clone().enumerate() {
+                let s = &mut scores[g * n..(g + 1) * n];
                 let max = s.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
                 let mut sum = 0f32;
                 for v in s.iter_mut() {
                     *v = (*v - max).exp();
                     sum += *v;
                 }
-                s.iter_mut().for_each(|v| *v /= sum);
-            }
-            let local = |h: usize| (h - heads.start) * hd..(h - heads.start + 1) * hd;
-            for h in hs.clone() {
-                out[local(h)].fill(0.0);
+                span.max[h - heads.start] = max;
+                span.sum[h - heads.start] = sum;
             }
             // Values of this KV head, read once, accumulated into every head of the group.
-            for t in 0..tokens {
+            for (j, t) in tokens.clone().enumerate() {
                 let vb = &self.v[t * token_v + kvh * self.row_v..t * token_v + (kvh + 1) * self.row_v];
                 dequantize_into(self.v_format, vb, &mut vrow)?;
                 for (g, h) in hs.clone().enumerate() {
-                    let p = scores[g * tokens + t];
-                    for (o, v) in out[local(h)].iter_mut().zip(&vrow) {
+                    let p = scores[g * n + j];
+                    let o = (h - heads.start) * hd;
+                    for (o, v) in span.out[o..o + hd].iter_mut().zip(&vrow) {
                         *o += p * v;
                     }
                 }
             }
         }
-        Ok(())
+        Ok(span)
+    }
+}
+
+/// The part of one query's attention over a span of cached tokens: per head the largest
+/// score `m`, `Σ exp(s − m)` and `Σ exp(s − m) v` (unnormalized).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Span {
+    /// Largest score per head.
+    pub max: Vec<f32>,
+    /// Softmax denominator per head, relative to `max`.
+    pub sum: Vec<f32>,
+    /// Unnormalized output, `heads × head_dim`.
+    pub out: Vec<f32>,
+}
+
+impl Span {
+    /// `out / sum` per head into `dst` (zeros for a head that saw no token).
+    pub fn normalized_into(&self, head_dim: usize, dst: &mut [f32]) {
+        for (h, d) in dst.chunks_exact_mut(head_dim).enumerate() {
+            let s = self.sum[h];
+            for (o, v) in d.iter_mut().zip(&self.out[h * head_dim..(h + 1) * head_dim]) {
+                *o = if s > 0.0 { v / s } else { 0.0 };
+            }
+        }
+    }
+}
+
+/// Combine spans of the same heads over disjoint token ranges into the normalized output:
+/// `M = max mᵢ`, `out = Σ e^{mᵢ−M} outᵢ / Σ e^{mᵢ−M} sumᵢ`.
+pub fn merge_spans(spans: &[Span], head_dim: usize, dst: &mut [f32]) {
+    let heads = dst.len() / head_dim.max(1);
+    for h in 0..heads {
+        let m = spans.iter().map(|s| s.max[h]).fold(f32::NEG_INFINITY, f32::max);
+        let d = &mut dst[h * head_dim..(h + 1) * head_dim];
+        d.fill(0.0);
+        let mut sum = 0f32;
+        for s in spans {
+            if s.sum[h] == 0.0 {
+                continue;
+            }
+            let w = (s.max[h] - m).exp();
+            sum += w * s.sum[h];
+            for (o, v) in d.iter_mut().zip(&s.out[h * head_dim..(h + 1) * head_dim]) {
+                *o += w * v;
+            }
+        }
+        if sum > 0.0 {
+            d.iter_mut().for_each(|o| *o /= sum);
+        }
     }
 }
 

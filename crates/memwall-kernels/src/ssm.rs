@@ -122,6 +122,53 @@ impl MambaState {
         c: &[f32],
         y: &mut [f32],
     ) -> Result<(), KernelError> {
+        self.check(p, u, z, dt, b, c, y)?;
+        let ds = self.d_state;
+        scan_channels(p, ds, 0, &mut self.h, u, z, dt, b, c, y);
+        Ok(())
+    }
+
+    /// [`MambaState::scan`] with the channels split over `pool`'s threads (they are
+    /// independent; each task owns its channels' state and outputs).
+    #[allow(clippy::too_many_arguments)]
+    pub fn scan_pool(
+        &mut self,
+        p: &MambaParams,
+        u: &[f32],
+        z: &[f32],
+        dt: &[f32],
+        b: &[f32],
+        c: &[f32],
+        y: &mut [f32],
+        pool: &crate::pool::SpinPool,
+    ) -> Result<(), KernelError> {
+        let (di, ds) = (self.d_inner, self.d_state);
+        if pool.threads() == 1 {
+            return self.scan(p, u, z, dt, b, c, y);
+        }
+        self.check(p, u, z, dt, b, c, y)?;
+        let chunk = di.div_ceil(pool.threads()).max(1);
+        let parts: Vec<std::sync::Mutex<(&mut [f32], &mut [f32])>> =
+            self.h.chunks_mut(chunk * ds).zip(y.chunks_mut(chunk)).map(std::sync::Mutex::new).collect();
+        pool.run(parts.len(), &|i| {
+            let mut g = parts[i].lock().unwrap_or_else(|e| e.into_inner());
+            let (h, y) = &mut *g;
+            scan_channels(p, ds, i * chunk, h, u, z, dt, b, c, y);
+        });
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn check(
+        &self,
+        p: &MambaParams,
+        u: &[f32],
+        z: &[f32],
+        dt: &[f32],
+        b: &[f32],
+        c: &[f32],
+        y: &[f32],
+    ) -> Result<(), KernelError> {
         let (di, ds) = (self.d_inner, self.d_state);
         for (what, len, want) in [
             ("u", u.len(), di),
@@ -137,18 +184,35 @@ impl MambaState {
                 return Err(KernelError::Shape { what, len, expected: want });
             }
         }
-        for ch in 0..di {
-            let delta = softplus(dt[ch]);
-            let h = &mut self.h[ch * ds..(ch + 1) * ds];
-            let a = &p.a[ch * ds..(ch + 1) * ds];
-            let mut out = 0f32;
-            for n in 0..ds {
-                h[n] = (delta * a[n]).exp() * h[n] + delta * b[n] * u[ch];
-                out += c[n] * h[n];
-            }
-            y[ch] = (out + p.d[ch] * u[ch]) * silu(z[ch]);
-        }
         Ok(())
+    }
+}
+
+/// The scan of channels `first..first + y.len()` (`h` holds their state, `d_state` each).
+#[allow(clippy::too_many_arguments)]
+fn scan_channels(
+    p: &MambaParams,
+    ds: usize,
+    first: usize,
+    h: &mut [f32],
+    u: &[f32],
+    z: &[f32],
+    dt: &[f32],
+    b: &[f32],
+    c: &[f32],
+    y: &mut [f32],
+) {
+    for (i, yc) in y.iter_mut().enumerate() {
+        let ch = first + i;
+        let delta = softplus(dt[ch]);
+        let h = &mut h[i * ds..(i + 1) * ds];
+        let a = &p.a[ch * ds..(ch + 1) * ds];
+        let mut out = 0f32;
+        for n in 0..ds {
+            h[n] = (delta * a[n]).exp() * h[n] + delta * b[n] * u[ch];
+            out += c[n] * h[n];
+        }
+        *yc = (out + p.d[ch] * u[ch]) * silu(z[ch]);
     }
 }
 

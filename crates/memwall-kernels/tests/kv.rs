@@ -107,3 +107,25 @@ fn attention_split_by_query_heads_equals_the_whole() {
     assert!(c.attend_heads(&[0.0; 128], 4, 2..5, &mut [0.0; 96]).is_err());
     assert!(c.attend_heads(&[0.0; 128], 4, 1..3, &mut [0.0; 96]).is_err());
 }
+
+#[test]
+fn attention_split_by_tokens_and_merged_equals_the_whole() {
+    use memwall_kernels::kv::merge_spans;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+    let (n_heads, n_kv, head_dim, tokens) = (4, 1, 32, 70);
+    let mut c = KvCache::new(n_kv, head_dim, GgmlType::F16, GgmlType::Q8_0, None).unwrap();
+    for _ in 0..tokens {
+        c.append(&gaussian(head_dim, &mut rng), &gaussian(head_dim, &mut rng)).unwrap();
+    }
+    let q = gaussian(n_heads * head_dim, &mut rng);
+    let mut whole = vec![0f32; n_heads * head_dim];
+    c.attend(&q, n_heads, &mut whole).unwrap();
+    for cuts in [vec![0, 70], vec![0, 1, 70], vec![0, 23, 47, 70], vec![0, 35, 35, 70]] {
+        let spans: Vec<_> =
+            cuts.windows(2).map(|w| c.attend_span(&q, n_heads, 0..n_heads, w[0]..w[1]).unwrap()).collect();
+        let mut merged = vec![0f32; n_heads * head_dim];
+        merge_spans(&spans, head_dim, &mut merged);
+        assert!(rel(&merged, &whole) < 1e-6, "{cuts:?}: {}", rel(&merged, &whole));
+    }
+    assert!(c.attend_span(&q, n_heads, 0..n_heads, 10..71).is_err());
+}

@@ -111,3 +111,40 @@ fn delta_rule_recalls_what_it_wrote() {
     }
     assert!(s.step(&k, &k, &[0.0; 2], 1.0, 1.0, &mut o).is_err());
 }
+
+#[test]
+fn mamba_scan_split_over_threads_equals_the_serial_scan() {
+    let (di, ds, dc) = (37, 16, 4);
+    let wave = |n: usize, k: f32| (0..n).map(|i| (i as f32 * k).sin() * 0.5).collect::<Vec<f32>>();
+    let p = MambaParams {
+        conv_w: wave(di * dc, 0.3),
+        conv_b: wave(di, 0.7),
+        a: (0..di * ds).map(|i| -((i % ds) as f32 + 1.0)).collect(),
+        d: vec![1.0; di],
+    };
+    let pool = memwall_kernels::pool::SpinPool::new(3);
+    let (mut serial, mut split) = (MambaState::new(di, ds, dc), MambaState::new(di, ds, dc));
+    for t in 0..5 {
+        let (u, z, dt, b, c) = (wave(di, 0.1 + t as f32), wave(di, 0.2), wave(di, 0.05), wave(ds, 0.4), wave(ds, 0.9));
+        let (mut y1, mut y2) = (vec![0f32; di], vec![0f32; di]);
+        serial.scan(&p, &u, &z, &dt, &b, &c, &mut y1).unwrap();
+        split.scan_pool(&p, &u, &z, &dt, &b, &c, &mut y2, &pool).unwrap();
+        assert_eq!(y1, y2);
+    }
+    assert_eq!(serial.h, split.h);
+    let mut y = vec![0f32; di - 1];
+    assert!(
+        split
+            .scan_pool(
+                &p,
+                &wave(di, 1.0),
+                &wave(di, 1.0),
+                &wave(di, 1.0),
+                &wave(ds, 1.0),
+                &wave(ds, 1.0),
+                &mut y,
+                &pool
+            )
+            .is_err()
+    );
+}

@@ -264,6 +264,8 @@ pub struct CostPlan {
     /// token of one attention layer (the per-layer operations of the simulator's pipeline).
     pub(crate) kv_token_bytes: f64,
     pub(crate) attn_layer_macs: f64,
+    /// CPU cycles of attention per multiply-add and per KV byte ([`attention_cycles`]).
+    attn_cycles: [f64; 2],
     /// Times a decode step reads the KV it attends over (`cost.attention_kv_reads`).
     pub(crate) kv_reads: f64,
     ops_per_token: f64,
@@ -399,15 +401,19 @@ impl TensorPlan {
     }
 }
 
-/// CPU cycles per weight of format `f` on one core of `cl` ([`cycles_per_weight`] with the
-/// cluster's SIMD figures and the cost model's dequantization cost).
+/// CPU cycles per weight of format `f` on one core of `cl`: [`cycles_per_weight`] with the
+/// cluster's SIMD figures; the dequantization cost is the scenario's override (for a 128-bit,
+/// 2-pipe core, scaled), else the cycles measured on this cluster
+/// ([`memwall_spec::ClusterSpec::dequant_cycles`], taken as they are), else the cost model's
+/// table (scaled).
 fn cluster_cycles_per_weight(
     f: QuantFormat,
     cl: &memwall_spec::ClusterSpec,
     c: &memwall_spec::CostModel,
     eff: f64,
 ) -> (f64, f64) {
-    cycles_per_weight(
+    let measured = c.dequant_override(f).is_none().then(|| cl.dequant_cycles.get(&f.to_string())).flatten();
+    let (arith, dequant) = cycles_per_weight(
         f.is_quantized(),
         cl.int8_macs_per_cycle(),
         cl.f32_fmas_per_cycle(),
@@ -415,7 +421,16 @@ fn cluster_cycles_per_weight(
         c.dequant_cycles(f),
         cl.simd_bits,
         cl.simd_pipes,
-    )
+    );
+    (arith, measured.copied().unwrap_or(dequant))
+}
+
+/// CPU cycles of decode attention on one core of `cl` with a KV cache in `kv`,
+/// `[per multiply-add, per KV byte read]`: the cycles measured on the cluster for that format
+/// ([`memwall_spec::ClusterSpec::attention_cycles`]), else f32 arithmetic at a quarter of
+/// the int8 MAC rate, `[4 × dense_cycles_per_mac, 0]`.
+pub fn attention_cycles(cl: &memwall_spec::ClusterSpec, kv: QuantFormat, dense_cycles_per_mac: f64) -> [f64; 2] {
+    cl.attention_cycles.get(&kv.to_string()).copied().unwrap_or([4.0 * dense_cycles_per_mac, 0.0])
 }
 
 impl CostPlan {
@@ -494,6 +509,11 @@ impl CostPlan {
                 .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
             kv_token_bytes: kv_token,
             attn_layer_macs: tp.attn_layer_macs,
+            attn_cycles: attention_cycles(
+                lead,
+                s.kv.k,
+                if tp.dense_elems > 0.0 { tp.dense_cycles.0 / tp.dense_elems } else { 0.0 },
+            ),
             kv_reads: u.attention_kv_reads,
             kv_full_per_token: tp.n_full_kv as f64 * kv_token,
             kv_sliding_per_token: tp.n_sliding_kv as f64 * kv_token,
@@ -513,7 +533,7 @@ impl CostPlan {
             accel_dequant_macs_per_cycle,
             threads,
             compute_w,
-            overlap: c.overlap,
+            overlap: u.overlap.unwrap_or(c.overlap),
             per_op_s: u.per_op_s
                 + if unit.backend == Backend::Cpu {
                     threads.saturating_sub(1) as f64 * u.per_thread_sync_s
@@ -643,7 +663,7 @@ impl CostPlan {
             }
             None => {
                 // Attention arithmetic runs in f16/f32 at the f32 FMA rate ≈ ¼ of int8 MACs.
-                let attn_cycles = w.attn_macs * 4.0 * self.dense_arith_cycle_per_mac();
+                let attn_cycles = w.attn_macs * self.attn_cycles[0] + w.kv_bytes * self.attn_cycles[1];
                 let rate = self.cycles_rate * c.freq_scale;
                 // The engine's efficiency is its share of the unit's peak for the whole kernel:
                 // it scales the unpacking as well as the multiply-adds.
@@ -720,10 +740,6 @@ impl CostPlan {
     /// Expected distinct experts per MoE layer for one decode step.
     pub fn decode_distinct_experts(&self) -> f64 {
         self.decode_distinct
-    }
-
-    fn dense_arith_cycle_per_mac(&self) -> f64 {
-        if self.dense_elems > 0.0 { self.dense_cycles.0 / self.dense_elems } else { 0.0 }
     }
 
     /// DRAM bytes of a step (0 when served from cache, except KV writes which are small).

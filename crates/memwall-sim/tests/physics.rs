@@ -314,3 +314,37 @@ fn gpu_dequantization_by_hand() {
     assert!((t.t_arith - 1e9 / rate).abs() < 1e-15, "{t:?}");
     assert!((t.t_dequant - 2e9 / rate).abs() < 1e-12 * 2e9 / rate, "{t:?}");
 }
+
+#[test]
+fn measured_cycles_of_a_cluster_replace_the_table() {
+    // Q8_0 everywhere but the (Q6_K) output: dequantization time is proportional to the
+    // measured cycles per weight, taken as they are (no 128-bit scaling).
+    let base = scenario("Q8_0");
+    let mut measured = base.clone();
+    let lead = measured.device.clusters.iter_mut().max_by(|a, b| a.max_ghz.total_cmp(&b.max_ghz)).unwrap();
+    lead.dequant_cycles.insert("q8_0".into(), 0.5);
+    lead.dequant_cycles.insert("q6_K".into(), 0.5);
+    let (a, b) = (estimate(&base).unwrap(), estimate(&measured).unwrap());
+    let mut doubled = measured.clone();
+    for c in doubled.device.clusters.iter_mut() {
+        for v in c.dequant_cycles.values_mut() {
+            *v *= 2.0;
+        }
+    }
+    let d = estimate(&doubled).unwrap();
+    assert!((d.decode_terms.t_dequant / b.decode_terms.t_dequant - 2.0).abs() < 1e-9);
+    assert!(b.decode_terms.t_dequant > a.decode_terms.t_dequant);
+    // A scenario's own cost-model figure still wins over the cluster's measurement.
+    let mut overridden = doubled.clone();
+    overridden.cost.dequant_cycles.insert("q8_0".into(), 0.02);
+    overridden.cost.dequant_cycles.insert("q6_K".into(), 0.02);
+    assert!(estimate(&overridden).unwrap().decode_terms.t_dequant < b.decode_terms.t_dequant / 5.0);
+    // Attention cycles by KV format: [per MAC, per KV byte], hand-checked on a long context.
+    let cl = &measured.device.clusters[0];
+    let dense = 0.03;
+    assert_eq!(memwall_sim::analytic::attention_cycles(cl, "f16".parse().unwrap(), dense), [0.12, 0.0]);
+    let mut c2 = cl.clone();
+    c2.attention_cycles.insert("f16".into(), [0.3, 1.5]);
+    assert_eq!(memwall_sim::analytic::attention_cycles(&c2, "f16".parse().unwrap(), dense), [0.3, 1.5]);
+    assert_eq!(memwall_sim::analytic::attention_cycles(&c2, "q8_0".parse().unwrap(), dense), [0.12, 0.0]);
+}

@@ -146,7 +146,12 @@ pub fn default_dequant_cycles(f: QuantFormat) -> f64 {
 impl CostModel {
     /// Dequantization cycles per weight for `f` on a 128-bit, 2-pipe core (override or default).
     pub fn dequant_cycles(&self, f: QuantFormat) -> f64 {
-        self.dequant_cycles.get(&f.to_string()).copied().unwrap_or_else(|| default_dequant_cycles(f))
+        self.dequant_override(f).unwrap_or_else(|| default_dequant_cycles(f))
+    }
+
+    /// The scenario's own dequantization cycles for `f`, if it sets them.
+    pub fn dequant_override(&self, f: QuantFormat) -> Option<f64> {
+        self.dequant_cycles.get(&f.to_string()).copied()
     }
 
     /// Check every number; errors name the field and value.

@@ -60,6 +60,11 @@ pub struct UnitCosts {
     /// dequantization cost ([`crate::cost::default_dequant_cycles`] ÷ that of Q4_0). Default 0.
     #[serde(default)]
     pub dequant_ops_per_weight: f64,
+    /// How much of the memory time and the arithmetic of a step overlap (0 to 1): the
+    /// engine's own figure, measured by `memwall calibrate`; absent: the cost model's
+    /// `overlap`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overlap: Option<f64>,
     /// Weight formats the engine runs on this unit (names as `q4_0`, `q4_K`, `f16`,
     /// `int4-g32`; a trailing `*` matches a prefix); empty: every format.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -105,6 +110,11 @@ impl UnitCosts {
         }
         crate::bounds::at_most("attention_kv_reads", self.attention_kv_reads, 1e3, "reads of the KV cache per step")?;
         non_negative("dequant_ops_per_weight", self.dequant_ops_per_weight)?;
+        if let Some(o) = self.overlap
+            && !(0.0..=1.0).contains(&o)
+        {
+            return Err(SpecError::invalid("overlap", o, "must lie in [0, 1]"));
+        }
         crate::bounds::at_most("dequant_ops_per_weight", self.dequant_ops_per_weight, 1e4, "operations per weight")?;
         for (i, p) in self.formats.iter().enumerate() {
             let name = p.strip_suffix('*').unwrap_or(p);
@@ -179,6 +189,7 @@ impl EngineSpec {
             per_thread_sync_s,
             attention_kv_reads: 1.0,
             dequant_ops_per_weight: 0.0,
+            overlap: None,
             formats: Vec::new(),
             error_ratio: None,
         };
