@@ -91,3 +91,41 @@ fn calibrate_from_llama_bench_writes_a_device_and_an_engine_that_reproduce_the_r
     assert!(text(&o).1.contains("line 3, t/s"), "{}", text(&o).1);
     assert!(!dir.path().join("bad.toml").exists() && !dir.path().join("bad.engine.toml").exists());
 }
+
+#[test]
+fn validate_host_runs_designs_on_the_engine_against_the_shipped_host_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/hosts/xeon-2c.toml");
+    let host = host.to_str().unwrap();
+    let o = memwall(
+        &["validate", "--host", host, "--only", "mha-tiny", "--tokens", "4", "--out", "host.parquet"],
+        dir.path(),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("mha-tiny") && out.contains("median absolute error"), "{out}");
+    let reader = SerializedFileReader::new(std::fs::File::open(dir.path().join("host.parquet")).unwrap()).unwrap();
+    assert_eq!(reader.metadata().file_metadata().num_rows(), 1);
+    // A design id that matches nothing, and a host profile without its engine beside it.
+    let o = memwall(&["validate", "--host", host, "--only", "nothing"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::copy(host, dir.path().join("lonely.toml")).unwrap();
+    let o = memwall(&["validate", "--host", "lonely.toml", "--only", "mha-tiny"], dir.path());
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("lonely.engine.toml"), "{}", text(&o).1);
+}
+
+#[test]
+fn calibrate_refuses_bad_arguments_before_probing() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (&["calibrate", "--out", "h.toml", "--threads", "0"][..], "--threads"),
+        (&["calibrate", "--out", "h.toml", "--device", "raspberry-pi-5-8gb"][..], "--from-llama-bench"),
+        (&["calibrate", "--out", "h.toml", "--from-llama-bench", "x.json"][..], "--device"),
+    ] {
+        let o = memwall(args, dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
