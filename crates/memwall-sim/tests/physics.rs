@@ -77,8 +77,10 @@ fn more_cores_do_not_speed_a_bandwidth_bound_decode() {
 }
 
 #[test]
-fn two_bit_is_slower_than_four_bit_when_dequantization_binds() {
-    let mut q2 = scenario("pure-q2_K");
+fn three_bit_is_slower_than_four_bit_when_dequantization_binds() {
+    // Q3_K merges a separate high-bit plane: its measured unpacking (the table's 0.060 cycles
+    // per weight against Q4_K's 0.038) outweighs its 24 % fewer bytes once memory is fast.
+    let mut q2 = scenario("pure-q3_K");
     let mut q4 = scenario("pure-q4_K");
     for s in [&mut q2, &mut q4] {
         s.workload.threads = Some(1);
@@ -89,7 +91,7 @@ fn two_bit_is_slower_than_four_bit_when_dequantization_binds() {
     let (a, b) = (estimate(&q2).unwrap(), estimate(&q4).unwrap());
     assert_eq!(a.binding, Binding::Dequant);
     assert!(a.weight_bytes < b.weight_bytes);
-    assert!(a.decode_tok_s < b.decode_tok_s, "q2_K {} vs q4_K {}", a.decode_tok_s, b.decode_tok_s);
+    assert!(a.decode_tok_s < b.decode_tok_s, "q3_K {} vs q4_K {}", a.decode_tok_s, b.decode_tok_s);
 }
 
 #[test]
