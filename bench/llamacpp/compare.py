@@ -143,8 +143,10 @@ def download_sdist(py: Path, spec: str, sdist_dir: Path) -> Path:
     sdist_dir.mkdir(parents=True, exist_ok=True)
     log(f"downloading the source distribution of {spec} ...")
     subprocess.run(
-        [str(py), "-m", "pip", "download", "--no-binary", ":all:", "--no-deps", "-d",
-         str(sdist_dir), spec],
+        # --no-binary for this package only: its build back end's own dependencies (cmake)
+        # come as wheels, as they would for `pip install`.
+        [str(py), "-m", "pip", "download", "--no-binary", "llama-cpp-python", "--no-deps",
+         "-d", str(sdist_dir), spec],
         check=True,
     )
     got = find_sdist(sdist_dir)

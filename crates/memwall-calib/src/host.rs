@@ -361,43 +361,64 @@ pub fn measure(plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<(HostInfo, 
         }
     }
     drop(buf);
-    // 2. GEMV per format, in cache (a quarter of L2 per thread) and in DRAM.
+    // 2. GEMV per format: in cache (a quarter of L2 per thread, one matrix of rows of 4096),
+    //    and in DRAM the way a decode issues them: a sweep over matrices of a transformer
+    //    layer's shapes (2048 → 2048, 2048 → 5632, 5632 → 2048), one pool call each, until
+    //    the sweep holds the DRAM working set.
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
-    let cols = 4096;
     let l2 = info.cache_bytes(2).unwrap_or(1 << 20);
+    let dram_formats = if plan.quick { &[GgmlType::Q8_0, GgmlType::Q4_K][..] } else { &FORMATS[..] };
     for &f in &FORMATS {
         let kernel = Kernel::new(f).map_err(|e| CalibError::Probe(format!("{f}: {e}")))?;
-        let row_bytes = cols / f.block_size() as usize * f.type_size() as usize;
-        let x: Vec<f32> = (0..cols).map(|i| ((i * 7919 % 113) as f32 - 56.0) / 56.0).collect();
-        let dram_formats = if plan.quick { &[GgmlType::Q8_0, GgmlType::Q4_K][..] } else { &FORMATS[..] };
         let mut regimes = vec![("cache", l2 / 4)];
         if dram_formats.contains(&f) {
             regimes.push(("dram", dram));
         }
         for (regime, target) in regimes {
+            // (rows, cols) of the matrices of the sweep.
+            let shapes: &[(usize, usize)] =
+                if regime == "cache" { &[(0, 4096)] } else { &[(2048, 2048), (5632, 2048), (2048, 5632)] };
             for (pool, &t) in pools.iter().zip(&threads) {
-                let per_thread = regime == "cache";
-                let bytes = if per_thread { target * t as u64 } else { target };
-                let rows = (bytes as usize / row_bytes).max(8 * t);
-                let data = random_matrix(f, rows, cols, &mut rng).map_err(|e| CalibError::Probe(e.to_string()))?;
-                let m = QMatrix::new(f, rows, cols, &data).map_err(|e| CalibError::Probe(e.to_string()))?;
-                let mut y = vec![0f32; rows];
+                let bytes = if regime == "cache" { target * t as u64 } else { target } as usize;
+                let mut mats: Vec<(Vec<u8>, usize, usize)> = Vec::new();
+                let mut held = 0;
+                while held < bytes {
+                    let (r, cols) = shapes[mats.len() % shapes.len()];
+                    let row_bytes = cols / f.block_size() as usize * f.type_size() as usize;
+                    let rows = if r == 0 { (bytes / row_bytes).max(8 * t) } else { r };
+                    let data = random_matrix(f, rows, cols, &mut rng).map_err(|e| CalibError::Probe(e.to_string()))?;
+                    held += data.len();
+                    mats.push((data, rows, cols));
+                }
+                let ms: Vec<QMatrix> = mats
+                    .iter()
+                    .map(|(d, r, c)| QMatrix::new(f, *r, *c, d))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| CalibError::Probe(e.to_string()))?;
+                let xs: Vec<Vec<f32>> = ms
+                    .iter()
+                    .map(|m| (0..m.cols()).map(|i| ((i * 7919 % 113) as f32 - 56.0) / 56.0).collect())
+                    .collect();
+                let mut ys: Vec<Vec<f32>> = ms.iter().map(|m| vec![0f32; m.rows()]).collect();
                 let (stat, samples) = time_until_tight(plan.budget(), Duration::from_millis(10), || {
-                    gemv_pool(&kernel, &m, &x, &mut y, pool, 0).expect("shapes checked");
+                    for ((m, x), y) in ms.iter().zip(&xs).zip(ys.iter_mut()) {
+                        gemv_pool(&kernel, m, x, y, pool, 0).expect("shapes checked");
+                    }
                 });
-                let weights = (rows * cols) as f64;
+                let weights: f64 = ms.iter().map(|m| (m.rows() * m.cols()) as f64).sum();
                 progress(&format!(
-                    "gemv {:>6} {regime:>5} {:>7} KiB, {t} thread(s): {:6.2} ns/weight/thread, {:6.1} GB/s",
+                    "gemv {:>6} {regime:>5} {:>7} KiB in {} matrices, {t} thread(s): {:6.2} ns/weight/thread, {:6.1} GB/s",
                     f.name(),
-                    data.len() >> 10,
+                    held >> 10,
+                    ms.len(),
                     stat.mean / weights * t as f64 * 1e9,
-                    data.len() as f64 / stat.mean / 1e9
+                    held as f64 / stat.mean / 1e9
                 ));
                 out.push(Measurement {
                     probe: "gemv",
                     format: f.name().to_string(),
                     threads: t,
-                    bytes: data.len() as u64,
+                    bytes: held as u64,
                     work: weights,
                     seconds: stat,
                     samples,

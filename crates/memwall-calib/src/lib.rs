@@ -17,6 +17,7 @@ pub mod fit;
 pub mod host;
 pub mod hostfit;
 pub mod hostval;
+pub mod quality;
 pub mod validate;
 
 pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit};

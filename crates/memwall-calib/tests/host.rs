@@ -151,3 +151,32 @@ fn corrupted_or_partial_profiles_are_refused_naming_the_field() {
     // No probes at all: a clear error, not a profile of zeros.
     assert!(fit_device("x", &info, &[], Plan { quick: true, max_threads: 2 }).is_err());
 }
+
+#[test]
+fn quality_fit_recovers_a_power_law_and_measured_errors_order_the_formats() {
+    use memwall_calib::quality::{Method, QualityFit, format_error, synthetic_layer};
+    // dPPL = e^1 × err^2, with ±5 % alternating noise.
+    let pts: Vec<(f64, f64)> = (1..12)
+        .map(|i| {
+            let e = 0.01 * i as f64;
+            (e, std::f64::consts::E * e * e * if i % 2 == 0 { 1.05 } else { 0.95 })
+        })
+        .collect();
+    let fit = QualityFit::fit(&pts).unwrap();
+    assert!((fit.a - 1.0).abs() < 0.1 && (fit.b - 2.0).abs() < 0.05, "{fit:?}");
+    let (mid, lo, hi) = fit.predict(0.05);
+    assert!(lo < mid && mid < hi && (mid / (std::f64::consts::E * 0.0025) - 1.0).abs() < 0.05);
+    assert!(QualityFit::fit(&pts[..2]).is_err());
+    // Fewer bits, more error; GPTQ and AWQ beat round-to-nearest on held-out activations.
+    let layer = synthetic_layer(32, 256, 512, 0.7, 3);
+    let err = |f: &str, m| format_error(&layer, f.parse().unwrap(), m).unwrap();
+    let (e8, e4, e3, e2) = (
+        err("int8-g64", Method::Rtn),
+        err("int4-g64", Method::Rtn),
+        err("int3-g64", Method::Rtn),
+        err("int2-g64", Method::Rtn),
+    );
+    assert!(e8 < e4 && e4 < e3 && e3 < e2, "{e8} {e4} {e3} {e2}");
+    assert!(err("int4-g64", Method::Gptq) < e4 && err("int4-g64", Method::Awq) < e4);
+    assert!(err("q8_0", Method::Rtn) < err("q4_K", Method::Rtn) && err("q4_K", Method::Rtn) < err("q2_K", Method::Rtn));
+}

@@ -34,6 +34,7 @@ macro_rules! eprintln {
 
 mod calibrate;
 mod decode;
+mod quality;
 
 #[derive(Parser)]
 #[command(name = "memwall", version, about = "The memory wall of on-device LLM inference")]
@@ -128,6 +129,11 @@ enum Command {
     /// Decode for real on this machine with memwall's reference engine: a model with seeded
     /// random weights in the chosen formats, timed per token and per operator.
     Decode(decode::DecodeArgs),
+    /// Quality from measured error: the output error of each weight format on realistic
+    /// synthetic weights, fitted to the published perplexity deltas of llama.cpp's mixes,
+    /// and estimates (with 80 % intervals) for formats and quantizers without a published
+    /// figure (group-wise int3/int4 by RTN, AWQ or GPTQ, per-channel int4/int8).
+    Quality(quality::QualityArgs),
     /// Check predictions against published measurements, leave-one-device-out: every
     /// device's rows are predicted by a fit of the engine figures on the other devices.
     Validate {
@@ -968,6 +974,7 @@ fn main() -> ExitCode {
             })
             .and_then(|r| r.map_err(Into::into)),
         Command::Decode(a) => decode::decode(a),
+        Command::Quality(a) => quality::quality(a),
         Command::Run { experiment, out, max_rows, max_points } => run(experiment, out.clone(), *max_rows, *max_points),
         Command::Calibrate { from_llama_bench, device, model, engine, out, engine_out, quick, threads } => {
             match (from_llama_bench, device, model) {

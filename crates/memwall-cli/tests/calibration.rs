@@ -129,3 +129,17 @@ fn calibrate_refuses_bad_arguments_before_probing() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn quality_estimates_come_with_their_fit_and_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = memwall(&["quality", "--formats", "int4-pc"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    for needle in ["fit: ln dPPL", "leave-one-out", "Q4_K_M", "int4-pc", "gptq", "80% interval"] {
+        assert!(out.contains(needle), "`{needle}` missing:\n{out}");
+    }
+    let o = memwall(&["quality", "--formats", "int9-g7"], dir.path());
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
+    assert!(text(&o).1.contains("formats"), "{}", text(&o).1);
+}

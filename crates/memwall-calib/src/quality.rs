@@ -1,0 +1,213 @@
+//! Quality from measured error: the output error each weight format (and quantizer) makes on
+//! realistic synthetic weights, related to the published perplexity deltas by a fit, so a
+//! format or method without a published figure gets an estimate with its uncertainty.
+//!
+//! - The synthetic layer ([`synthetic_layer`]): weights with heavy tails (Gaussian, and 1 %
+//!   of them 4× larger, as trained weights' outliers are); activations correlated across
+//!   channels (64 latent factors and 10 % noise: the structure GPTQ exploits) with 2 % outlier
+//!   input channels 8× larger (the channels AWQ protects).
+//! - Error of a format: `‖X Wᵀ − X Ŵᵀ‖ / ‖X Wᵀ‖` on held-out activations
+//!   ([`memwall_kernels::quantizers::report`]); AWQ and GPTQ calibrate on other activations
+//!   of the same distribution, at least as many as input channels.
+//! - Error of a mix on a model: the RMS of its tensors' errors weighted by their parameters
+//!   ([`mix_error`]).
+//! - The fit: `ln ΔPPL = a + b ln err` by least squares over the mixes with a published ΔPPL
+//!   ([`QualityFit`]); an estimate comes with the 80 % prediction interval of the regression.
+
+use std::collections::BTreeMap;
+
+use memwall_kernels::quantizers::{awq, gptq, report, rtn};
+use memwall_kernels::{dequantize, quantize};
+use memwall_spec::{GgmlType, GroupQuant, ModelSpec, QuantFormat, WeightQuant};
+use nalgebra::{DMatrix, DVector};
+use rand::RngExt;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::CalibError;
+use crate::hostfit::least_squares;
+
+/// A synthetic layer: `rows × cols` weights, `n × cols` calibration activations (what AWQ and
+/// GPTQ see) and as many held-out ones (what the error is measured on).
+#[derive(Debug, Clone)]
+pub struct Layer {
+    /// Weights, row-major.
+    pub w: Vec<f32>,
+    /// Calibration activations, row-major.
+    pub x: Vec<f32>,
+    /// Held-out activations of the same distribution, row-major.
+    pub x_eval: Vec<f32>,
+    /// Output channels.
+    pub rows: usize,
+    /// Input channels.
+    pub cols: usize,
+}
+
+/// The synthetic layer of `rows × cols` weights and `n` activation vectors (seeded), whose
+/// activations are 64 latent factors plus independent noise of standard deviation `noise`
+/// per channel.
+pub fn synthetic_layer(rows: usize, cols: usize, n: usize, noise: f64, seed: u64) -> Layer {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut gauss = move || {
+        // Box–Muller.
+        let (u1, u2): (f64, f64) = (rng.random::<f64>().max(1e-12), rng.random());
+        let g = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+        let outlier = rng.random::<f64>() < 0.01;
+        (g, outlier)
+    };
+    let w = (0..rows * cols)
+        .map(|_| {
+            let (g, o) = gauss();
+            (g * if o { 4.0 } else { 1.0 } / (cols as f64).sqrt()) as f32
+        })
+        .collect();
+    let loud: Vec<bool> = (0..cols).map(|j| j % 50 == 7).collect();
+    // Correlated activations, as a transformer's are: 64 latent factors mixed into the
+    // channels, plus independent noise.
+    let k = 64;
+    let mix: Vec<f64> = (0..k * cols).map(|_| gauss().0 / (k as f64).sqrt()).collect();
+    let mut acts = |n: usize| -> Vec<f32> {
+        let mut out = Vec::with_capacity(n * cols);
+        for _ in 0..n {
+            let z: Vec<f64> = (0..k).map(|_| gauss().0).collect();
+            for j in 0..cols {
+                let v: f64 = (0..k).map(|i| z[i] * mix[i * cols + j]).sum::<f64>() + noise * gauss().0;
+                out.push((v * if loud[j] { 8.0 } else { 1.0 }) as f32);
+            }
+        }
+        out
+    };
+    let x = acts(n);
+    let x_eval = acts(n);
+    Layer { w, x, x_eval, rows, cols }
+}
+
+/// How a group format is quantized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Method {
+    /// Round to nearest.
+    Rtn,
+    /// Activation-aware scaling.
+    Awq,
+    /// Second-order error compensation.
+    Gptq,
+}
+
+impl Method {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Rtn => "rtn",
+            Method::Awq => "awq",
+            Method::Gptq => "gptq",
+        }
+    }
+}
+
+/// The relative output error of `f` (quantized by `method`; ggml formats by their own
+/// quantizer) on `layer`.
+pub fn format_error(layer: &Layer, f: QuantFormat, method: Method) -> Result<f64, CalibError> {
+    let err = |e: memwall_kernels::KernelError| CalibError::Probe(format!("{f}: {e}"));
+    let (rows, cols) = (layer.rows, layer.cols);
+    let effective = match f {
+        QuantFormat::Ggml(GgmlType::F32) => layer.w.clone(),
+        QuantFormat::Ggml(t) => {
+            let q = quantize(t, &layer.w).map_err(err)?;
+            dequantize(t, &q, layer.w.len()).map_err(err)?
+        }
+        QuantFormat::Group(g) => group_effective(layer, g, method).map_err(err)?,
+        QuantFormat::Channel(c) => {
+            let g = GroupQuant { bits: c.bits, group: cols as u32, asym: c.asym, scale: c.scale };
+            group_effective(layer, g, method).map_err(err)?
+        }
+    };
+    Ok(report(&layer.w, &effective, rows, cols, &layer.x_eval).output_rel_err)
+}
+
+fn group_effective(layer: &Layer, g: GroupQuant, method: Method) -> Result<Vec<f32>, memwall_kernels::KernelError> {
+    let (w, x, rows, cols) = (&layer.w, &layer.x, layer.rows, layer.cols);
+    Ok(match method {
+        Method::Rtn => rtn(w, rows, cols, g)?.effective,
+        Method::Awq => awq(w, rows, cols, x, g, &[0.25, 0.5, 0.75])?.effective,
+        Method::Gptq => gptq(w, rows, cols, x, g, 0.01)?.effective,
+    })
+}
+
+/// The error of a weight mix on `model`: `sqrt(Σ_t params_t × err(f_t)² / Σ_t params_t)` over
+/// its quantizable matrices, each format's error taken from `errors` (measured on demand
+/// by `measure` for a format not there yet).
+pub fn mix_error(
+    model: &ModelSpec,
+    mix: &WeightQuant,
+    errors: &mut BTreeMap<QuantFormat, f64>,
+    measure: &mut dyn FnMut(QuantFormat) -> Result<f64, CalibError>,
+) -> Result<f64, CalibError> {
+    let (mut num, mut den) = (0.0, 0.0);
+    for a in mix.assign(model) {
+        if a.tensor.is_vector() || !a.tensor.class.quantizable() {
+            continue;
+        }
+        let e = match errors.get(&a.format) {
+            Some(e) => *e,
+            None => {
+                let e = measure(a.format)?;
+                errors.insert(a.format, e);
+                e
+            }
+        };
+        let n = a.tensor.elements() as f64;
+        num += n * e * e;
+        den += n;
+    }
+    if den == 0.0 {
+        return Err(CalibError::Empty(format!("model `{}` has no quantizable matrix", model.name)));
+    }
+    Ok((num / den).sqrt())
+}
+
+/// `ln ΔPPL = a + b ln err`, fitted by least squares.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QualityFit {
+    /// Intercept.
+    pub a: f64,
+    /// Slope.
+    pub b: f64,
+    /// Residual standard deviation (natural-log units).
+    pub sd: f64,
+    /// Points fitted.
+    pub n: usize,
+    /// Mean of `ln err` over the points.
+    pub mean_x: f64,
+    /// `Σ (ln err − mean)²`.
+    pub sxx: f64,
+}
+
+impl QualityFit {
+    /// Fit over `(err, ΔPPL)` points with ΔPPL > 0.
+    pub fn fit(points: &[(f64, f64)]) -> Result<QualityFit, CalibError> {
+        let pts: Vec<(f64, f64)> =
+            points.iter().filter(|(e, d)| *e > 0.0 && *d > 0.0).map(|(e, d)| (e.ln(), d.ln())).collect();
+        if pts.len() < 3 {
+            return Err(CalibError::Empty(format!("{} usable points; the fit needs 3", pts.len())));
+        }
+        let x = DMatrix::from_fn(pts.len(), 2, |i, j| if j == 0 { 1.0 } else { pts[i].0 });
+        let y = DVector::from_iterator(pts.len(), pts.iter().map(|p| p.1));
+        let (beta, _) = least_squares(&x, &y)?;
+        let n = pts.len();
+        let resid: f64 = pts.iter().map(|(lx, ly)| (ly - beta[0] - beta[1] * lx).powi(2)).sum();
+        let mean_x = pts.iter().map(|p| p.0).sum::<f64>() / n as f64;
+        let sxx = pts.iter().map(|p| (p.0 - mean_x).powi(2)).sum::<f64>();
+        Ok(QualityFit { a: beta[0], b: beta[1], sd: (resid / (n - 2).max(1) as f64).sqrt(), n, mean_x, sxx })
+    }
+
+    /// The estimated ΔPPL at error `err` and its 80 % prediction interval:
+    /// `exp(a + b ln err ± t₀.₉ × sd × sqrt(1 + 1/n + (ln err − x̄)² / Sxx))`.
+    pub fn predict(&self, err: f64) -> (f64, f64, f64) {
+        let lx = err.max(f64::MIN_POSITIVE).ln();
+        let mid = self.a + self.b * lx;
+        let t = StudentsT::new(0.0, 1.0, (self.n.saturating_sub(2)).max(1) as f64).map_or(1.3, |d| d.inverse_cdf(0.9));
+        let half = t * self.sd * (1.0 + 1.0 / self.n as f64 + (lx - self.mean_x).powi(2) / self.sxx.max(1e-12)).sqrt();
+        (mid.exp(), (mid - half).exp(), (mid + half).exp())
+    }
+}
