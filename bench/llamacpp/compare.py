@@ -27,6 +27,7 @@ import argparse
 import csv
 import json
 import os
+import platform
 import re
 import shutil
 import statistics
@@ -47,6 +48,14 @@ CMAKE_ARGS = (
     "-DGGML_OPENCL=OFF -DGGML_BLAS=OFF -DGGML_NATIVE=ON -DLLAMA_CURL=OFF "
     "-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_SERVER=OFF"
 )
+# On x86, AMX is compiled out even where the CPU reports it: ggml's AMX path (used for Q4_0 and
+# Q8_0 weights) faults on virtual machines whose CPUID lists AMX but whose kernel does not
+# enable the tile state (the development machine: SIGSEGV on `ldtilecfg`). GCC and Clang let an
+# explicit -mno-* win over the -march=native that ggml adds, whatever the order.
+X86_NO_AMX = "-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+# Written into the virtual environment after a build; an install is skipped only when it
+# matches, so a change of build flags rebuilds.
+BUILD_MARKER = ".llamacpp-bench-build"
 VOCAB_IN_SDIST = "vendor/llama.cpp/models/ggml-vocab-llama-spm.gguf"
 VOCAB_FILE = "ggml-vocab-llama-spm.gguf"
 
@@ -155,9 +164,25 @@ def download_sdist(py: Path, spec: str, sdist_dir: Path) -> Path:
     return got
 
 
+def build_env() -> tuple[dict, str]:
+    env = dict(os.environ)
+    env["CMAKE_ARGS"] = CMAKE_ARGS
+    env["FORCE_CMAKE"] = "1"
+    env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
+    if platform.machine().lower() in ("x86_64", "amd64", "i686", "i386"):
+        for var in ("CFLAGS", "CXXFLAGS"):
+            env[var] = (env.get(var, "") + " " + X86_NO_AMX).strip()
+    desc = json.dumps({k: env.get(k, "") for k in ("CMAKE_ARGS", "CFLAGS", "CXXFLAGS")},
+                      sort_keys=True)
+    return env, desc
+
+
 def ensure_venv(venv: Path, spec: str, model_dir: Path, skip_install: bool) -> Path:
     py = venv_python(venv)
-    if have_packages(py):
+    env, desc = build_env()
+    marker = venv / BUILD_MARKER
+    built = marker.read_text() if marker.exists() else None
+    if have_packages(py) and (skip_install or built == spec + "\n" + desc):
         log(f"packages present in {venv}, install skipped")
         return py
     if skip_install:
@@ -170,18 +195,17 @@ def ensure_venv(venv: Path, spec: str, model_dir: Path, skip_install: bool) -> P
     subprocess.run([str(py), "-m", "pip", "install", "--upgrade", "pip"], check=True)
     subprocess.run([str(py), "-m", "pip", "install", "numpy", "gguf"], check=True)
     sdist = download_sdist(py, spec, model_dir / "sdist")
-    env = dict(os.environ)
-    env["CMAKE_ARGS"] = CMAKE_ARGS
-    env.setdefault("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))
-    env["FORCE_CMAKE"] = "1"
     log(f"building llama-cpp-python from {sdist.name} (CPU only; several minutes) ...")
+    t1 = time.time()
     subprocess.run(
-        [str(py), "-m", "pip", "install", "--no-cache-dir", "--verbose", str(sdist)],
+        [str(py), "-m", "pip", "install", "--force-reinstall", "--no-cache-dir", str(sdist)],
         check=True,
         env=env,
     )
     if not have_packages(py):
         sys.exit("error: the install finished but llama_cpp, gguf or numpy cannot be imported")
+    marker.write_text(spec + "\n" + desc)
+    log(f"llama-cpp-python built in {time.time() - t1:.0f} s")
     log(f"install done in {time.time() - t0:.0f} s")
     return py
 
@@ -293,6 +317,7 @@ def worker_write(args: argparse.Namespace) -> None:
     w.write_tensors_to_file()
     w.close()
     os.replace(tmp, args.out)
+    print("RESULT {}", flush=True)
 
 
 def load_llama_cpp():
@@ -314,6 +339,7 @@ def worker_quantize(args: argparse.Namespace) -> None:
     if rc != 0:
         sys.exit(f"error: llama_model_quantize returned {rc}")
     os.replace(tmp, args.out)
+    print("RESULT {}", flush=True)
 
 
 def worker_measure(args: argparse.Namespace) -> None:
@@ -580,7 +606,7 @@ def main() -> None:
     model_dir.mkdir(parents=True, exist_ok=True)
     gi = model_dir / ".gitignore"
     if not gi.exists():
-        gi.write_text("*\n")
+        gi.write_text("*\n!.gitignore\n")  # the GGUF files are never committed
 
     t_start = time.time()
     py = ensure_venv(Path(args.venv), args.llama_cpp_python, model_dir, args.skip_install)

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use memwall_engine::weights::random_matrix;
+use memwall_engine::weights::RandomRows;
 use memwall_engine::{Engine, EngineConfig, OpClass};
 use memwall_kernels::dot::{Isa, Kernel};
 use memwall_kernels::gemv::{QMatrix, gemv_pool};
@@ -366,6 +366,7 @@ pub fn measure(plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<(HostInfo, 
     //    layer's shapes (2048 → 2048, 2048 → 5632, 5632 → 2048), one pool call each, until
     //    the sweep holds the DRAM working set.
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut random = RandomRows::default();
     let l2 = info.cache_bytes(2).unwrap_or(1 << 20);
     let dram_formats = if plan.quick { &[GgmlType::Q8_0, GgmlType::Q4_K][..] } else { &FORMATS[..] };
     for &f in &FORMATS {
@@ -386,7 +387,7 @@ pub fn measure(plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<(HostInfo, 
                     let (r, cols) = shapes[mats.len() % shapes.len()];
                     let row_bytes = cols / f.block_size() as usize * f.type_size() as usize;
                     let rows = if r == 0 { (bytes / row_bytes).max(8 * t) } else { r };
-                    let data = random_matrix(f, rows, cols, &mut rng).map_err(|e| CalibError::Probe(e.to_string()))?;
+                    let data = random.matrix(f, rows, cols, &mut rng).map_err(|e| CalibError::Probe(e.to_string()))?;
                     held += data.len();
                     mats.push((data, rows, cols));
                 }

@@ -395,7 +395,7 @@ enum Init {
 struct Builder {
     seed: u64,
     /// Distinct quantized rows per (format, row length), shared by the large matrices.
-    pools: std::cell::RefCell<HashMap<(GgmlType, usize), Vec<u8>>>,
+    pools: std::cell::RefCell<RandomRows>,
     by_name: HashMap<(TensorClass, Option<u32>), (u64, Tensor, QuantFormat)>,
     bytes: u64,
 }
@@ -443,51 +443,60 @@ impl Builder {
         let kernel = Kernel::new(g).map_err(|e| refuse(e.to_string()))?;
         let (rows, cols, experts) = (t.rows as usize, t.row_len as usize, t.experts as usize);
         let mut rng = self.rng(i);
-        let data = if t.elements() <= DISTINCT_ELEMS {
-            random_matrix(g, rows * experts, cols, &mut rng)
-        } else {
-            let mut pools = self.pools.borrow_mut();
-            let pool = match pools.entry((g, cols)) {
-                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(random_matrix(g, POOL_ROWS, cols, &mut rng).map_err(|e| refuse(e.to_string()))?)
-                }
-            };
-            let row_bytes = cols / g.block_size() as usize * g.type_size() as usize;
-            Ok(rows_from_pool(pool, row_bytes, rows * experts, &mut rng))
-        }
-        .map_err(|e| refuse(e.to_string()))?;
+        let data =
+            self.pools.borrow_mut().matrix(g, rows * experts, cols, &mut rng).map_err(|e| refuse(e.to_string()))?;
         let row_bytes = data.len() / (rows * experts).max(1);
         Ok(Mat { class, layer, kernel, rows, cols, experts, row_bytes, data })
     }
 }
 
-/// `rows` random rows of `cols` weights quantized to `format` (row-major bytes): all rows
-/// distinct up to [`DISTINCT_ELEMS`] weights, else drawn from [`POOL_ROWS`] distinct rows.
-pub fn random_matrix(
+/// Random quantized matrices: all rows distinct up to [`DISTINCT_ELEMS`] weights; larger
+/// ones drawn from [`POOL_ROWS`] distinct rows kept per (format, row length), so that many
+/// matrices of one shape (a model, a bandwidth probe) build at copy speed.
+#[derive(Debug, Default)]
+pub struct RandomRows {
+    pools: HashMap<(GgmlType, usize), Vec<u8>>,
+}
+
+impl RandomRows {
+    /// `rows` random rows of `cols` weights quantized to `format` (row-major bytes).
+    pub fn matrix(
+        &mut self,
+        format: GgmlType,
+        rows: usize,
+        cols: usize,
+        rng: &mut StdRng,
+    ) -> std::result::Result<Vec<u8>, memwall_kernels::KernelError> {
+        if (rows as u64) * (cols as u64) <= DISTINCT_ELEMS {
+            return distinct_rows(format, rows, cols, rng);
+        }
+        let pool = match self.pools.entry((format, cols)) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(distinct_rows(format, POOL_ROWS, cols, rng)?),
+        };
+        let row_bytes = pool.len() / POOL_ROWS;
+        let mut data = Vec::with_capacity(rows * row_bytes);
+        for _ in 0..rows {
+            let r = rng.random_range(0..POOL_ROWS);
+            data.extend_from_slice(&pool[r * row_bytes..(r + 1) * row_bytes]);
+        }
+        Ok(data)
+    }
+}
+
+/// `rows` distinct random rows of `cols` weights in `format`.
+fn distinct_rows(
     format: GgmlType,
     rows: usize,
     cols: usize,
     rng: &mut StdRng,
 ) -> std::result::Result<Vec<u8>, memwall_kernels::KernelError> {
     let ternary = matches!(format, GgmlType::TQ1_0 | GgmlType::TQ2_0);
-    let distinct = if (rows as u64) * (cols as u64) <= DISTINCT_ELEMS { rows } else { POOL_ROWS.min(rows) };
-    let mut pool = Vec::new();
-    for _ in 0..distinct {
-        pool.extend_from_slice(&quantize(format, &random_row(cols, ternary, rng))?);
-    }
-    Ok(if distinct == rows { pool } else { rows_from_pool(&pool, pool.len() / distinct.max(1), rows, rng) })
-}
-
-/// `rows` rows of `row_bytes` drawn at random from `pool`, row-major.
-fn rows_from_pool(pool: &[u8], row_bytes: usize, rows: usize, rng: &mut StdRng) -> Vec<u8> {
-    let distinct = pool.len() / row_bytes.max(1);
-    let mut data = Vec::with_capacity(rows * row_bytes);
+    let mut out = Vec::new();
     for _ in 0..rows {
-        let r = rng.random_range(0..distinct.max(1));
-        data.extend_from_slice(&pool[r * row_bytes..(r + 1) * row_bytes]);
+        out.extend_from_slice(&quantize(format, &random_row(cols, ternary, rng))?);
     }
-    data
+    Ok(out)
 }
 
 fn gaussian(n: usize, sd: f32, rng: &mut StdRng) -> Vec<f32> {
