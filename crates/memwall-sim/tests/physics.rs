@@ -78,8 +78,8 @@ fn more_cores_do_not_speed_a_bandwidth_bound_decode() {
 
 #[test]
 fn three_bit_is_slower_than_four_bit_when_dequantization_binds() {
-    // Q3_K merges a separate high-bit plane: its measured unpacking (the table's 0.060 cycles
-    // per weight against Q4_K's 0.038) outweighs its 24 % fewer bytes once memory is fast.
+    // Q3_K merges a separate high-bit plane: its measured unpacking (the table's 0.062 cycles
+    // per weight against Q4_K's 0.039) outweighs its 24 % fewer bytes once memory is fast.
     let mut q2 = scenario("pure-q3_K");
     let mut q4 = scenario("pure-q4_K");
     for s in [&mut q2, &mut q4] {
