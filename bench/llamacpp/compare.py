@@ -434,6 +434,7 @@ def worker_measure(args: argparse.Namespace) -> None:
         "prompt_s": t_prompt,
         "n_generated": len(generated),
         "distinct_tokens": len(set(generated)),
+        "prompt_tokens": prompt,
     }
     print("RESULT " + json.dumps(result), flush=True)
 
@@ -719,7 +720,7 @@ def main() -> None:
             wr.writerow({k: ("" if v is None else (f"{v:.4f}" if isinstance(v, float) else v))
                          for k, v in r.items()})
     os.replace(tmp, out)
-    log(f"\nwrote {out} ({len(rows)} rows); models {t_models - t_start:.0f} s, "
+    log(f"\nwrote {out} ({len(rows)} rows); setup (install, models) {t_models - t_start:.0f} s, "
         f"measurements {time.time() - t_models:.0f} s")
 
 
