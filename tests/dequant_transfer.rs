@@ -2,14 +2,14 @@
 //! development host, relative to Q4_0 (see `default_dequant_cycles`).
 
 use memwall::spec::cost::default_dequant_cycles;
-use memwall::spec::{DeviceSpec, QuantFormat};
+use memwall::spec::{EngineSpec, QuantFormat};
 
 #[test]
 fn the_table_is_the_measured_ratios_anchored_at_q4_0() {
-    let text = include_str!("../datasets/hosts/xeon-2c.toml");
-    let d: DeviceSpec = toml::from_str(text).unwrap();
-    d.validate().unwrap();
-    let measured = &d.clusters[0].dequant_cycles;
+    let text = include_str!("../datasets/hosts/xeon-2c.engine.toml");
+    let e: EngineSpec = toml::from_str(text).unwrap();
+    e.validate().unwrap();
+    let measured = &e.cpu.as_ref().unwrap().dequant_cycles;
     let q40 = measured["q4_0"];
     let anchor = default_dequant_cycles("q4_0".parse().unwrap());
     assert!(measured.len() >= 9);

@@ -5,8 +5,8 @@
 //! | `memory.per_core_gbps` | 1-thread read of 8 × LLC | bytes / s |
 //! | `memory` peak (× `achievable_fraction` = 1) | the best read of 8 × LLC over thread counts | bytes / s |
 //! | last-level cache size and bandwidth | reads at LLC/2 | bytes / s at all threads |
-//! | `clusters[0].dequant_cycles[f]` | 1-thread GEMV of `f` in cache | `t × Hz / weights − 1/MACs per cycle` |
-//! | `clusters[0].attention_cycles[kv]` | attention, GQA and MHA, several contexts and threads | least squares `t × Hz × threads = a + c₁ MACs + c₂ KV bytes` |
+//! | engine `dequant_cycles[f]` | 1-thread GEMV of `f` in cache | `t × Hz / weights − 1/MACs per cycle` |
+//! | engine `attention_cycles[kv]` | attention, GQA and MHA, several contexts and threads | least squares `t × Hz × threads = a + c₁ MACs + c₂ KV bytes` |
 //! | engine `bandwidth_share`, `overlap` | GEMVs in DRAM | least squares of `ln t`, `t = max(m/s, c) + (1 − o) min(m/s, c)` |
 //! | engine `per_op_s`, `per_thread_sync_s`, `per_token_s` | decode of small models | least squares of the estimator's residual |
 //!
@@ -97,8 +97,6 @@ fn host_cluster(info: &HostInfo) -> ClusterSpec {
         simd_pipes: 2,
         int8_dot,
         power_w_per_core: 5.0,
-        dequant_cycles: BTreeMap::new(),
-        attention_cycles: BTreeMap::new(),
     }
 }
 
@@ -193,7 +191,9 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         });
     }
     // Per-format cycles per weight beyond the multiply-add, 1 thread, in cache.
-    let mut cluster = host_cluster(info);
+    let cluster = host_cluster(info);
+    let mut dequant_cycles = BTreeMap::new();
+    let mut attention_cycles = BTreeMap::new();
     let hz = info.max_ghz * 1e9;
     let mut cycles_per_weight = BTreeMap::new();
     for m in rows.iter().filter(|m| m.probe == "gemv" && m.detail == "cache" && m.threads == 1) {
@@ -205,9 +205,9 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         let total = c(m.seconds.mean);
         cycles_per_weight.insert(m.format.clone(), total);
         let dq = (total - arith).max(0.0);
-        cluster.dequant_cycles.insert(QuantFormat::Ggml(f).to_string(), dq);
+        dequant_cycles.insert(QuantFormat::Ggml(f).to_string(), dq);
         fitted.push(Fitted {
-            field: format!("clusters[0].dequant_cycles.{}", QuantFormat::Ggml(f)),
+            field: format!("cpu.dequant_cycles.{}", QuantFormat::Ggml(f)),
             value: dq,
             lo: (c(m.seconds.lo) - arith).max(0.0),
             hi: c(m.seconds.hi) - arith,
@@ -229,10 +229,10 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         let (beta, se) = least_squares(&x, &y)?;
         let t = t975(pts.len() - 3);
         let key = QuantFormat::Ggml(kv).to_string();
-        cluster.attention_cycles.insert(key.clone(), [beta[1].max(0.0), beta[2].max(0.0)]);
+        attention_cycles.insert(key.clone(), [beta[1].max(0.0), beta[2].max(0.0)]);
         for (i, what) in [(1, "per multiply-add"), (2, "per KV byte")] {
             fitted.push(Fitted {
-                field: format!("clusters[0].attention_cycles.{key} {what}"),
+                field: format!("cpu.attention_cycles.{key} {what}"),
                 value: beta[i],
                 lo: beta[i] - t * se[i],
                 hi: beta[i] + t * se[i],
@@ -333,6 +333,8 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             per_thread_sync_s: 0.0,
             attention_kv_reads: 1.0,
             dequant_ops_per_weight: 0.0,
+            dequant_cycles,
+            attention_cycles,
             overlap: Some(overlap),
             formats: Vec::new(),
             error_ratio: None,

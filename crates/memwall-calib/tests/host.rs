@@ -118,11 +118,10 @@ fn a_synthetic_machine_is_recovered_and_its_profile_loads_back() {
     let llc = d.last_level_cache().unwrap();
     assert_eq!(llc.size_bytes, 32 << 20); // the 16 MiB probe is fast: the OS figure stands
     assert!((llc.bandwidth_gbps - 60.0).abs() < 1e-6);
-    let cl = &d.clusters[0];
-    assert!((cl.dequant_cycles["q4_0"] - (0.1 - 1.0 / 16.0)).abs() < 1e-9, "{:?}", cl.dequant_cycles);
-    let [per_mac, per_byte] = cl.attention_cycles["f16"];
-    assert!((per_mac - 0.5).abs() < 1e-6 && (per_byte - 1.0).abs() < 1e-6, "{per_mac} {per_byte}");
     let u = p.engine.cpu.as_ref().unwrap();
+    assert!((u.dequant_cycles["q4_0"] - (0.1 - 1.0 / 16.0)).abs() < 1e-9, "{:?}", u.dequant_cycles);
+    let [per_mac, per_byte] = u.attention_cycles["f16"];
+    assert!((per_mac - 0.5).abs() < 1e-6 && (per_byte - 1.0).abs() < 1e-6, "{per_mac} {per_byte}");
     assert!((u.bandwidth_share - 0.8).abs() < 0.011, "{}", u.bandwidth_share);
     // Written and read back, the profile is a valid device with the same figures.
     let text = toml::to_string(d).unwrap();
@@ -137,15 +136,17 @@ fn a_synthetic_machine_is_recovered_and_its_profile_loads_back() {
 fn corrupted_or_partial_profiles_are_refused_naming_the_field() {
     let (info, rows) = synthetic();
     let p = fit_device("synthetic", &info, &rows, Plan { quick: true, max_threads: 2 }).unwrap();
-    let text = toml::to_string(&p.device).unwrap();
+    let text = toml::to_string(&p.engine).unwrap();
+    let engine = |t: &str| toml::from_str::<memwall_spec::EngineSpec>(t).unwrap().validate().unwrap_err().to_string();
     // A cycle count that is not a number of cycles.
     let bad = text.replace("q4_0 = 0.0375", "q4_0 = -1.0");
     assert_ne!(bad, text);
-    let e = toml::from_str::<DeviceSpec>(&bad).unwrap().validate().unwrap_err().to_string();
-    assert!(e.contains("clusters[0].dequant_cycles.q4_0"), "{e}");
+    let e = engine(&bad);
+    assert!(e.contains("dequant_cycles.q4_0"), "{e}");
     // An unknown format name.
-    let e = toml::from_str::<DeviceSpec>(&text.replace("q4_0 = 0.0375", "q4_9 = 0.1")).unwrap().validate().unwrap_err();
-    assert!(e.to_string().contains("q4_9"), "{e}");
+    let e = engine(&text.replace("q4_0 = 0.0375", "q4_9 = 0.1"));
+    assert!(e.contains("q4_9"), "{e}");
+    let text = toml::to_string(&p.device).unwrap();
     // A file cut in half does not parse.
     assert!(toml::from_str::<DeviceSpec>(&text[..text.len() / 2]).is_err());
     // No probes at all: a clear error, not a profile of zeros.

@@ -356,7 +356,8 @@ impl TensorPlan {
         let c = &s.cost;
         let weights = WeightBytes::new(m, &s.weights);
         let lead = s.device.fastest_cluster();
-        let table = TokenTable::new(s, &weights, &|f| cluster_cycles_per_weight(f, lead, c, 1.0));
+        let measured = s.engine.unit(Backend::Cpu).map(|u| &u.dequant_cycles);
+        let table = TokenTable::new(s, &weights, &|f| cluster_cycles_per_weight(f, lead, c, measured, 1.0));
         let dense = table.sum(|o| o.kind != OpKind::Experts);
         let experts = table.sum(|o| o.kind == OpKind::Experts);
         let kv_layers = m.kv_cache_layers();
@@ -403,16 +404,17 @@ impl TensorPlan {
 
 /// CPU cycles per weight of format `f` on one core of `cl`: [`cycles_per_weight`] with the
 /// cluster's SIMD figures; the dequantization cost is the scenario's override (for a 128-bit,
-/// 2-pipe core, scaled), else the cycles measured on this cluster
-/// ([`memwall_spec::ClusterSpec::dequant_cycles`], taken as they are), else the cost model's
-/// table (scaled).
+/// 2-pipe core, scaled), else the cycles the engine measured for itself on the CPU
+/// (`measured`, [`memwall_spec::UnitCosts::dequant_cycles`], taken as they are), else the
+/// cost model's table (scaled).
 fn cluster_cycles_per_weight(
     f: QuantFormat,
     cl: &memwall_spec::ClusterSpec,
     c: &memwall_spec::CostModel,
+    measured: Option<&std::collections::BTreeMap<String, f64>>,
     eff: f64,
 ) -> (f64, f64) {
-    let measured = c.dequant_override(f).is_none().then(|| cl.dequant_cycles.get(&f.to_string())).flatten();
+    let measured = c.dequant_override(f).is_none().then(|| measured.and_then(|m| m.get(&f.to_string()))).flatten();
     let (arith, dequant) = cycles_per_weight(
         f.is_quantized(),
         cl.int8_macs_per_cycle(),
@@ -425,12 +427,12 @@ fn cluster_cycles_per_weight(
     (arith, measured.copied().unwrap_or(dequant))
 }
 
-/// CPU cycles of decode attention on one core of `cl` with a KV cache in `kv`,
-/// `[per multiply-add, per KV byte read]`: the cycles measured on the cluster for that format
-/// ([`memwall_spec::ClusterSpec::attention_cycles`]), else f32 arithmetic at a quarter of
-/// the int8 MAC rate, `[4 × dense_cycles_per_mac, 0]`.
-pub fn attention_cycles(cl: &memwall_spec::ClusterSpec, kv: QuantFormat, dense_cycles_per_mac: f64) -> [f64; 2] {
-    cl.attention_cycles.get(&kv.to_string()).copied().unwrap_or([4.0 * dense_cycles_per_mac, 0.0])
+/// CPU cycles of decode attention on one core with a KV cache in `kv`,
+/// `[per multiply-add, per KV byte read]`: the engine's measured cycles for that format
+/// ([`memwall_spec::UnitCosts::attention_cycles`]), else f32 arithmetic at a quarter of the
+/// int8 MAC rate, `[4 × dense_cycles_per_mac, 0]`.
+pub fn attention_cycles(u: &memwall_spec::UnitCosts, kv: QuantFormat, dense_cycles_per_mac: f64) -> [f64; 2] {
+    u.attention_cycles.get(&kv.to_string()).copied().unwrap_or([4.0 * dense_cycles_per_mac, 0.0])
 }
 
 impl CostPlan {
@@ -480,13 +482,13 @@ impl CostPlan {
         // Relative speed of each cluster on a Q4_K-like reference mix.
         let reference = QuantFormat::Ggml(memwall_spec::GgmlType::Q4_K);
         let cpw = |cl| {
-            let (a, q) = cluster_cycles_per_weight(reference, cl, c, u.compute_efficiency);
+            let (a, q) = cluster_cycles_per_weight(reference, cl, c, None, u.compute_efficiency);
             a + q
         };
         let lead_cpw = cpw(lead);
         let cycles_rate: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * lead_cpw / cpw(cl)).sum();
         let cpu_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
-        let q40 = cluster_cycles_per_weight(QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0), lead, c, 1.0).1;
+        let q40 = cluster_cycles_per_weight(QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0), lead, c, None, 1.0).1;
         let accel_dequant_macs_per_cycle = if q40 > 0.0 { u.dequant_ops_per_weight / 2.0 / q40 } else { 0.0 };
         let (accel_macs_per_s, compute_w) = match unit.peak_macs_per_s {
             Some(peak) => (Some(peak * u.compute_efficiency), unit.power_w.unwrap_or(0.0)),
@@ -510,7 +512,7 @@ impl CostPlan {
             kv_token_bytes: kv_token,
             attn_layer_macs: tp.attn_layer_macs,
             attn_cycles: attention_cycles(
-                lead,
+                u,
                 s.kv.k,
                 if tp.dense_elems > 0.0 { tp.dense_cycles.0 / tp.dense_elems } else { 0.0 },
             ),
@@ -954,6 +956,7 @@ struct Shared {
     device: memwall_spec::DeviceSpec,
     weights: memwall_spec::WeightQuant,
     cost: memwall_spec::CostModel,
+    engine: memwall_spec::EngineSpec,
     plan: TensorPlan,
 }
 
@@ -968,10 +971,13 @@ impl Estimator {
 
     /// Estimate `s` (validated as [`estimate`] validates it).
     pub fn estimate(&mut self, s: &Scenario) -> Result<Estimate, SimError> {
-        let same = self
-            .last
-            .as_ref()
-            .is_some_and(|c| c.weights == s.weights && c.cost == s.cost && c.model == s.model && c.device == s.device);
+        let same = self.last.as_ref().is_some_and(|c| {
+            c.weights == s.weights
+                && c.cost == s.cost
+                && c.model == s.model
+                && c.device == s.device
+                && c.engine == s.engine
+        });
         if same {
             s.validate_point()?;
         } else {
@@ -981,6 +987,7 @@ impl Estimator {
                 device: s.device.clone(),
                 weights: s.weights.clone(),
                 cost: s.cost.clone(),
+                engine: s.engine.clone(),
                 plan: TensorPlan::new(s),
             });
         }

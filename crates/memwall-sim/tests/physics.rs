@@ -318,35 +318,36 @@ fn gpu_dequantization_by_hand() {
 }
 
 #[test]
-fn measured_cycles_of_a_cluster_replace_the_table() {
+fn an_engines_measured_cycles_replace_the_table_for_that_engine_only() {
     // Q8_0 everywhere but the (Q6_K) output: dequantization time is proportional to the
     // measured cycles per weight, taken as they are (no 128-bit scaling).
     let base = scenario("Q8_0");
     let mut measured = base.clone();
-    let lead = measured.device.clusters.iter_mut().max_by(|a, b| a.max_ghz.total_cmp(&b.max_ghz)).unwrap();
-    lead.dequant_cycles.insert("q8_0".into(), 0.5);
-    lead.dequant_cycles.insert("q6_K".into(), 0.5);
+    let u = measured.engine.cpu.as_mut().unwrap();
+    u.dequant_cycles.insert("q8_0".into(), 0.5);
+    u.dequant_cycles.insert("q6_K".into(), 0.5);
     let (a, b) = (estimate(&base).unwrap(), estimate(&measured).unwrap());
     let mut doubled = measured.clone();
-    for c in doubled.device.clusters.iter_mut() {
-        for v in c.dequant_cycles.values_mut() {
-            *v *= 2.0;
-        }
+    for v in doubled.engine.cpu.as_mut().unwrap().dequant_cycles.values_mut() {
+        *v *= 2.0;
     }
     let d = estimate(&doubled).unwrap();
     assert!((d.decode_terms.t_dequant / b.decode_terms.t_dequant - 2.0).abs() < 1e-9);
     assert!(b.decode_terms.t_dequant > a.decode_terms.t_dequant);
-    // A scenario's own cost-model figure still wins over the cluster's measurement.
+    // One estimator serving both engines in turn keeps them apart.
+    let mut est = memwall_sim::Estimator::new();
+    assert_eq!(est.estimate(&base).unwrap().decode_tok_s, a.decode_tok_s);
+    assert_eq!(est.estimate(&measured).unwrap().decode_tok_s, b.decode_tok_s);
+    // A scenario's own cost-model figure still wins over the engine's measurement.
     let mut overridden = doubled.clone();
     overridden.cost.dequant_cycles.insert("q8_0".into(), 0.02);
     overridden.cost.dequant_cycles.insert("q6_K".into(), 0.02);
     assert!(estimate(&overridden).unwrap().decode_terms.t_dequant < b.decode_terms.t_dequant / 5.0);
-    // Attention cycles by KV format: [per MAC, per KV byte], hand-checked on a long context.
-    let cl = &measured.device.clusters[0];
+    // Attention cycles by KV format: [per MAC, per KV byte].
     let dense = 0.03;
-    assert_eq!(memwall_sim::analytic::attention_cycles(cl, "f16".parse().unwrap(), dense), [0.12, 0.0]);
-    let mut c2 = cl.clone();
-    c2.attention_cycles.insert("f16".into(), [0.3, 1.5]);
-    assert_eq!(memwall_sim::analytic::attention_cycles(&c2, "f16".parse().unwrap(), dense), [0.3, 1.5]);
-    assert_eq!(memwall_sim::analytic::attention_cycles(&c2, "q8_0".parse().unwrap(), dense), [0.12, 0.0]);
+    let mut u = base.engine.cpu.clone().unwrap();
+    assert_eq!(memwall_sim::analytic::attention_cycles(&u, "f16".parse().unwrap(), dense), [0.12, 0.0]);
+    u.attention_cycles.insert("f16".into(), [0.3, 1.5]);
+    assert_eq!(memwall_sim::analytic::attention_cycles(&u, "f16".parse().unwrap(), dense), [0.3, 1.5]);
+    assert_eq!(memwall_sim::analytic::attention_cycles(&u, "q8_0".parse().unwrap(), dense), [0.12, 0.0]);
 }

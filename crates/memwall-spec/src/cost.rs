@@ -104,7 +104,7 @@ impl Default for CostModel {
 ///
 /// Q4_0's 0.04 is the anchor, from the instruction count of ggml's NEON/AVX2 kernel (a mask,
 /// a shift and a subtract per 32 weights). The formats memwall's kernels run are **measured**
-/// relative to it: `memwall calibrate` on the development host (`datasets/hosts/xeon-2c.toml`,
+/// relative to it: `memwall calibrate` on the development host (`datasets/hosts/xeon-2c.engine.toml`,
 /// AVX2) gives each format's cycles per weight beyond the multiply-add, and the table holds
 /// `0.04 × measured_f / measured_q4_0` (F16, Q8_0, Q2_K…Q6_K, TQ2_0; checked against the
 /// host file by `tests/dequant_transfer.rs`). Absolute costs are left to each engine's fitted

@@ -97,19 +97,6 @@ pub struct ClusterSpec {
     pub int8_dot: bool,
     /// Dynamic power of one fully loaded core at `max_ghz`, W.
     pub power_w_per_core: f64,
-    /// Measured cycles per weight, on one core of this cluster, that a decode GEMV spends
-    /// beyond the multiply-add (unpacking, scaling) per weight format (`q4_K`, `q8_0`, ...),
-    /// as `memwall calibrate` measures them with memwall's kernels. A format listed here
-    /// replaces the cost model's table (which is given for a 128-bit, 2-pipe core and
-    /// scaled); a scenario's `cost.dequant_cycles` still wins.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub dequant_cycles: BTreeMap<String, f64>,
-    /// Measured cycles of decode attention on one core, per KV-cache format (`f16`, `q8_0`,
-    /// `q4_0`): `[per multiply-add (QKᵀ and AV), per KV-cache byte read]` (the second is the
-    /// unpacking and per-row cost of each cached key and value). Absent: f32 arithmetic at a
-    /// quarter of the int8 MAC rate, nothing per byte.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub attention_cycles: BTreeMap<String, [f64; 2]>,
 }
 
 impl ClusterSpec {
@@ -333,17 +320,6 @@ impl DeviceSpec {
             }
             nonzero(&f("simd_pipes"), c.simd_pipes as u64)?;
             non_negative(&f("power_w_per_core"), c.power_w_per_core)?;
-            let attention = c.attention_cycles.iter().flat_map(|(k, v)| v.iter().map(move |x| (k, x)));
-            let entries = c.dequant_cycles.iter().map(|(k, v)| ("dequant_cycles", k, v));
-            for (table, format, v) in entries.chain(attention.map(|(k, v)| ("attention_cycles", k, v))) {
-                let field = f(&format!("{table}.{format}"));
-                if format.parse::<crate::QuantFormat>().is_err() {
-                    return Err(SpecError::invalid(field, format, "not a weight or KV format name"));
-                }
-                if !(v.is_finite() && *v >= 0.0 && *v < 1e3) {
-                    return Err(SpecError::invalid(field, v, "cycles must be finite, >= 0 and < 1000"));
-                }
-            }
         }
         let a = &self.accelerators;
         for (name, v) in
@@ -459,8 +435,6 @@ mod tests {
             simd_pipes: 2,
             int8_dot: true,
             power_w_per_core: 1.0,
-            dequant_cycles: BTreeMap::new(),
-            attention_cycles: BTreeMap::new(),
         }
     }
 

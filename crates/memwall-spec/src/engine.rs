@@ -65,6 +65,18 @@ pub struct UnitCosts {
     /// `overlap`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overlap: Option<f64>,
+    /// CPU: cycles per weight this engine's decode GEMV spends beyond the multiply-add, per
+    /// weight format (`q4_K`, `q8_0`, ...), measured on the device it was calibrated on
+    /// (`memwall calibrate`); they replace the cost model's table (given for a 128-bit,
+    /// 2-pipe core and scaled) for this engine only. A scenario's `cost.dequant_cycles`
+    /// still wins.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub dequant_cycles: BTreeMap<String, f64>,
+    /// CPU: cycles of this engine's decode attention on one core, per KV-cache format
+    /// (`f16`, `q8_0`, `q4_0`): `[per multiply-add (QKᵀ and AV), per KV-cache byte read]`.
+    /// Absent: f32 arithmetic at a quarter of the int8 MAC rate, nothing per byte.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub attention_cycles: BTreeMap<String, [f64; 2]>,
     /// Weight formats the engine runs on this unit (names as `q4_0`, `q4_K`, `f16`,
     /// `int4-g32`; a trailing `*` matches a prefix); empty: every format.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -114,6 +126,17 @@ impl UnitCosts {
             && !(0.0..=1.0).contains(&o)
         {
             return Err(SpecError::invalid("overlap", o, "must lie in [0, 1]"));
+        }
+        let attention = self.attention_cycles.iter().flat_map(|(k, v)| v.iter().map(move |x| (k, x)));
+        let entries = self.dequant_cycles.iter().map(|(k, v)| ("dequant_cycles", k, v));
+        for (table, format, v) in entries.chain(attention.map(|(k, v)| ("attention_cycles", k, v))) {
+            let field = format!("{table}.{format}");
+            if format.parse::<QuantFormat>().is_err() {
+                return Err(SpecError::invalid(field, format, "not a weight or KV format name"));
+            }
+            if !(v.is_finite() && *v >= 0.0 && *v < 1e3) {
+                return Err(SpecError::invalid(field, v, "cycles must be finite, >= 0 and < 1000"));
+            }
         }
         crate::bounds::at_most("dequant_ops_per_weight", self.dequant_ops_per_weight, 1e4, "operations per weight")?;
         for (i, p) in self.formats.iter().enumerate() {
@@ -189,6 +212,8 @@ impl EngineSpec {
             per_thread_sync_s,
             attention_kv_reads: 1.0,
             dequant_ops_per_weight: 0.0,
+            dequant_cycles: BTreeMap::new(),
+            attention_cycles: BTreeMap::new(),
             overlap: None,
             formats: Vec::new(),
             error_ratio: None,
