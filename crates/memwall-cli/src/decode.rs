@@ -7,7 +7,7 @@ use memwall_io::load_model;
 use memwall_spec::WeightQuant;
 use memwall_spec::units::to_gb;
 
-use crate::{kv_formats, print_table};
+use crate::print_table;
 
 #[derive(Args)]
 pub struct DecodeArgs {
@@ -17,15 +17,8 @@ pub struct DecodeArgs {
     /// Weight mix: a llama.cpp file type (Q4_K_M, Q2_K, TQ2_0, ...) or a ggml format.
     #[arg(long, default_value = "Q4_K_M")]
     weights: String,
-    /// KV-cache format for both K and V (f16, q8_0 or q4_0).
-    #[arg(long, default_value = "f16")]
-    kv: String,
-    /// K-cache format (overrides --kv).
-    #[arg(long)]
-    kv_k: Option<String>,
-    /// V-cache format (overrides --kv).
-    #[arg(long)]
-    kv_v: Option<String>,
+    #[command(flatten)]
+    kv: crate::KvArgs,
     /// Threads (default: the CPUs available).
     #[arg(long)]
     threads: Option<usize>,
@@ -49,7 +42,7 @@ pub struct DecodeArgs {
 pub fn decode(a: &DecodeArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let weights = WeightQuant::new(a.weights.parse().map_err(|e: memwall_spec::SpecError| e.within("weights"))?);
-    let kv = kv_formats(&a.kv, a.kv_k.as_deref(), a.kv_v.as_deref())?;
+    let kv = a.kv.formats()?;
     let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if a.tokens == 0 {
         anyhow::bail!("invalid `--tokens` = 0: decode at least one token");

@@ -176,15 +176,8 @@ struct ScenarioArgs {
     /// (q4_0, int4-g128, ...).
     #[arg(long, default_value = "Q4_K_M")]
     weights: String,
-    /// KV-cache format for both K and V.
-    #[arg(long, default_value = "f16")]
-    kv: String,
-    /// K-cache format (overrides --kv).
-    #[arg(long)]
-    kv_k: Option<String>,
-    /// V-cache format (overrides --kv).
-    #[arg(long)]
-    kv_v: Option<String>,
+    #[command(flatten)]
+    kv: KvArgs,
     /// Context the KV cache is allocated for, tokens.
     #[arg(long, default_value_t = 4096)]
     context: u64,
@@ -221,7 +214,7 @@ struct ScenarioArgs {
 
 impl ScenarioArgs {
     fn scenario(&self) -> Result<Scenario> {
-        let kv = kv_formats(&self.kv, self.kv_k.as_deref(), self.kv_v.as_deref())?;
+        let kv = self.kv.formats()?;
         let backend = match self.backend.as_str() {
             "cpu" => Backend::Cpu,
             "gpu" => Backend::Gpu,
@@ -268,16 +261,32 @@ impl ScenarioArgs {
     }
 }
 
-/// The KV formats of `--kv`, `--kv-k` and `--kv-v` (the last two override the first).
-fn kv_formats(both: &str, k: Option<&str>, v: Option<&str>) -> Result<KvQuant> {
-    let fmt = |field: &str, v: &str| -> Result<QuantFormat> {
-        v.parse::<QuantFormat>().map_err(|e| e.within(field)).context("bad KV format")
-    };
-    let both = fmt("kv", both)?;
-    Ok(KvQuant {
-        k: k.map(|v| fmt("kv_k", v)).transpose()?.unwrap_or(both),
-        v: v.map(|v| fmt("kv_v", v)).transpose()?.unwrap_or(both),
-    })
+/// `--kv`, `--kv-k` and `--kv-v`.
+#[derive(Args)]
+struct KvArgs {
+    /// KV-cache format for both K and V (f16, q8_0, q4_0, ...).
+    #[arg(long, default_value = "f16")]
+    kv: String,
+    /// K-cache format (overrides --kv).
+    #[arg(long)]
+    kv_k: Option<String>,
+    /// V-cache format (overrides --kv).
+    #[arg(long)]
+    kv_v: Option<String>,
+}
+
+impl KvArgs {
+    /// The formats (`--kv-k` and `--kv-v` override `--kv`).
+    fn formats(&self) -> Result<KvQuant> {
+        let fmt = |field: &str, v: &str| -> Result<QuantFormat> {
+            v.parse::<QuantFormat>().map_err(|e| e.within(field)).context("bad KV format")
+        };
+        let both = fmt("kv", &self.kv)?;
+        Ok(KvQuant {
+            k: self.kv_k.as_deref().map(|v| fmt("kv_k", v)).transpose()?.unwrap_or(both),
+            v: self.kv_v.as_deref().map(|v| fmt("kv_v", v)).transpose()?.unwrap_or(both),
+        })
+    }
 }
 
 fn gb(bytes: u64) -> String {
