@@ -53,6 +53,7 @@ fn main() {
     for (file, konst, what) in [
         ("validation_decode.csv", "VALIDATION_DECODE_CSV", "The validation table"),
         ("quant_quality.csv", "QUANT_QUALITY_CSV", "The quantization-quality table"),
+        ("quality_estimated.csv", "QUALITY_ESTIMATED_CSV", "Perplexity deltas estimated from measured error"),
     ] {
         let path = root.join(file);
         println!("cargo:rerun-if-changed={}", path.display());

@@ -29,6 +29,11 @@ pub struct QualityArgs {
     /// per-channel (0.56 published) and W3 g128 (0.69) then come out at 0.55 and 0.57.
     #[arg(long, default_value_t = 0.7)]
     act_noise: f64,
+    /// Write every estimate (RTN, AWQ, GPTQ) as CSV here (the columns of
+    /// `datasets/quality_estimated.csv`, which `memwall run` and `estimate` read for single
+    /// formats without a published figure).
+    #[arg(long)]
+    write: Option<std::path::PathBuf>,
     /// Seed of the synthetic layer.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -83,6 +88,16 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
     let med = loo_errs[loo_errs.len() / 2];
     println!("leave-one-out: median |ln(predicted/published)| {med:.2} (a factor of {:.2})\n", med.exp());
     let mut lines = Vec::new();
+    let mut csv = format!("{}\n", memwall_io::quality::ESTIMATE_COLUMNS);
+    let provenance = format!(
+        "memwall quality (seed {}, act noise {}): ln dPPL = {:.3} + {:.3} ln err over {} llama.cpp mixes of Llama-3-8B (leave-one-out factor {:.2})",
+        a.seed,
+        a.act_noise,
+        fit.a,
+        fit.b,
+        fit.n,
+        med.exp()
+    );
     for name in &a.formats {
         let f: QuantFormat = name.parse().map_err(|e: memwall_spec::SpecError| e.within("formats"))?;
         let methods: &[Method] = match f {
@@ -96,6 +111,11 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
             let mut measure = |g: QuantFormat| format_error(&layer, g, if g == f { m } else { Method::Rtn });
             let e = mix_error(&model, &w, &mut errors, &mut measure)?;
             let (mid, lo, hi) = fit.predict(e);
+            csv.push_str(&format!(
+                "{name},{},{:.4},{e:.5},{mid:.5},{lo:.5},{hi:.5},\"{provenance}\"\n",
+                m.name(),
+                f.bits_per_weight()
+            ));
             lines.push(vec![
                 name.clone(),
                 m.name().to_string(),
@@ -111,5 +131,9 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
         a.seed
     );
     print_table(&["format", "method", "bits", "output err", "est. dPPL", "80% interval"].map(String::from), &lines);
+    if let Some(path) = &a.write {
+        memwall_io::atomic::write_text(path, &csv)?;
+        println!("wrote {}", path.display());
+    }
     Ok(())
 }

@@ -2,11 +2,15 @@
 //! Llama-3-8B tables in `datasets/quant_quality.csv`, with the source carried along.
 //!
 //! The deltas are wikitext-2 perplexity increases measured on Llama-3-8B; for other models they
-//! are a proxy (larger models usually suffer less) and the source string says so.
+//! are a proxy (larger models usually suffer less) and the source string says so. A single
+//! format without a published figure (`int3-g64`, `int4-pc`, `pure-q4_K`, ...) takes the
+//! estimate `memwall quality --write` stored in `datasets/quality_estimated.csv` (measured
+//! output error → the fit over the published mixes), labelled as estimated with its 80 %
+//! interval.
 
 use memwall_spec::{FileType, GgmlType, KvQuant, Mix, QuantFormat, WeightQuant};
 
-use crate::presets::QUANT_QUALITY_CSV;
+use crate::presets::{QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV};
 
 /// One looked-up quality figure.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,12 +37,52 @@ struct Row {
 #[derive(Debug, Clone)]
 pub struct QualityTable {
     rows: Vec<Row>,
+    /// Estimates of single formats quantized by RTN.
+    estimated: Vec<Estimated>,
+}
+
+/// An estimated ΔPPL of one format: name, value, 80 % interval, provenance.
+#[derive(Debug, Clone)]
+struct Estimated {
+    format: String,
+    dppl: f64,
+    lo: f64,
+    hi: f64,
+    source: String,
 }
 
 impl Default for QualityTable {
     fn default() -> Self {
-        Self::parse(QUANT_QUALITY_CSV).expect("the embedded quality table parses")
+        let mut t = Self::parse(QUANT_QUALITY_CSV).expect("the embedded quality table parses");
+        t.estimated = parse_estimates(QUALITY_ESTIMATED_CSV).expect("the embedded estimates parse");
+        t
     }
+}
+
+/// The columns of `datasets/quality_estimated.csv`.
+pub const ESTIMATE_COLUMNS: &str = "format,method,bits,output_err,dppl,dppl_lo80,dppl_hi80,source";
+
+/// Parse the estimates (`ESTIMATE_COLUMNS`); rows of a method other than `rtn` are kept out
+/// of lookups (a weight mix does not say how it was quantized).
+fn parse_estimates(text: &str) -> Result<Vec<Estimated>, csv::Error> {
+    let mut out = Vec::new();
+    for rec in csv::Reader::from_reader(text.as_bytes()).records() {
+        let rec = rec?;
+        let num = |i: usize| rec.get(i).and_then(|v| v.parse::<f64>().ok());
+        if rec.get(1) != Some("rtn") {
+            continue;
+        }
+        if let (Some(f), Some(d), Some(lo), Some(hi)) = (rec.get(0), num(4), num(5), num(6)) {
+            out.push(Estimated {
+                format: f.to_string(),
+                dppl: d,
+                lo,
+                hi,
+                source: rec.get(7).unwrap_or("").to_string(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 fn parse_delta(s: &str) -> Option<f64> {
@@ -67,7 +111,7 @@ impl QualityTable {
                 source: get(s),
             });
         }
-        Ok(QualityTable { rows })
+        Ok(QualityTable { rows, estimated: Vec::new() })
     }
 
     fn weights(&self, w: &WeightQuant) -> Option<(f64, String)> {
@@ -76,7 +120,15 @@ impl QualityTable {
             Mix::Pure(QuantFormat::Ggml(GgmlType::F16 | GgmlType::F32 | GgmlType::BF16)) => {
                 return Some((0.0, "unquantized reference".into()));
             }
-            Mix::Pure(_) => return None,
+            Mix::Pure(f) => {
+                let name = f.to_string();
+                let e = self.estimated.iter().find(|e| e.format == name)?;
+                let (lo, hi) = (e.lo, e.hi);
+                return Some((
+                    e.dppl,
+                    format!("estimated from measured output error, 80% [{lo:.3}, {hi:.3}]: {}", e.source),
+                ));
+            }
         };
         if matches!(ft, FileType::F16 | FileType::F32 | FileType::BF16) {
             return Some((0.0, "unquantized reference".into()));
@@ -152,9 +204,25 @@ mod tests {
     #[test]
     fn missing_entries_are_unknown() {
         let t = QualityTable::default();
-        let q = t.lookup(&WeightQuant::new("int3-g64".parse().unwrap()), &KvQuant::both("q4_0".parse().unwrap()));
+        let q = t.lookup(&WeightQuant::new("int5-g256".parse().unwrap()), &KvQuant::both("q4_0".parse().unwrap()));
         assert_eq!(q.ppl_delta_weights, None);
         assert_eq!(q.ppl_delta_kv, None);
         assert_eq!(q.source, "unknown");
+    }
+
+    #[test]
+    fn single_formats_without_a_published_figure_take_the_labelled_estimate() {
+        let t = QualityTable::default();
+        let q = t.lookup(&WeightQuant::new("int3-g64".parse().unwrap()), &KvQuant::default());
+        let d = q.ppl_delta_weights.unwrap();
+        assert!(d > 0.5 && d < 10.0, "{d}");
+        assert!(q.source.contains("estimated from measured output error") && q.source.contains("80%"), "{}", q.source);
+        // More bits, less damage.
+        let q4 =
+            t.lookup(&WeightQuant::new("int4-g64".parse().unwrap()), &KvQuant::default()).ppl_delta_weights.unwrap();
+        assert!(q4 < d);
+        // A published mix keeps its published figure.
+        let m = t.lookup(&WeightQuant::new("Q4_K_M".parse().unwrap()), &KvQuant::default());
+        assert_eq!(m.ppl_delta_weights, Some(0.1754));
     }
 }
