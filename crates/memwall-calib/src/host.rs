@@ -114,6 +114,30 @@ pub fn utc_date(unix_s: u64) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
+/// A `/proc/meminfo` figure (`MemTotal:`, `MemAvailable:`), bytes; `None` where it cannot be read.
+pub fn meminfo_bytes(name: &str) -> Option<u64> {
+    read("/proc/meminfo")?
+        .lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<u64>().ok())
+        .map(|kib| kib.saturating_mul(1024))
+}
+
+/// Refuse a run whose working set (`bytes`, what `field` asks for) exceeds 90 % of the
+/// memory available now (`MemAvailable`), before anything is allocated; where the OS does not
+/// say, the run goes ahead.
+pub fn check_memory(field: &str, bytes: u64) -> Result<(), CalibError> {
+    match meminfo_bytes("MemAvailable:") {
+        Some(avail) if bytes > avail / 10 * 9 => Err(CalibError::Probe(format!(
+            "`{field}` needs {:.2} GB of memory; {:.2} GB is available",
+            bytes as f64 / 1e9,
+            avail as f64 / 1e9
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// What this machine is, from `/proc` and `/sys` (Linux; elsewhere the fields it cannot
 /// read are left at neutral values and said so in the profile's sources).
 pub fn host_info() -> HostInfo {
@@ -145,15 +169,6 @@ pub fn host_info() -> HostInfo {
             caches.push((level, size, shared));
         }
     }
-    let meminfo = read("/proc/meminfo").unwrap_or_default();
-    let kb = |name: &str| {
-        meminfo
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .map_or(0, |v| v * 1024)
-    };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
     HostInfo {
         cpu_model: field("model name").unwrap_or_else(|| std::env::consts::ARCH.to_string()),
@@ -162,8 +177,8 @@ pub fn host_info() -> HostInfo {
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         max_ghz: mhz.unwrap_or(2.0),
         caches,
-        ram_bytes: kb("MemTotal:"),
-        available_bytes: kb("MemAvailable:"),
+        ram_bytes: meminfo_bytes("MemTotal:").unwrap_or(0),
+        available_bytes: meminfo_bytes("MemAvailable:").unwrap_or(0),
         date: utc_date(now),
     }
 }
@@ -215,6 +230,15 @@ pub fn robust_stat(samples: &[f64]) -> Stat {
     Stat { mean, lo: mean - half, hi: mean + half, n, outliers: samples.len() - n }
 }
 
+/// The statistics of `samples` once a probe may stop: at 25 samples, or from 3 on when the
+/// interval is within [`TARGET_REL_CI`] or the probe's `budget` since `start` is spent.
+fn settled(samples: &[f64], start: Instant, budget: Duration) -> Option<Stat> {
+    let s = robust_stat(samples);
+    let done = samples.len() >= 25
+        || (samples.len() >= 3 && (s.rel_half_width() <= TARGET_REL_CI || start.elapsed() >= budget));
+    done.then_some(s)
+}
+
 /// Time `f` (seconds per call) until the interval is tight or `budget` is spent: at least
 /// 3 samples, at most 25; each sample repeats `f` to last at least `min_sample`.
 pub fn time_until_tight(budget: Duration, min_sample: Duration, mut f: impl FnMut()) -> (Stat, Vec<f64>) {
@@ -231,9 +255,7 @@ pub fn time_until_tight(budget: Duration, min_sample: Duration, mut f: impl FnMu
             f();
         }
         samples.push(t.elapsed().as_secs_f64() / reps as f64);
-        let s = robust_stat(&samples);
-        let spent = start.elapsed();
-        if samples.len() >= 25 || (samples.len() >= 3 && (s.rel_half_width() <= TARGET_REL_CI || spent >= budget)) {
+        if let Some(s) = settled(&samples, start, budget) {
             return (s, samples);
         }
     }
@@ -535,10 +557,7 @@ fn attention_probe(
         if i > 0 {
             samples.push(e.timings().of(OpClass::Attention) / layers);
         }
-        let s = robust_stat(&samples);
-        if samples.len() >= 25
-            || (samples.len() >= 3 && (s.rel_half_width() <= TARGET_REL_CI || start.elapsed() >= budget))
-        {
+        if let Some(s) = settled(&samples, start, budget) {
             let tokens = (ctx + i + 1) as f64;
             let macs = 2.0 * (m.n_heads * m.head_dim()) as f64 * tokens;
             let bytes = e.kv_bytes() / m.n_layers as u64;

@@ -425,14 +425,12 @@ pub fn host_scenario(
 /// by least squares (`ops` = the estimator's operators per token).
 pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<(), CalibError> {
     let threads = plan.threads();
+    let q8 = WeightQuant::new("Q8_0".parse().expect("a mix"));
     let mut obs = Vec::new();
     for m in overhead_models() {
         for &t in &threads {
-            let cfg = EngineConfig {
-                threads: t,
-                seed: 5,
-                ..EngineConfig::new(m.clone(), WeightQuant::new("Q8_0".parse().expect("a mix")), KvQuant::default())
-            };
+            let cfg =
+                EngineConfig { threads: t, seed: 5, ..EngineConfig::new(m.clone(), q8.clone(), KvQuant::default()) };
             let mut e = Engine::new(cfg).map_err(|e| CalibError::Probe(e.to_string()))?;
             // Decode 4 untimed then 32 (96) timed tokens from an empty cache: the context stays
             // short, so attention is a small, predicted part.
@@ -443,15 +441,7 @@ pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&
             let samples = g.token_seconds.clone();
             let stat = robust_stat(&samples);
             let ctx = 4 + n as u64 / 2;
-            let s = host_scenario(
-                p,
-                m.clone(),
-                WeightQuant::new("Q8_0".parse().expect("a mix")),
-                KvQuant::default(),
-                ctx,
-                1,
-                t as u32,
-            );
+            let s = host_scenario(p, m.clone(), q8.clone(), KvQuant::default(), ctx, 1, t as u32);
             let predict = |per_op: f64| -> Result<f64, CalibError> {
                 let mut s = s.clone();
                 if let Some(u) = s.engine.cpu.as_mut() {

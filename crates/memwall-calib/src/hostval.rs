@@ -9,7 +9,9 @@ use memwall_sim::des::{VecSink, simulate};
 use memwall_spec::{DeviceSpec, EngineSpec, KvQuant, ModelSpec, QuantFormat, WeightQuant};
 
 use crate::CalibError;
+use crate::host::check_memory;
 use crate::hostfit::{HostProfile, host_scenario};
+use memwall_engine::weights::planned_bytes;
 
 /// A design to run: a model (a preset name, or TOML of a model spec), formats, context and
 /// threads.
@@ -227,7 +229,9 @@ pub fn run_config(
     let kv = KvQuant { k: kvf, v: kvf };
     let threads = if c.threads == 0 { p.device.clusters[0].cores as usize } else { c.threads };
     let cfg = EngineConfig { threads, seed: 9, ..EngineConfig::new(model.clone(), weights.clone(), kv) };
+    check_memory(c.id, planned_bytes(&cfg.model, &cfg.weights))?;
     let mut e = Engine::new(cfg).map_err(|e| probe(e.to_string()))?;
+    check_memory(c.id, e.kv_bytes_at(c.context.saturating_add(2).saturating_add(tokens) as u64))?;
     e.fill_context(c.context).map_err(|e| probe(e.to_string()))?;
     let warm = e.generate(1, 2, 0.0).map_err(|e| probe(e.to_string()))?;
     let first = *warm.tokens.last().expect("two tokens");

@@ -2,6 +2,8 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
+use memwall_calib::host::check_memory;
+use memwall_engine::weights::planned_bytes;
 use memwall_engine::{Engine, EngineConfig, OpClass};
 use memwall_io::load_model;
 use memwall_spec::WeightQuant;
@@ -52,7 +54,10 @@ pub fn decode(a: &DecodeArgs) -> Result<()> {
     }
     let cfg = EngineConfig { seed: a.seed, threads, ..EngineConfig::new(model, weights, kv) };
     eprintln!("building {} with random {} weights...", cfg.model.name, a.weights);
+    check_memory("--model with --weights", planned_bytes(&cfg.model, &cfg.weights))?;
     let mut e = Engine::new(cfg).context("building the engine")?;
+    let held = a.context.saturating_add(a.warmup).saturating_add(a.tokens);
+    check_memory("--context, --warmup and --tokens (KV cache)", e.kv_bytes_at(held as u64))?;
     if a.context > 0 {
         eprintln!("filling {} tokens of synthetic context...", a.context);
         e.fill_context(a.context)?;

@@ -111,8 +111,9 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
             let mut measure = |g: QuantFormat| format_error(&layer, g, if g == f { m } else { Method::Rtn });
             let e = mix_error(&model, &w, &mut errors, &mut measure)?;
             let (mid, lo, hi) = fit.predict(e);
+            // The format as memwall names it, so lookups find it however it was typed.
             csv.push_str(&format!(
-                "{name},{},{:.4},{e:.5},{mid:.5},{lo:.5},{hi:.5},\"{provenance}\"\n",
+                "{f},{},{:.4},{e:.5},{mid:.5},{lo:.5},{hi:.5},\"{provenance}\"\n",
                 m.name(),
                 f.bits_per_weight()
             ));

@@ -29,10 +29,22 @@ fn decode_refuses_what_the_engine_cannot_run() {
         (&["--tokens", "0"][..], "--tokens"),
         (&["--temperature", "nan"][..], "--temperature"),
         (&["--threads", "0"][..], "threads"),
+        // More KV cache, or weights, than this machine has: refused before any allocation.
+        (&["--context", "100000000000000"][..], "--context"),
+        (&["--tokens", "18446744073709551615"][..], "--tokens"),
     ] {
         let o = memwall(&[&["decode", "--model", "tiny.toml"][..], extra].concat(), dir.path());
         let (_, err) = text(&o);
         assert_eq!(o.status.code(), Some(2), "{extra:?}: {err}");
         assert!(err.contains(needle), "{extra:?}: {err}");
     }
+}
+
+#[test]
+fn decode_refuses_a_model_larger_than_the_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = memwall(&["decode", "--model", "llama-3.1-70b", "--weights", "F16"], dir.path());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--model with --weights") && err.contains("GB of memory"), "{err}");
 }

@@ -281,6 +281,15 @@ impl Engine {
         self.w.bytes()
     }
 
+    /// Bytes the KV caches hold after `tokens` tokens: each cache's bytes per token times the
+    /// tokens it keeps (all of them, or its sliding window), saturating.
+    pub fn kv_bytes_at(&self, tokens: u64) -> u64 {
+        self.caches
+            .iter()
+            .map(|c| (c.token_bytes() as u64).saturating_mul(c.window().map_or(tokens, |w| tokens.min(w as u64))))
+            .fold(0, u64::saturating_add)
+    }
+
     /// Bytes held by the KV caches.
     pub fn kv_bytes(&self) -> u64 {
         self.caches.iter().map(|c| c.bytes() as u64).sum()
@@ -314,17 +323,10 @@ impl Engine {
         let m = &self.cfg.model;
         let row = (m.n_kv_heads * m.head_dim()) as usize;
         let normal = Normal::new(0.0f32, 1.0).expect("unit normal");
-        let window = m.sliding_window.map_or(usize::MAX, |w| w as usize);
         let mut k = vec![0f32; row];
         let mut v = vec![0f32; row];
-        for (ci, c) in self.caches.iter_mut().enumerate() {
-            let sliding = self
-                .cache_of
-                .iter()
-                .zip(m.layer_kinds())
-                .any(|(o, kind)| o.is_some_and(|(c, owner)| c == ci && owner) && kind == LayerKind::Sliding);
-            let n = if sliding { tokens.min(window) } else { tokens };
-            for _ in 0..n {
+        for c in self.caches.iter_mut() {
+            for _ in 0..c.window().map_or(tokens, |w| tokens.min(w)) {
                 k.iter_mut().chain(v.iter_mut()).for_each(|x| *x = normal.sample(&mut self.rng));
                 c.append(&k, &v)?;
             }
@@ -428,8 +430,8 @@ impl Engine {
     /// Generate `n` tokens after `first`, timing each.
     pub fn generate(&mut self, first: u32, n: usize, temperature: f32) -> Result<Generation> {
         let before = self.timings.clone();
-        let mut tokens = Vec::with_capacity(n);
-        let mut token_seconds = Vec::with_capacity(n);
+        let mut tokens = Vec::with_capacity(n.min(1 << 16));
+        let mut token_seconds = Vec::with_capacity(n.min(1 << 16));
         let mut tok = first;
         for _ in 0..n {
             let t = Instant::now();

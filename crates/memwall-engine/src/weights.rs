@@ -254,9 +254,8 @@ impl Weights {
         model.validate()?;
         mix.validate()?;
         supported(model)?;
-        let mut b = Builder { seed, pools: Default::default(), by_name: HashMap::new(), bytes: 0 };
+        let mut b = Builder { seed, pools: Default::default(), by_name: HashMap::new() };
         for (i, a) in mix.assign(model).into_iter().enumerate() {
-            b.bytes += a.tensor.bytes_in(a.format);
             b.by_name.insert((a.tensor.class, a.tensor.layer), (i as u64, a.tensor, a.format));
         }
         use TensorClass::*;
@@ -347,7 +346,7 @@ impl Weights {
             layers,
             output_norm: b.vector(OutputNorm, None, Init::One)?,
             output: if model.tied_embeddings { None } else { Some(b.mat(Output, None)?) },
-            bytes: b.bytes,
+            bytes: planned_bytes(model, mix),
         };
         Ok(w)
     }
@@ -355,6 +354,12 @@ impl Weights {
 
 fn ffn(f: &FfnWeights) -> Vec<&Mat> {
     f.gate.iter().chain([&f.up, &f.down]).collect()
+}
+
+/// Bytes the weights of `model` take in the formats `mix` assigns, before building them
+/// (what a caller checks against the memory it has).
+pub fn planned_bytes(model: &ModelSpec, mix: &WeightQuant) -> u64 {
+    mix.assign(model).iter().map(|a| a.tensor.bytes_in(a.format)).fold(0, u64::saturating_add)
 }
 
 /// Refuse, naming the field, what the engine does not run.
@@ -397,7 +402,6 @@ struct Builder {
     /// Distinct quantized rows per (format, row length), shared by the large matrices.
     pools: std::cell::RefCell<RandomRows>,
     by_name: HashMap<(TensorClass, Option<u32>), (u64, Tensor, QuantFormat)>,
-    bytes: u64,
 }
 
 impl Builder {

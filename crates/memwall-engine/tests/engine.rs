@@ -40,6 +40,8 @@ fn the_synthetic_context_fills_every_cache_and_windows_cap_it() {
     assert_eq!(e.position(), 100);
     // 2 layers × 100 tokens × (K + V) × 2 KV heads × 32 dims at 34 bytes per 32 (Q8_0).
     assert_eq!(e.kv_bytes(), 2 * 100 * 2 * 2 * 34);
+    assert_eq!(e.kv_bytes_at(100), e.kv_bytes());
+    assert_eq!(e.kv_bytes_at(u64::MAX), u64::MAX);
     let mut w = Engine::new(config(
         model("layer_pattern = [\"sliding\", \"full\"]\nsliding_window = 16\n"),
         "Q8_0",
@@ -51,6 +53,9 @@ fn the_synthetic_context_fills_every_cache_and_windows_cap_it() {
     w.step(1).unwrap();
     // Sliding layer keeps 16 tokens, the full one 101; F16: 2 bytes per element.
     assert_eq!(w.kv_bytes(), (16 + 101) * 2 * 64 * 2);
+    assert_eq!(w.kv_bytes_at(101), w.kv_bytes());
+    // The window caps the sliding cache however long the context.
+    assert_eq!(w.kv_bytes_at(1_000_101) - w.kv_bytes_at(101), 1_000_000 * 2 * 64 * 2);
     // Shared caches: one cache for two layers.
     let mut s = Engine::new(config(model("kv_share_group = 2\n"), "Q8_0", GgmlType::F16, 1)).unwrap();
     s.fill_context(10).unwrap();

@@ -177,8 +177,8 @@ pub struct GemvJob<'a> {
 }
 
 /// Several GEMVs in one pass of the pool (the chosen experts of an MoE layer, as ggml's
-/// `mul_mat_id` runs them): the rows of all jobs are split into `rows / (4 × threads)`
-/// chunks that the threads share, so small matrices do not each pay a dispatch.
+/// `mul_mat_id` runs them): the rows of all jobs are split into
+/// `rows / (`[`TASKS_PER_THREAD`]` × threads)` chunks that the threads share, so small matrices do not each pay a dispatch.
 pub fn gemv_batch_pool(jobs: Vec<GemvJob<'_>>, pool: &crate::pool::SpinPool) -> Result<(), KernelError> {
     let mut acts = Vec::with_capacity(jobs.len());
     for j in &jobs {

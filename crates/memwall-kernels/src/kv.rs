@@ -76,6 +76,16 @@ impl KvCache {
         self.appended == 0
     }
 
+    /// The sliding window, in tokens (`None`: the cache keeps every token).
+    pub fn window(&self) -> Option<usize> {
+        self.window
+    }
+
+    /// Bytes one token adds to K and V (until a sliding window is full).
+    pub fn token_bytes(&self) -> usize {
+        self.n_kv_heads * (self.row_k + self.row_v)
+    }
+
     /// Bytes held by K and V.
     pub fn bytes(&self) -> usize {
         self.k.len() + self.v.len()
