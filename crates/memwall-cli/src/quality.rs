@@ -40,6 +40,12 @@ pub struct QualityArgs {
 }
 
 pub fn quality(a: &QualityArgs) -> Result<()> {
+    if !(a.act_noise.is_finite() && (0.0..=100.0).contains(&a.act_noise)) {
+        anyhow::bail!("invalid `--act-noise` = {}: must be a number from 0 to 100", a.act_noise);
+    }
+    if let Some(path) = &a.write {
+        memwall_io::check_outputs(&[], &[("--write", path.as_path())])?;
+    }
     let model = load_model(&a.model)?;
     let table = QualityTable::default();
     let layer = synthetic_layer(128, 1024, 2048, a.act_noise, a.seed);
