@@ -142,10 +142,9 @@ fn quality_estimates_come_with_their_fit_and_intervals() {
     let o = memwall(&["quality", "--formats", "int9-g7"], dir.path());
     assert_eq!(o.status.code(), Some(2), "{}", text(&o).1);
     assert!(text(&o).1.contains("formats"), "{}", text(&o).1);
-    for (args, needle) in [
-        (&["quality", "--act-noise", "nan"][..], "--act-noise"),
-        (&["quality", "--act-noise=-1"][..], "--act-noise"),
-    ] {
+    for (args, needle) in
+        [(&["quality", "--act-noise", "nan"][..], "--act-noise"), (&["quality", "--act-noise=-1"][..], "--act-noise")]
+    {
         let o = memwall(args, dir.path());
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(text(&o).1.contains(needle), "{args:?}: {}", text(&o).1);
