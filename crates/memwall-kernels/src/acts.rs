@@ -5,7 +5,8 @@
 //! minimum or an offset (Q4_1, Q5_1, K-quants, TQ) need.
 
 use crate::KernelError;
-use crate::formats::{nearest_int, through_f16};
+use crate::dot::Isa;
+use crate::formats::{nearest_int, round_away, through_f16};
 
 /// Quantized activations. The fields are private: the SIMD kernels read them by raw
 /// pointer and rely on the invariants the constructors establish (`qs.len() = block ×
@@ -28,54 +29,86 @@ pub struct Q8Acts {
 
 impl Q8Acts {
     /// Q8_0-style: `d = f16(max|x| / 127)`, `q = round(x / d)` (ggml's `quantize_row_q8_0`).
-    /// `x` must hold whole blocks of 32 finite values.
+    /// `x` must hold whole blocks of 32 finite values. The scalar reference;
+    /// [`Q8Acts::q8_0_on`] gives the same codes and scales on a SIMD path.
     pub fn q8_0(x: &[f32]) -> Result<Self, KernelError> {
+        Self::q8_0_on(Isa::Scalar, x)
+    }
+
+    /// [`Q8Acts::q8_0`] computed on `isa`, bit-identical (a path without its own quantizer,
+    /// or one this CPU lacks, uses the scalar one).
+    pub fn q8_0_on(isa: Isa, x: &[f32]) -> Result<Self, KernelError> {
         check_input(x, 32, "q8_0")?;
         let mut qs = vec![0i8; x.len()];
-        let mut d = Vec::with_capacity(x.len() / 32);
-        for (xb, qb) in x.chunks_exact(32).zip(qs.chunks_exact_mut(32)) {
-            let amax = xb.iter().fold(0f32, |m, v| m.max(v.abs()));
-            let s = amax / 127.0;
-            let id = if s != 0.0 { 1.0 / s } else { 0.0 };
-            for (q, &v) in qb.iter_mut().zip(xb) {
-                *q = (v * id).round() as i8;
+        let mut d = vec![0f32; x.len() / 32];
+        match isa {
+            // SAFETY: the CPU has the path's features (checked by `supported`), and `qs` and
+            // `d` were sized from `x`'s whole blocks above.
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            Isa::Avx2 if isa.supported() => unsafe { crate::simd::avx2::quantize_q8_0(x, &mut qs, &mut d) },
+            _ => {
+                for ((xb, qb), db) in x.chunks_exact(32).zip(qs.chunks_exact_mut(32)).zip(&mut d) {
+                    let amax = xb.iter().fold(0f32, |m, v| m.max(v.abs()));
+                    let s = amax / 127.0;
+                    let id = if s != 0.0 { 1.0 / s } else { 0.0 };
+                    for (q, &v) in qb.iter_mut().zip(xb) {
+                        *q = round_away(v * id).clamp(-128, 127) as i8;
+                    }
+                    *db = through_f16(s);
+                }
             }
-            d.push(through_f16(s));
         }
-        let bsums = sums16(&qs);
-        let dsums = d.iter().zip(bsums.chunks_exact(2)).map(|(d, s)| d * (s[0] + s[1]) as f32).collect();
-        let bsums16 = bsums.iter().map(|&v| v as i16).collect();
-        Ok(Q8Acts { block: 32, qs, d, bsums, dsums, bsums16 })
+        Ok(Self::with_sums(32, qs, d))
     }
 
     /// Q8_K-style: `d = max / −127` with the signed extreme, `q = nearest(x / d)`
-    /// (ggml's `quantize_row_q8_K`). `x` must hold whole blocks of 256 finite values.
+    /// (ggml's `quantize_row_q8_K`). `x` must hold whole blocks of 256 finite values. The
+    /// scalar reference; [`Q8Acts::q8_k_on`] gives the same codes and scales on a SIMD path.
     pub fn q8_k(x: &[f32]) -> Result<Self, KernelError> {
+        Self::q8_k_on(Isa::Scalar, x)
+    }
+
+    /// [`Q8Acts::q8_k`] computed on `isa`, bit-identical.
+    pub fn q8_k_on(isa: Isa, x: &[f32]) -> Result<Self, KernelError> {
         check_input(x, 256, "q8_K")?;
         let mut qs = vec![0i8; x.len()];
-        let mut d = Vec::with_capacity(x.len() / 256);
-        for (xb, qb) in x.chunks_exact(256).zip(qs.chunks_exact_mut(256)) {
-            let (mut max, mut amax) = (0f32, 0f32);
-            for &v in xb {
-                if v.abs() > amax {
-                    amax = v.abs();
-                    max = v;
+        let mut d = vec![0f32; x.len() / 256];
+        match isa {
+            // SAFETY: as in `q8_0_on`.
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            Isa::Avx2 if isa.supported() => unsafe { crate::simd::avx2::quantize_q8_k(x, &mut qs, &mut d) },
+            _ => {
+                for ((xb, qb), db) in x.chunks_exact(256).zip(qs.chunks_exact_mut(256)).zip(&mut d) {
+                    let (mut max, mut amax) = (0f32, 0f32);
+                    for &v in xb {
+                        if v.abs() > amax {
+                            amax = v.abs();
+                            max = v;
+                        }
+                    }
+                    if amax == 0.0 {
+                        continue;
+                    }
+                    let iscale = -127.0 / max;
+                    for (q, &v) in qb.iter_mut().zip(xb) {
+                        *q = nearest_int(iscale * v).min(127) as i8;
+                    }
+                    *db = 1.0 / iscale;
                 }
             }
-            if amax == 0.0 {
-                d.push(0.0);
-                continue;
-            }
-            let iscale = -127.0 / max;
-            for (q, &v) in qb.iter_mut().zip(xb) {
-                *q = nearest_int(iscale * v).min(127) as i8;
-            }
-            d.push(1.0 / iscale);
         }
+        Ok(Self::with_sums(256, qs, d))
+    }
+
+    /// The sums the dot kernels read beside the codes.
+    fn with_sums(block: usize, qs: Vec<i8>, d: Vec<f32>) -> Self {
         let bsums = sums16(&qs);
-        let dsums = d.iter().zip(bsums.chunks_exact(16)).map(|(d, s)| d * s.iter().sum::<i32>() as f32).collect();
+        let dsums =
+            d.iter().zip(bsums.chunks_exact(block / 16)).map(|(d, s)| d * s.iter().sum::<i32>() as f32).collect();
         let bsums16 = bsums.iter().map(|&v| v as i16).collect();
-        Ok(Q8Acts { block: 256, qs, d, bsums, dsums, bsums16 })
+        Q8Acts { block, qs, d, bsums, dsums, bsums16 }
     }
 
     /// Weights per block (32 or 256).
@@ -115,10 +148,14 @@ fn check_input(x: &[f32], block: usize, format: &'static str) -> Result<(), Kern
     if !x.len().is_multiple_of(block) {
         return Err(KernelError::RowLength { format, len: x.len(), block });
     }
-    match x.iter().position(|v| !v.is_finite()) {
-        Some(index) => Err(KernelError::NonFinite { index, value: x[index] }),
-        None => Ok(()),
+    // A branch-free pass first, in operations baseline SSE2 vectorizes: adding one to the
+    // exponent field carries into the sign bit exactly when the exponent is all ones (an
+    // infinity or a NaN). The index only when something is wrong.
+    if x.iter().fold(0u32, |acc, v| acc | ((v.to_bits() & 0x7f80_0000) + 0x0080_0000)) & 0x8000_0000 == 0 {
+        return Ok(());
     }
+    let index = x.iter().position(|v| !v.is_finite()).unwrap_or(0);
+    Err(KernelError::NonFinite { index, value: x[index] })
 }
 
 fn sums16(qs: &[i8]) -> Vec<i32> {

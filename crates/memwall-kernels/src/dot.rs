@@ -45,10 +45,15 @@ pub enum Acts {
 impl Acts {
     /// Prepare `x` for weights of kind `k` (quantized kinds need whole blocks of finite values).
     pub fn new(k: ActKind, x: &[f32]) -> Result<Self, KernelError> {
+        Self::new_on(Isa::best(), k, x)
+    }
+
+    /// [`Acts::new`] quantized on `isa` (bit-identical on every path).
+    pub fn new_on(isa: Isa, k: ActKind, x: &[f32]) -> Result<Self, KernelError> {
         Ok(match k {
             ActKind::F32 => Acts::F32(x.to_vec()),
-            ActKind::Q8_0 => Acts::Q8(Q8Acts::q8_0(x)?),
-            ActKind::Q8K => Acts::Q8(Q8Acts::q8_k(x)?),
+            ActKind::Q8_0 => Acts::Q8(Q8Acts::q8_0_on(isa, x)?),
+            ActKind::Q8K => Acts::Q8(Q8Acts::q8_k_on(isa, x)?),
         })
     }
 
@@ -406,7 +411,7 @@ impl Kernel {
 
     /// Quantize (or copy) activations for this format.
     pub fn prepare(&self, x: &[f32]) -> Result<Acts, KernelError> {
-        Acts::new(self.kind, x)
+        Acts::new_on(self.isa, self.kind, x)
     }
 
     /// Dot one row of this format with prepared activations; the row must hold as many

@@ -45,6 +45,48 @@ fn simd_dots_match_the_scalar_reference() {
     }
 }
 
+/// The activation quantizers of every SIMD path give the scalar reference's codes, scales and
+/// sums bit for bit: random data of every scale, exact rounding ties (`x × id` = k + ½), and
+/// blocks whose largest magnitude comes with both signs (Q8_K keeps the first).
+#[test]
+fn simd_activation_quantizers_are_bit_identical() {
+    use memwall_kernels::dot::{ActKind, Acts};
+    let isas: Vec<Isa> = [Isa::Avx2, Isa::Neon].into_iter().filter(|i| i.supported()).collect();
+    for isa in isas {
+        for seed in 0..300u64 {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let n = 256 * rng.random_range(1..6usize);
+            let mut x = data(&mut rng, n);
+            match seed % 3 {
+                // Ties: a block whose extreme is 127 holds halves k + 0.5 (id = 1 exactly).
+                0 => {
+                    for (i, v) in x.iter_mut().enumerate() {
+                        *v = if i % 32 == 0 { 127.0 } else { rng.random_range(-126i32..126) as f32 + 0.5 };
+                    }
+                }
+                // The extreme with both signs, the negative one first in half the blocks.
+                1 => {
+                    for b in 0..n / 256 {
+                        let (i, j) =
+                            (256 * b + rng.random_range(0..128usize), 256 * b + 128 + rng.random_range(0..128usize));
+                        let m = 1e3 * if b % 2 == 0 { 1.0 } else { -1.0 };
+                        (x[i], x[j]) = (m, -m);
+                    }
+                }
+                _ => {}
+            }
+            for k in [ActKind::Q8_0, ActKind::Q8K] {
+                let (fast, slow) = (Acts::new_on(isa, k, &x).unwrap(), Acts::new_on(Isa::Scalar, k, &x).unwrap());
+                assert!(
+                    fast == slow,
+                    "{} {k:?} seed {seed}: the activations differ from the scalar reference",
+                    isa.name()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn gemv_threads_and_gemm_agree_with_row_by_row_dots() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);

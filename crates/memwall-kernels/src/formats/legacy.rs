@@ -11,7 +11,7 @@
 
 use memwall_spec::GgmlType;
 
-use super::{BlockFormat, f16_at, put_f16, signed_absmax};
+use super::{BlockFormat, f16_at, put_f16, round_away, signed_absmax};
 
 /// The IQ4_NL/IQ4_XS code book (`kvalues_iq4nl`).
 pub const IQ4_NL_VALUES: [i8; 16] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113];
@@ -160,7 +160,7 @@ impl BlockFormat for Q8_0 {
         let id = if d != 0.0 { 1.0 / d } else { 0.0 };
         put_f16(out, d);
         for (o, &v) in out[2..34].iter_mut().zip(x) {
-            *o = (v * id).round() as i8 as u8;
+            *o = round_away(v * id).clamp(-128, 127) as i8 as u8;
         }
     }
     fn dequantize_block(b: &[u8], out: &mut [f32]) {

@@ -7,7 +7,7 @@
 
 use memwall_spec::GgmlType;
 
-use super::{BlockFormat, f16_at, put_f16};
+use super::{BlockFormat, f16_at, put_f16, round_away};
 
 /// 1.6875 bits per weight.
 #[allow(non_camel_case_types)]
@@ -22,7 +22,7 @@ fn trits(x: &[f32]) -> (f32, [u8; 256]) {
     let id = if d != 0.0 { 1.0 / d } else { 0.0 };
     let mut q = [0u8; 256];
     for (qi, &v) in q.iter_mut().zip(x) {
-        *qi = ((v * id).round() as i8 + 1) as u8;
+        *qi = (round_away(v * id).clamp(-1, 1) + 1) as u8;
     }
     (d, q)
 }

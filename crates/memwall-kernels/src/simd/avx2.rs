@@ -751,3 +751,91 @@ pub unsafe fn stream_read(buf: &[u8]) -> u64 {
         lanes.iter().fold(0u64, |a, &b| a.wrapping_add(b)) + buf[n..].iter().map(|&b| b as u64).sum::<u64>()
     }
 }
+
+/// Largest lane of `v`.
+#[inline(always)]
+unsafe fn hmax(v: __m256) -> f32 {
+    unsafe {
+        let m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        let m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        _mm_cvtss_f32(m)
+    }
+}
+
+/// Four vectors of 8 i32 (each within i8 after saturation) as 32 consecutive i8.
+#[inline(always)]
+unsafe fn pack_i8(q: [__m256i; 4]) -> __m256i {
+    unsafe {
+        // packs interleave the 128-bit lanes; the permute puts the 4-byte groups back in order.
+        let c = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+        _mm256_permutevar8x32_epi32(c, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7))
+    }
+}
+
+/// [`Q8Acts::q8_0`]'s codes and scales, 8 lanes at a time: `q = roundf(x × id)` as
+/// `trunc(x × id + copysign(0.49999997, x × id))`, which equals `roundf` on every float of
+/// magnitude ≤ 300 (checked exhaustively; the codes are ≤ 127), then saturated to i8.
+///
+/// # Safety
+/// The CPU must have AVX2, FMA and F16C; `x.len() = qs.len() = 32 × d.len()`.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn quantize_q8_0(x: &[f32], qs: &mut [i8], d: &mut [f32]) {
+    debug_assert!(x.len() == qs.len() && x.len() == 32 * d.len());
+    unsafe {
+        let sign = _mm256_set1_ps(-0.0);
+        let half = _mm256_set1_ps(0.499_999_97);
+        for (b, db) in d.iter_mut().enumerate() {
+            let p = x.as_ptr().add(32 * b);
+            let v = [0, 8, 16, 24].map(|o| _mm256_loadu_ps(p.add(o)));
+            let abs = v.map(|v| _mm256_andnot_ps(sign, v));
+            let amax = hmax(_mm256_max_ps(_mm256_max_ps(abs[0], abs[1]), _mm256_max_ps(abs[2], abs[3])));
+            let s = amax / 127.0;
+            let id = _mm256_set1_ps(if s != 0.0 { 1.0 / s } else { 0.0 });
+            let q = v.map(|v| {
+                let y = _mm256_mul_ps(v, id);
+                _mm256_cvttps_epi32(_mm256_add_ps(y, _mm256_or_ps(half, _mm256_and_ps(y, sign))))
+            });
+            _mm256_storeu_si256(qs.as_mut_ptr().add(32 * b) as *mut __m256i, pack_i8(q));
+            *db = crate::formats::through_f16(s);
+        }
+    }
+}
+
+/// [`Q8Acts::q8_k`]'s codes and scales: the signed extreme is the first value of largest
+/// magnitude, `q = nearest(x × iscale)` by the default round-to-nearest-even conversion,
+/// capped at 127.
+///
+/// # Safety
+/// The CPU must have AVX2, FMA and F16C; `x.len() = qs.len() = 256 × d.len()`.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn quantize_q8_k(x: &[f32], qs: &mut [i8], d: &mut [f32]) {
+    debug_assert!(x.len() == qs.len() && x.len() == 256 * d.len());
+    unsafe {
+        let sign = _mm256_set1_ps(-0.0);
+        let cap = _mm256_set1_epi32(127);
+        for (b, db) in d.iter_mut().enumerate() {
+            let xb = &x[256 * b..256 * (b + 1)];
+            let mut m = _mm256_setzero_ps();
+            for o in (0..256).step_by(8) {
+                m = _mm256_max_ps(m, _mm256_andnot_ps(sign, _mm256_loadu_ps(xb.as_ptr().add(o))));
+            }
+            let amax = hmax(m);
+            if amax == 0.0 {
+                *db = 0.0;
+                continue;
+            }
+            let max = xb.iter().copied().find(|v| v.abs() == amax).unwrap_or(amax);
+            let iscale = -127.0 / max;
+            let is = _mm256_set1_ps(iscale);
+            for o in (0..256).step_by(32) {
+                let q = [0, 8, 16, 24].map(|k| {
+                    let y = _mm256_mul_ps(_mm256_loadu_ps(xb.as_ptr().add(o + k)), is);
+                    _mm256_min_epi32(_mm256_cvtps_epi32(y), cap)
+                });
+                _mm256_storeu_si256(qs.as_mut_ptr().add(256 * b + o) as *mut __m256i, pack_i8(q));
+            }
+            *db = 1.0 / iscale;
+        }
+    }
+}
