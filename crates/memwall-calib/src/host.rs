@@ -521,6 +521,11 @@ pub fn attention_model() -> ModelSpec {
         mla: None,
         ssm: None,
         linear: None,
+        short_conv: None,
+        ffn_per_layer: None,
+        kv_shared_layers: None,
+        per_layer_embedding: None,
+        stored: None,
         sources: Default::default(),
     }
 }

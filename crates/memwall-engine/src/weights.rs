@@ -303,7 +303,7 @@ impl Weights {
                         d_conv,
                     })
                 }
-                LayerKind::Linear => unreachable!("refused by supported()"),
+                LayerKind::Linear | LayerKind::ShortConv => unreachable!("refused by supported()"),
             };
             let ffn = if model.is_moe_layer(i as u32) {
                 let m = model.moe.as_ref().expect("is_moe_layer implies moe");
@@ -381,6 +381,26 @@ fn supported(model: &ModelSpec) -> Result<()> {
             format!("model.layer_kinds[{i}]"),
             "linear".into(),
             "linear-attention layers are not in the engine",
+        );
+    }
+    if let Some(i) = model.layer_kinds().iter().position(|k| *k == LayerKind::ShortConv) {
+        return unsupported(
+            format!("model.layer_kinds[{i}]"),
+            "short_conv".into(),
+            "short-convolution layers are not in the engine",
+        );
+    }
+    let extras = [
+        ("model.ffn_per_layer", model.ffn_per_layer.is_some()),
+        ("model.kv_shared_layers", model.kv_shared_layers.is_some_and(|k| k > 0)),
+        ("model.per_layer_embedding", model.per_layer_embedding.is_some()),
+        ("model (read from a file)", model.stored.is_some()),
+    ];
+    if let Some((field, _)) = extras.iter().find(|(_, set)| *set) {
+        return unsupported(
+            field.to_string(),
+            "set".into(),
+            "the engine runs uniform layer stacks built from the spec",
         );
     }
     Ok(())

@@ -117,6 +117,8 @@ impl QualityTable {
     fn weights(&self, w: &WeightQuant) -> Option<(f64, String)> {
         let ft = match w.mix {
             Mix::File(ft) => ft,
+            // A file's own per-tensor types: no table row describes that exact mix.
+            Mix::Stored => return None,
             Mix::Pure(QuantFormat::Ggml(GgmlType::F16 | GgmlType::F32 | GgmlType::BF16)) => {
                 return Some((0.0, "unquantized reference".into()));
             }

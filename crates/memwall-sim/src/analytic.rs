@@ -45,7 +45,7 @@ pub fn attended_tokens(kind: LayerKind, ctx: u64, window: u64) -> u64 {
     match kind {
         LayerKind::Full => ctx,
         LayerKind::Sliding => ctx.min(window),
-        LayerKind::Ssm | LayerKind::Linear => 0,
+        LayerKind::Ssm | LayerKind::Linear | LayerKind::ShortConv => 0,
     }
 }
 
@@ -64,7 +64,7 @@ pub fn attended_sum(kind: LayerKind, start: u64, n: u64, window: u64) -> f64 {
             let ramp_end = end.min(window).max(start);
             series(start, ramp_end) + (end - ramp_end) as f64 * window as f64
         }
-        LayerKind::Ssm | LayerKind::Linear => 0.0,
+        LayerKind::Ssm | LayerKind::Linear | LayerKind::ShortConv => 0.0,
     }
 }
 
@@ -369,7 +369,13 @@ impl TensorPlan {
             None => 2.0 * m.head_dim() as f64,
         };
         let state_rw_bytes: f64 = kinds.iter().map(|k| 2.0 * m.state_bytes(*k) as f64).sum();
-        let ffn_width = m.moe.as_ref().map_or(m.ffn, |mo| mo.top_k as u64 * mo.expert_ffn);
+        // FFN width a token passes through, summed over layers.
+        let ffn_widths: f64 = (0..m.n_layers)
+            .map(|i| match &m.moe {
+                Some(mo) => (mo.top_k as u64 * mo.expert_ffn) as f64,
+                None => m.ffn_at(i) as f64,
+            })
+            .sum();
         let matrices = weights.tensors.iter().filter(|x| !x.0.is_vector()).count() as f64;
         TensorPlan {
             active_params: m.params().active_per_token,
@@ -388,7 +394,7 @@ impl TensorPlan {
             // A state update touches every state element a few times (decay, outer product, read-out).
             state_macs: 3.0 * state_rw_bytes / 8.0,
             state_held_bytes: recurrent_state_bytes(m, 1),
-            act_bytes: 4.0 * m.n_layers as f64 * (6.0 * m.hidden as f64 + 3.0 * ffn_width as f64),
+            act_bytes: 4.0 * (m.n_layers as f64 * 6.0 * m.hidden as f64 + 3.0 * ffn_widths),
             ops_per_token: 2.0 * matrices + 4.0 * m.n_layers as f64 + 4.0,
             formats: {
                 let mut f: Vec<QuantFormat> =
@@ -456,7 +462,7 @@ impl CostPlan {
         let kv_token = s.kv.k.padded_bytes(k_row) + if v_row > 0 { s.kv.v.padded_bytes(v_row) } else { 0 };
         let window = m.sliding_window.unwrap_or(u64::MAX);
         let kv_held = kv_bytes(tp.n_full_kv, tp.n_sliding_kv, kv_token, wl.kv_tokens(), window, wl.ubatch, wl.batch);
-        let footprint = Footprint::from_parts(s, tp.weights.total, kv_held, tp.state_held_bytes * wl.batch as u128)?;
+        let footprint = Footprint::from_parts(s, tp.weights.in_ram(), kv_held, tp.state_held_bytes * wl.batch as u128)?;
 
         let unit = crate::unit::resolve(s)?;
         let u = &unit.costs;

@@ -44,6 +44,9 @@ pub struct WeightBytes {
     pub tensors: Vec<(Tensor, QuantFormat, u64)>,
     /// Sum of all tensor bytes.
     pub total: u64,
+    /// Bytes of tensors kept on flash instead of RAM (Gemma 3n's per-layer embeddings with
+    /// `per_layer_embedding.on_flash`).
+    pub on_flash: u64,
     /// Parameters.
     pub params: u64,
     /// The fallbacks taken, one entry per (class, requested, stored, row length).
@@ -86,7 +89,17 @@ impl WeightBytes {
         let tensors: Vec<_> = assigned.iter().map(|a| (a.tensor, a.format, a.tensor.bytes_in(a.format))).collect();
         let total = tensors.iter().map(|x| x.2).sum();
         let params = tensors.iter().map(|x| x.0.elements()).sum();
-        WeightBytes { tensors, total, params, fallbacks, padded_tensors }
+        let on_flash = if model.per_layer_embedding.as_ref().is_some_and(|p| p.on_flash) {
+            tensors.iter().filter(|x| x.0.class == TensorClass::PerLayerTokenEmbd).map(|x| x.2).sum()
+        } else {
+            0
+        };
+        WeightBytes { tensors, total, on_flash, params, fallbacks, padded_tensors }
+    }
+
+    /// Weight bytes held in RAM, `total − on_flash`.
+    pub fn in_ram(&self) -> u64 {
+        self.total - self.on_flash
     }
 
     /// Average bits per weight over the whole model, `8 × bytes / params`.
@@ -163,20 +176,21 @@ pub fn recurrent_state_bytes(model: &ModelSpec, batch: u32) -> u128 {
 /// Estimated compute buffer (activations and scratch) of llama.cpp's worst-case graph, bytes.
 ///
 /// `4 × u × (vocab + 4 × hidden + 2 × f) + attention scratch`, with `u = min(ubatch,
-/// context) × batch` tokens in flight, `f` the widest FFN a token passes (dense `ffn`, or
+/// context) × batch` tokens in flight, `f` the widest FFN a token passes (the widest dense layer, or
 /// `top_k × expert_ffn + shared`), and the attention scratch `4 × u × n_heads × kv_tokens`
 /// without flash attention (the score matrix) or `4 × u × n_heads × 256` with it (one tile).
 ///
 /// Exact in `u128`.
 pub fn compute_buffer_bytes(model: &ModelSpec, w: &Workload) -> u128 {
     let u = w.ubatch.min(w.context_tokens) as u128 * w.batch as u128;
+    let dense = (0..model.n_layers).map(|i| model.ffn_at(i)).max().unwrap_or(model.ffn);
     let f = match &model.moe {
         Some(m) => {
             let routed = m.top_k as u64 * m.expert_ffn;
             let shared = m.n_shared as u64 * m.shared_ffn.unwrap_or(m.expert_ffn);
-            (routed + shared).max(model.ffn)
+            (routed + shared).max(dense)
         }
-        None => model.ffn,
+        None => dense,
     };
     let scores = if w.flash_attention { 256 } else { w.kv_tokens() };
     let row = model.vocab as u128 + 4 * model.hidden as u128 + 2 * f as u128;
@@ -252,7 +266,7 @@ impl Footprint {
     /// Account every component of a scenario.
     pub fn of(s: &Scenario) -> Result<Self, SpecError> {
         let w = WeightBytes::new(&s.model, &s.weights);
-        Self::with_weights(s, w.total)
+        Self::with_weights(s, w.in_ram())
     }
 
     /// Account with precomputed weight bytes. Every component is formed exactly and must stay
@@ -359,6 +373,71 @@ mod tests {
         // ((4 − 1) × 2048 + 2048 × 16) × 4 B = 155,648 B per layer.
         assert_eq!(recurrent_state_bytes(&m, 1), 2 * 155_648);
         assert_eq!(kv_cache_bytes(&m, F16, F16, 4096, 512, 1), 0);
+    }
+
+    #[test]
+    fn kv_shared_layers_hold_no_cache_of_their_own() {
+        // Gemma 3n style: 6 layers, pattern sliding ×2 then full; the last 3 layers read the
+        // caches of layers 1 (sliding) and 2 (full). Owners: 0, 1 (sliding) and 2 (full).
+        let mut m = dense(6, 6144, 8);
+        m.layer_pattern = vec![LayerKind::Sliding, LayerKind::Sliding, LayerKind::Full];
+        m.kv_shared_layers = Some(3);
+        m.validate().unwrap();
+        let owners: Vec<u32> = m.kv_cache_layers().iter().map(|l| l.0).collect();
+        assert_eq!(owners, vec![0, 1, 2]);
+        // 2 sliding layers × 1536 cells + 1 full × 4096, 2048 B per K or V row (8 × 128 f16).
+        assert_eq!(kv_cache_bytes(&m, F16, F16, 4096, 512, 1), (2 * 1536 + 4096) * 2 * 2048);
+        // A sharing layer needs an earlier owner of its kind.
+        m.layer_kinds = Some(vec![
+            LayerKind::Sliding,
+            LayerKind::Sliding,
+            LayerKind::Sliding,
+            LayerKind::Full,
+            LayerKind::Full,
+            LayerKind::Full,
+        ]);
+        let e = m.validate().unwrap_err().to_string();
+        assert!(e.contains("kv_shared_layers") && e.contains("layer 3"), "{e}");
+    }
+
+    #[test]
+    fn per_layer_ffn_widths_and_short_conv_layers() {
+        let m: ModelSpec = toml::from_str(
+            "name = \"lfm\"\nn_layers = 3\nhidden = 1024\nn_heads = 8\nn_kv_heads = 2\nffn = 0\nvocab = 1000\n\
+             tied_embeddings = true\nffn_per_layer = [4096, 0, 2048]\n\
+             layer_kinds = [\"short_conv\", \"full\", \"short_conv\"]\n[short_conv]\nl_cache = 3",
+        )
+        .unwrap();
+        m.validate().unwrap();
+        // State: (3 − 1) × 1024 × 4 B per conv layer.
+        assert_eq!(recurrent_state_bytes(&m, 1), 2 * 8192);
+        // One attention layer: 2 KV heads × 128 × 2 B × 2 (K, V) per token.
+        assert_eq!(kv_cache_bytes(&m, F16, F16, 100, 512, 1), 100 * 2 * 512);
+        // Parameters by hand: embedding 1000 × 1024; per conv layer norm 1024 + in_proj
+        // 1024 × 3072 + conv 3 × 1024 + out_proj 1024²; attention layer norm + q 1024² + k, v
+        // 1024 × 256 each + o 1024²; FFNs 3 × 1024 × 4096 (+ norm) and 3 × 1024 × 2048 (+ norm);
+        // output norm 1024.
+        let conv = 1024 + 1024 * 3072 + 3 * 1024 + 1024 * 1024;
+        let attn = 1024 + 2 * 1024 * 1024 + 2 * 1024 * 256;
+        let ffn = (1024 + 3 * 1024 * 4096) + (1024 + 3 * 1024 * 2048);
+        assert_eq!(m.params().total, 1000 * 1024 + 2 * conv + attn + ffn + 1024);
+    }
+
+    #[test]
+    fn per_layer_embeddings_on_flash_take_no_ram() {
+        let text = "name = \"ple\"\nn_layers = 2\nhidden = 512\nn_heads = 4\nn_kv_heads = 1\nffn = 1024\n\
+                    vocab = 1000\ntied_embeddings = true\n[per_layer_embedding]\nwidth = 64\nvocab = 800\n";
+        let mut m: ModelSpec = toml::from_str(text).unwrap();
+        m.validate().unwrap();
+        let f16 = WeightQuant::new(memwall_spec::Mix::Pure(F16));
+        let w = WeightBytes::new(&m, &f16);
+        // The table: 800 rows × (2 layers × 64) f16 = 204,800 B; held in RAM by default.
+        assert_eq!(w.class_bytes(TensorClass::PerLayerTokenEmbd), 800 * 128 * 2);
+        assert_eq!(w.on_flash, 0);
+        m.per_layer_embedding.as_mut().unwrap().on_flash = true;
+        let w2 = WeightBytes::new(&m, &f16);
+        assert_eq!(w2.total, w.total);
+        assert_eq!(w2.in_ram(), w.total - 800 * 128 * 2);
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub enum OpKind {
 pub fn kind_of(class: TensorClass) -> OpKind {
     use TensorClass::*;
     match class {
-        TokenEmbd => OpKind::Embedding,
+        TokenEmbd | PerLayerTokenEmbd => OpKind::Embedding,
         Output | OutputNorm => OpKind::LmHead,
         FfnNorm | FfnGate | FfnUp | FfnDown => OpKind::Ffn,
         FfnGateInp => OpKind::Router,
@@ -132,13 +132,15 @@ impl TokenTable {
             let el = t.elements() as f64;
             let (wb, macs) = match kind {
                 OpKind::Experts => (bytes / t.experts as f64, el / t.experts as f64),
-                // One row of an untied embedding is looked up per token.
-                OpKind::Embedding if !m.tied_embeddings => (bytes / t.rows as f64, 0.0),
+                // One row of an untied (or per-layer) embedding is looked up per token.
+                OpKind::Embedding if !m.tied_embeddings || t.class != TensorClass::TokenEmbd => {
+                    (bytes / t.rows as f64, 0.0)
+                }
                 _ if t.is_vector() => (bytes, 0.0),
                 _ => (bytes, el),
             };
             // A tied embedding is read whole as the LM head.
-            let kind = if kind == OpKind::Embedding && m.tied_embeddings { OpKind::LmHead } else { kind };
+            let kind = if t.class == TensorClass::TokenEmbd && m.tied_embeddings { OpKind::LmHead } else { kind };
             let (a, q) = if macs > 0.0 { cycles(*f) } else { (0.0, 0.0) };
             let op = WeightOp {
                 layer: t.layer,

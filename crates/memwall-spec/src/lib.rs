@@ -34,7 +34,8 @@ pub use engine::{EngineSpec, UnitCosts};
 pub use error::{Result, SpecError};
 pub use mix::{Assignment, FileType, LayerSelector, Mix, Override, WeightQuant};
 pub use model::{
-    LayerKind, LinearSpec, MlaSpec, ModelSpec, MoeSpec, ParamCounts, SsmKind, SsmSpec, Tensor, TensorClass,
+    LayerKind, LinearSpec, MlaSpec, ModelSpec, MoeSpec, ParamCounts, PerLayerEmbeddingSpec, ShortConvSpec, SsmKind,
+    SsmSpec, StoredTensor, Tensor, TensorClass,
 };
 pub use quant::{ChannelQuant, GgmlType, GroupQuant, QuantFormat, ScaleDtype};
 pub use scenario::Scenario;

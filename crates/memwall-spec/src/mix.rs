@@ -89,6 +89,9 @@ pub enum Mix {
     File(FileType),
     /// Every quantizable weight in this format.
     Pure(QuantFormat),
+    /// Each tensor in the type its model file stores it in (`stored`; needs a model read from
+    /// a GGUF file, [`ModelSpec::stored`]).
+    Stored,
 }
 
 impl fmt::Display for Mix {
@@ -96,6 +99,7 @@ impl fmt::Display for Mix {
         match self {
             Mix::File(t) => f.write_str(t.name()),
             Mix::Pure(q) => write!(f, "pure-{q}"),
+            Mix::Stored => f.write_str("stored"),
         }
     }
 }
@@ -107,14 +111,17 @@ impl FromStr for Mix {
         if let Some(t) = FileType::parse(s.trim()) {
             return Ok(Mix::File(t));
         }
+        if s.trim().eq_ignore_ascii_case("stored") {
+            return Ok(Mix::Stored);
+        }
         let body = s.trim().strip_prefix("pure-").unwrap_or(s.trim());
         body.parse::<QuantFormat>().map(Mix::Pure).map_err(|_| SpecError::Unknown {
             field: String::new(),
             what: "quantization mix",
             value: s.to_string(),
             hint: format!(
-                "; expected a llama.cpp file type ({}) or a format such as q4_0 or int4-g128 \
-                 (optionally prefixed pure-)",
+                "; expected a llama.cpp file type ({}), a format such as q4_0 or int4-g128 \
+                 (optionally prefixed pure-), or stored (the types of a GGUF model file)",
                 FileType::ALL.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
             ),
         })
@@ -247,6 +254,25 @@ impl WeightQuant {
     /// The storage format of every tensor of `model`, in [`ModelSpec::tensors`] order, with
     /// the format the recipe asked for (they differ where llama.cpp's fallback applied).
     pub fn assign(&self, model: &ModelSpec) -> Vec<Assignment> {
+        if let (Mix::Stored, Some(stored)) = (self.mix, &model.stored) {
+            // The file's own types: no rule, no fallback (the file already holds them).
+            return stored
+                .iter()
+                .map(|t| {
+                    let mut format = QuantFormat::Ggml(t.ggml);
+                    for o in &self.overrides {
+                        if o.matches_class(t.tensor.class)
+                            && o.layers.matches(t.tensor.layer, model.n_layers).unwrap_or(false)
+                            && t.tensor.class.quantizable()
+                            && !t.tensor.is_vector()
+                        {
+                            format = fallback(o.format, t.tensor.row_len);
+                        }
+                    }
+                    Assignment { tensor: t.tensor, format, requested: format }
+                })
+                .collect();
+        }
         let tensors = model.tensors();
         let mut state = RuleState::new(model, &tensors);
         tensors
@@ -272,6 +298,8 @@ impl WeightQuant {
         let ftype = match self.mix {
             Mix::Pure(q) => return q,
             Mix::File(ft) => ft,
+            // Without a stored table (refused by `Scenario::validate`): the file's usual type.
+            Mix::Stored => return QuantFormat::Ggml(GgmlType::F16),
         };
         let default = ftype.default_type();
         if !default.is_quantized() {

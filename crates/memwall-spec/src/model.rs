@@ -20,6 +20,9 @@ pub enum LayerKind {
     Ssm,
     /// Linear attention (gated delta rule / RetNet style): a fixed `heads × dk × dv` state.
     Linear,
+    /// Gated short causal convolution (LFM2's `conv` layers): a state of the last
+    /// `l_cache − 1` inputs, no KV cache.
+    ShortConv,
 }
 
 impl LayerKind {
@@ -104,6 +107,30 @@ fn one() -> u64 {
     1
 }
 
+/// Short-convolution layer shape (LFM2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShortConvSpec {
+    /// Convolution width (`conv_L_cache`): the state holds the last `l_cache − 1` inputs.
+    pub l_cache: u64,
+}
+
+/// Per-layer input embeddings (Gemma 3n's PLE): every layer gets its own `width`-wide
+/// embedding of the token, looked up in one `vocab × (n_layers × width)` table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PerLayerEmbeddingSpec {
+    /// Width per layer (`hidden_size_per_layer_input`).
+    pub width: u64,
+    /// Rows of the table (`vocab_size_per_layer_input`; defaults to `vocab`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vocab: Option<u64>,
+    /// The table stays on flash and each token's rows are read from there (as Google's
+    /// runtime does), so it takes no RAM; otherwise it is resident like any weight.
+    #[serde(default)]
+    pub on_flash: bool,
+}
+
 /// Linear-attention layer shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -180,9 +207,25 @@ pub struct ModelSpec {
     /// Linear-attention layers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub linear: Option<LinearSpec>,
+    /// Short-convolution layers (LFM2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_conv: Option<ShortConvSpec>,
+    /// FFN width of each layer (overrides `ffn`; `n_layers` entries, 0 = no FFN there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ffn_per_layer: Option<Vec<u64>>,
+    /// The last this-many layers keep no KV cache of their own: each reads the cache of the
+    /// last earlier layer of its kind (Gemma 3n's `num_kv_shared_layers`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_shared_layers: Option<u32>,
+    /// Per-layer input embeddings (Gemma 3n).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_layer_embedding: Option<PerLayerEmbeddingSpec>,
     /// Per-field provenance.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sources: std::collections::BTreeMap<String, String>,
+    /// The tensors of the file the model was read from, when it was (never from TOML).
+    #[serde(skip)]
+    pub stored: Option<std::sync::Arc<Vec<StoredTensor>>>,
 }
 
 fn default_pattern() -> Vec<LayerKind> {
@@ -237,6 +280,11 @@ pub enum TensorClass {
     LinearGate,
     LinearBeta,
     LinearOut,
+    /// Per-layer input embeddings (Gemma 3n's PLE): one row of `layers × width` per token.
+    PerLayerTokenEmbd,
+    /// A tensor a file holds that memwall has no class for (query/key norms, post-norms,
+    /// AltUp and LAuReL blocks, short convolutions, ...): read in full once per token.
+    Other,
 }
 
 impl TensorClass {
@@ -286,6 +334,8 @@ impl TensorClass {
         TensorClass::LinearGate,
         TensorClass::LinearBeta,
         TensorClass::LinearOut,
+        TensorClass::PerLayerTokenEmbd,
+        TensorClass::Other,
     ];
 
     /// The GGUF name stem (`"attn_v"`, `"ffn_down_exps"`, `"token_embd"`).
@@ -336,6 +386,8 @@ impl TensorClass {
             LinearGate => "linear_gate",
             LinearBeta => "linear_beta",
             LinearOut => "linear_out",
+            PerLayerTokenEmbd => "per_layer_token_embd",
+            Other => "other",
         }
     }
 
@@ -409,6 +461,20 @@ impl Tensor {
     }
 }
 
+/// A tensor as a model file stores it (a GGUF import): the file's name, memwall's class and
+/// shape for it, and its stored type. A model that carries these ([`ModelSpec::stored`])
+/// enumerates exactly them, so its weight bytes are the file's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredTensor {
+    /// Name in the file (`blk.3.attn_q.weight`).
+    pub name: String,
+    /// Class, layer and shape (`ne[0]`, `ne[1]`, and the product of the higher dimensions
+    /// as `experts`).
+    pub tensor: Tensor,
+    /// Stored type.
+    pub ggml: crate::GgmlType,
+}
+
 /// Parameter counts by tensor group.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ParamCounts {
@@ -447,20 +513,27 @@ impl ModelSpec {
         }
     }
 
+    /// FFN width of layer `i` (`ffn_per_layer[i]`, else `ffn`).
+    pub fn ffn_at(&self, i: u32) -> u64 {
+        self.ffn_per_layer.as_ref().and_then(|f| f.get(i as usize).copied()).unwrap_or(self.ffn)
+    }
+
     /// Whether layer `i` uses routed experts.
     pub fn is_moe_layer(&self, i: u32) -> bool {
         self.moe.as_ref().is_some_and(|m| i >= m.leading_dense_layers)
     }
 
-    /// Layers that keep a KV cache of their own (after cross-layer sharing).
+    /// Layers that keep a KV cache of their own (after cross-layer sharing: groups of
+    /// `kv_share_group`, and the last `kv_shared_layers` reading an earlier layer's cache).
     pub fn kv_cache_layers(&self) -> Vec<(u32, LayerKind)> {
         let group = self.kv_share_group.unwrap_or(1).max(1) as usize;
+        let first_shared = self.n_layers.saturating_sub(self.kv_shared_layers.unwrap_or(0));
         self.layer_kinds()
             .into_iter()
             .enumerate()
             .filter(|(_, k)| k.has_kv())
             .enumerate()
-            .filter(|(ordinal, _)| ordinal % group == 0)
+            .filter(|(ordinal, (i, _))| ordinal % group == 0 && (*i as u32) < first_shared)
             .map(|(_, (i, k))| (i as u32, k))
             .collect()
     }
@@ -482,6 +555,7 @@ impl ModelSpec {
     /// Mamba-1: `((d_conv − 1) × d_inner + d_inner × d_state) × 4`.
     /// Mamba-2: `((d_conv − 1) × (d_inner + 2 × n_groups × d_state) + d_inner × d_state) × 4`.
     /// Linear: `n_heads × key_dim × value_dim × 4`.
+    /// Short convolution: `(l_cache − 1) × hidden × 4` (llama.cpp keeps it in f32).
     pub fn state_bytes(&self, kind: LayerKind) -> u64 {
         match kind {
             LayerKind::Ssm => self.ssm.as_ref().map_or(0, |s| {
@@ -492,17 +566,31 @@ impl ModelSpec {
                 ((s.d_conv.saturating_sub(1)) * conv_ch + s.d_inner * s.d_state) * 4
             }),
             LayerKind::Linear => self.linear.as_ref().map_or(0, |l| l.n_heads * l.key_dim * l.value_dim * 4),
+            LayerKind::ShortConv => {
+                self.short_conv.as_ref().map_or(0, |c| c.l_cache.saturating_sub(1) * self.hidden * 4)
+            }
             _ => 0,
         }
     }
 
-    /// Every weight tensor, in GGUF order (token embedding, blocks, output norm, output).
+    /// Every weight tensor, in GGUF order (token embedding, blocks, output norm, output); a
+    /// model read from a file lists the file's tensors instead, in the file's order.
     pub fn tensors(&self) -> Vec<Tensor> {
         use TensorClass::*;
+        if let Some(stored) = &self.stored {
+            return stored.iter().map(|t| t.tensor).collect();
+        }
         let h = self.hidden;
         let mut out = Vec::with_capacity(16 * self.n_layers as usize + 3);
         let t = |class, layer: Option<u32>, row_len, rows, experts| Tensor { class, layer, row_len, rows, experts };
         out.push(t(TokenEmbd, None, h, self.vocab, 1));
+        let ple = self.per_layer_embedding.as_ref();
+        let n = self.n_layers as u64;
+        if let Some(p) = ple {
+            out.push(t(PerLayerTokenEmbd, None, n * p.width, p.vocab.unwrap_or(self.vocab), 1));
+            out.push(t(Other, None, h, n * p.width, 1)); // per_layer_model_proj
+            out.push(t(Other, None, p.width, 1, 1)); // per_layer_proj_norm
+        }
         let hd = self.head_dim();
         for (i, kind) in self.layer_kinds().into_iter().enumerate() {
             let l = Some(i as u32);
@@ -564,6 +652,13 @@ impl ModelSpec {
                         out.push(t(SsmOut, l, s.d_inner, h, 1));
                     }
                 }
+                LayerKind::ShortConv => {
+                    if let Some(c) = &self.short_conv {
+                        out.push(t(Other, l, h, 3 * h, 1)); // shortconv.in_proj
+                        out.push(t(SsmConv1d, l, c.l_cache, h, 1)); // shortconv.conv
+                        out.push(t(Other, l, h, h, 1)); // shortconv.out_proj
+                    }
+                }
                 LayerKind::Linear => {
                     if let Some(la) = &self.linear {
                         let (qk, v) = (la.n_heads * la.key_dim, la.n_heads * la.value_dim);
@@ -596,13 +691,19 @@ impl ModelSpec {
                     out.push(t(FfnUpShexp, l, h, sf, 1));
                     out.push(t(FfnDownShexp, l, sf, h, 1));
                 }
-            } else if self.ffn > 0 {
+            } else if self.ffn_at(i as u32) > 0 {
+                let f = self.ffn_at(i as u32);
                 out.push(t(FfnNorm, l, h, 1, 1));
                 if gated {
-                    out.push(t(FfnGate, l, h, self.ffn, 1));
+                    out.push(t(FfnGate, l, h, f, 1));
                 }
-                out.push(t(FfnUp, l, h, self.ffn, 1));
-                out.push(t(FfnDown, l, self.ffn, h, 1));
+                out.push(t(FfnUp, l, h, f, 1));
+                out.push(t(FfnDown, l, f, h, 1));
+            }
+            if let Some(p) = ple {
+                out.push(t(Other, l, h, p.width, 1)); // inp_gate
+                out.push(t(Other, l, p.width, h, 1)); // proj
+                out.push(t(Other, l, h, 1, 1)); // post_norm
             }
         }
         out.push(t(OutputNorm, None, h, 1, 1));
@@ -621,6 +722,10 @@ impl ModelSpec {
             let n = t.elements();
             c.total += n;
             match t.class {
+                PerLayerTokenEmbd => {
+                    c.embedding += n;
+                    c.active_per_token += t.row_len;
+                }
                 TokenEmbd => {
                     c.embedding += n;
                     // One row per token; the whole matrix again when it doubles as the output.
@@ -719,6 +824,51 @@ impl ModelSpec {
         if let Some(0) = self.kv_share_group {
             return Err(SpecError::invalid("kv_share_group", 0, "must be >= 1"));
         }
+        if let Some(k) = self.kv_shared_layers {
+            let first_shared = self.n_layers.saturating_sub(k);
+            if k >= self.n_layers {
+                return Err(SpecError::invalid(
+                    "kv_shared_layers",
+                    k,
+                    format!("must be below n_layers = {} (some layer must own a cache)", self.n_layers),
+                ));
+            }
+            // Every sharing layer needs an earlier owner of its kind.
+            for (i, kind) in kinds.iter().enumerate().skip(first_shared as usize).filter(|(_, k)| k.has_kv()) {
+                if !kinds[..first_shared as usize].contains(kind) {
+                    return Err(SpecError::invalid(
+                        "kv_shared_layers",
+                        k,
+                        format!("layer {i} ({kind:?}) would share a cache, but no earlier layer of its kind has one"),
+                    ));
+                }
+            }
+        }
+        if let Some(f) = &self.ffn_per_layer
+            && f.len() != self.n_layers as usize
+        {
+            return Err(SpecError::invalid(
+                "ffn_per_layer",
+                format!("{} entries", f.len()),
+                format!("must list exactly n_layers = {} widths", self.n_layers),
+            ));
+        }
+        if kinds.contains(&LayerKind::ShortConv) {
+            let Some(c) = &self.short_conv else {
+                return Err(SpecError::invalid(
+                    "short_conv",
+                    "none",
+                    "a [short_conv] table is required when a layer is \"short_conv\"",
+                ));
+            };
+            nonzero("short_conv.l_cache", c.l_cache)?;
+        }
+        if let Some(p) = &self.per_layer_embedding {
+            nonzero("per_layer_embedding.width", p.width)?;
+            if let Some(v) = p.vocab {
+                nonzero("per_layer_embedding.vocab", v)?;
+            }
+        }
         if kinds.contains(&LayerKind::Ssm) {
             let Some(s) = &self.ssm else {
                 return Err(SpecError::invalid("ssm", "none", "an [ssm] table is required when a layer is \"ssm\""));
@@ -793,12 +943,22 @@ impl ModelSpec {
         use crate::bounds::{self, MAX_EXPERTS, MAX_LAYERS, MAX_VOCAB, at_most};
         at_most("n_layers", self.n_layers, MAX_LAYERS, "layers")?;
         at_most("vocab", self.vocab, MAX_VOCAB, "2^24 vocabulary entries")?;
+        if let Some(v) = self.per_layer_embedding.as_ref().and_then(|p| p.vocab) {
+            at_most("per_layer_embedding.vocab", v, MAX_VOCAB, "2^24 vocabulary entries")?;
+        }
         let mut dims: Vec<(&str, u64)> = vec![
             ("hidden", self.hidden),
             ("n_heads", self.n_heads),
             ("n_kv_heads", self.n_kv_heads),
             ("head_dim", self.head_dim.unwrap_or(0)),
             ("ffn", self.ffn),
+            ("ffn_per_layer (largest)", self.ffn_per_layer.iter().flatten().copied().max().unwrap_or(0)),
+            ("short_conv.l_cache", self.short_conv.as_ref().map_or(0, |c| c.l_cache)),
+            ("per_layer_embedding.width", self.per_layer_embedding.as_ref().map_or(0, |p| p.width)),
+            (
+                "n_layers × per_layer_embedding.width",
+                self.per_layer_embedding.as_ref().map_or(0, |p| p.width.saturating_mul(self.n_layers as u64)),
+            ),
             // The widest projection: all query heads together.
             ("n_heads × head_dim", self.n_heads.saturating_mul(self.head_dim())),
         ];

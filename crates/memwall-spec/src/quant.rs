@@ -89,6 +89,51 @@ impl GgmlType {
         8.0 * self.type_size() as f64 / self.block_size() as f64
     }
 
+    /// ggml's numeric id of the type (`enum ggml_type` in `ggml.h`, as GGUF tensor infos
+    /// store it; ids 4, 5, 31–33 and 36–38 belong to removed types).
+    pub fn id(self) -> u32 {
+        use GgmlType::*;
+        match self {
+            F32 => 0,
+            F16 => 1,
+            Q4_0 => 2,
+            Q4_1 => 3,
+            Q5_0 => 6,
+            Q5_1 => 7,
+            Q8_0 => 8,
+            Q8_1 => 9,
+            Q2_K => 10,
+            Q3_K => 11,
+            Q4_K => 12,
+            Q5_K => 13,
+            Q6_K => 14,
+            Q8_K => 15,
+            IQ2_XXS => 16,
+            IQ2_XS => 17,
+            IQ3_XXS => 18,
+            IQ1_S => 19,
+            IQ4_NL => 20,
+            IQ3_S => 21,
+            IQ2_S => 22,
+            IQ4_XS => 23,
+            I8 => 24,
+            I16 => 25,
+            I32 => 26,
+            I64 => 27,
+            F64 => 28,
+            IQ1_M => 29,
+            BF16 => 30,
+            TQ1_0 => 34,
+            TQ2_0 => 35,
+            MXFP4 => 39,
+        }
+    }
+
+    /// The type with ggml's numeric id `id`, if the catalog has it.
+    pub fn from_id(id: u32) -> Option<GgmlType> {
+        GgmlType::ALL.iter().copied().find(|t| t.id() == id)
+    }
+
     /// Parse a ggml type name, case-insensitively (`"Q4_K"`, `"q4_k"`, `"F16"`).
     pub fn parse(name: &str) -> Option<GgmlType> {
         GgmlType::ALL.iter().copied().find(|t| t.name().eq_ignore_ascii_case(name))

@@ -74,6 +74,16 @@ impl Scenario {
         self.model.validate().map_err(|e| e.within("model"))?;
         self.device.validate().map_err(|e| e.within("device"))?;
         self.weights.validate().map_err(|e| e.within("weights"))?;
+        if self.weights.mix == crate::Mix::Stored && self.model.stored.is_none() {
+            return Err(SpecError::invalid(
+                "weights.mix",
+                "stored",
+                format!(
+                    "model `{}` was not read from a GGUF file, so it has no stored tensor types: name a mix",
+                    self.model.name
+                ),
+            ));
+        }
         self.engine.validate().map_err(|e| e.within("engine"))?;
         self.validate_point()
     }
