@@ -33,6 +33,7 @@
 
 pub use memwall_calib as calib;
 pub use memwall_engine as engine;
+pub use memwall_import as import;
 pub use memwall_io as io;
 pub use memwall_kernels as kernels;
 pub use memwall_sim as sim;

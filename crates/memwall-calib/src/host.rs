@@ -525,6 +525,7 @@ pub fn attention_model() -> ModelSpec {
         ffn_per_layer: None,
         kv_shared_layers: None,
         per_layer_embedding: None,
+        from_file: None,
         stored: None,
         sources: Default::default(),
     }

@@ -166,16 +166,24 @@ enum Command {
 
 #[derive(Args)]
 struct ScenarioArgs {
-    /// Model preset name or TOML path.
+    /// Model preset name, or a path to a TOML spec, a GGUF file or a Hugging Face config.json.
+    #[arg(long, required_unless_present_any = ["gguf", "hf"], conflicts_with_all = ["gguf", "hf"])]
+    model: Option<String>,
+    /// A GGUF file: its header gives the shapes and every tensor's type (weight bytes are the
+    /// file's); the weights default to the types it stores.
+    #[arg(long, conflicts_with = "hf")]
+    gguf: Option<String>,
+    /// A Hugging Face config.json.
     #[arg(long)]
-    model: String,
+    hf: Option<String>,
     /// Device preset name or TOML path.
     #[arg(long)]
     device: String,
-    /// Weight mix: a llama.cpp file type (Q4_K_M, Q2_K, IQ4_XS, TQ1_0, ...) or a format
-    /// (q4_0, int4-g128, ...).
-    #[arg(long, default_value = "Q4_K_M")]
-    weights: String,
+    /// Weight mix: a llama.cpp file type (Q4_K_M, Q2_K, IQ4_XS, TQ1_0, ...), a format (q4_0,
+    /// int4-g128, ...) or `stored` (a GGUF's own types) [default: stored for a GGUF file,
+    /// Q4_K_M otherwise].
+    #[arg(long)]
+    weights: Option<String>,
     #[command(flatten)]
     kv: KvArgs,
     /// Context the KV cache is allocated for, tokens.
@@ -242,12 +250,24 @@ impl ScenarioArgs {
             margin_bytes: (self.margin_gb * GB as f64) as u64,
             ..Workload::default()
         };
+        let name = self.model.as_deref().or(self.gguf.as_deref()).or(self.hf.as_deref()).unwrap_or_default();
+        let model = if memwall_import::is_model_file(name) {
+            let imported = memwall_io::presets::import_model(name)?;
+            report_import(name, &imported);
+            imported.model
+        } else {
+            load_model(name)?
+        };
+        let weights = self
+            .weights
+            .clone()
+            .unwrap_or_else(|| if model.stored.is_some() { "stored".to_string() } else { "Q4_K_M".to_string() });
         let s = Scenario {
-            model: load_model(&self.model)?,
+            model,
             device: load_device(&self.device)?,
             engine: memwall_io::load_engine(&self.engine)?,
             assume_defaults: self.assume_defaults,
-            weights: WeightQuant::new(self.weights.parse().map_err(|e: memwall_spec::SpecError| e.within("weights"))?),
+            weights: WeightQuant::new(weights.parse().map_err(|e: memwall_spec::SpecError| e.within("weights"))?),
             kv,
             workload,
             cost: Default::default(),
@@ -258,6 +278,28 @@ impl ScenarioArgs {
             eprintln!("warning: {w}");
         }
         Ok(s)
+    }
+}
+
+/// What a model file's mapping decided and could not use, on stderr (the table stays clean).
+fn report_import(path: &str, i: &memwall_import::Imported) {
+    let m = &i.model;
+    let what = match (&i.file_type, i.tensor_bytes) {
+        (Some(t), Some(b)) => {
+            format!(", file type {t}, {} tensors, {b} bytes of tensor data", m.stored.as_ref().map_or(0, |s| s.len()))
+        }
+        (None, Some(b)) => format!(", {b} bytes of tensor data"),
+        _ => String::new(),
+    };
+    eprintln!("imported {path}: {} layers, hidden {}{what}", m.n_layers, m.hidden);
+    for n in &i.notes {
+        eprintln!("  note: {n}");
+    }
+    if !i.unmapped.is_empty() {
+        eprintln!("  not used by memwall's model ({}):", i.unmapped.len());
+        for (k, v) in &i.unmapped {
+            eprintln!("    {k} = {v}");
+        }
     }
 }
 

@@ -41,6 +41,9 @@ pub enum IoError {
         /// The error.
         error: Box<IoError>,
     },
+    /// A model file (GGUF or config.json) could not be imported.
+    #[error(transparent)]
+    Import(Box<memwall_import::ImportError>),
     /// A file could not be read or written.
     #[error("{}: {source}", path.display())]
     File {

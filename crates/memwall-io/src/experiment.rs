@@ -89,6 +89,8 @@ pub struct Experiment {
     pub axes: Vec<Axis>,
     /// The experiment's TOML text, stored in the results' metadata.
     pub text: String,
+    /// Tensors of the GGUF files the experiment's models come from, by path.
+    stored: std::collections::HashMap<String, std::sync::Arc<Vec<memwall_spec::StoredTensor>>>,
 }
 
 /// One point of the grid.
@@ -270,7 +272,21 @@ impl Experiment {
             }
             axis.labels = Some(labels.iter().map(display_value).collect());
         }
-        let exp = Experiment { name: raw.name, description: raw.description, seed, base, axes, text: text.into() };
+        // Model files: keep each GGUF's tensors to re-attach to the points built from it.
+        let mut stored = std::collections::HashMap::new();
+        let model_tables = base
+            .get("model")
+            .into_iter()
+            .chain(axes.iter().filter(|a| a.paths.iter().any(|p| p == "model")).flat_map(|a| a.resolved.iter()));
+        for file in model_tables.filter_map(|m| m.get("from_file").and_then(toml::Value::as_str)) {
+            if !stored.contains_key(file)
+                && let Some(t) = crate::presets::load_model(file)?.stored
+            {
+                stored.insert(file.to_string(), t);
+            }
+        }
+        let exp =
+            Experiment { name: raw.name, description: raw.description, seed, base, axes, text: text.into(), stored };
         // Check the first point and every axis value (others at their first value) now, so
         // that typos fail before any work; combinations are checked as the sweep reaches them.
         exp.point(0)?;
@@ -337,6 +353,23 @@ impl Experiment {
         Ok(Point { index, choice, scenario })
     }
 
+    /// A point whose model comes from a GGUF file gets the file's tensors back, unless the
+    /// grid changes the model's shape (`model.…` axes: the spec then describes the tensors),
+    /// and their stored types as the weight mix, unless the grid sweeps the mix (the file then
+    /// supplies the shapes only).
+    fn attach_stored(&self, mut s: Scenario) -> Scenario {
+        let Some(t) = s.model.from_file.as_ref().and_then(|f| self.stored.get(f)) else { return s };
+        let swept = |prefix: &str| self.axes.iter().flat_map(|a| a.paths.iter()).any(|p| p.starts_with(prefix));
+        if swept("model.") {
+            return s;
+        }
+        s.model.stored = Some(t.clone());
+        if !swept("weights") {
+            s.weights.mix = memwall_spec::Mix::Stored;
+        }
+        s
+    }
+
     /// The scenario of the point with value indices `choice` (index `index`, for errors),
     /// built but not validated.
     pub(crate) fn scenario_at(&self, index: usize, choice: &[usize]) -> Result<Scenario> {
@@ -355,7 +388,7 @@ impl Experiment {
         }
         let value = toml::Value::Table(doc.clone());
         match value.try_into() {
-            Ok(s) => Ok(s),
+            Ok(s) => Ok(self.attach_stored(s)),
             Err(e) => Err(wrap(IoError::Spec(
                 section_error(&doc)
                     .unwrap_or_else(|| SpecError::Parse { origin: "scenario".into(), message: e.to_string() }),

@@ -29,7 +29,11 @@ fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> IoError {
             _ => "engine profile",
         },
         value: name.to_string(),
-        hint: format!("; presets: {} (or a path to a .toml file)", names.join(", ")),
+        hint: if what == "model" {
+            format!("; presets: {} (or a path to a .toml, .gguf or config.json file)", names.join(", "))
+        } else {
+            format!("; presets: {} (or a path to a .toml file)", names.join(", "))
+        },
     })
 }
 
@@ -77,9 +81,21 @@ pub(crate) fn is_path(name: &str) -> bool {
     name.ends_with(".toml") || name.contains('/') || name.contains('\\')
 }
 
-/// A model by preset name or `.toml` path, validated.
+/// A model by preset name, `.toml` path, or model file (a `.gguf` header, whose tensors the
+/// model keeps, or a Hugging Face `config.json`), validated.
 pub fn load_model(name: &str) -> Result<ModelSpec> {
+    if memwall_import::is_model_file(name) {
+        return Ok(import_model(name)?.model);
+    }
     load(name, "model", MODELS, ModelSpec::validate)
+}
+
+/// A model file read with what its mapping could not use ([`memwall_import::Imported`]); the
+/// model remembers the file (`from_file`).
+pub fn import_model(path: &str) -> Result<memwall_import::Imported> {
+    let mut imported = memwall_import::import(Path::new(path)).map_err(|e| IoError::Import(Box::new(e)))?;
+    imported.model.from_file = Some(path.to_string());
+    Ok(imported)
 }
 
 /// A device by preset name or `.toml` path, validated.
@@ -120,6 +136,11 @@ pub(crate) fn resolve_value(kind: &str, v: &toml::Value) -> Result<toml::Value> 
         let spec = load_engine(name)?;
         return toml::Value::try_from(&spec)
             .map_err(|e| IoError::Spec(SpecError::invalid("engine", name, e.to_string())));
+    }
+    if kind == "model" && memwall_import::is_model_file(name) {
+        let model = load_model(name)?;
+        return toml::Value::try_from(&model)
+            .map_err(|e| IoError::Spec(SpecError::invalid("model", name, e.to_string())));
     }
     let text = if is_path(name) {
         read(Path::new(name))?

@@ -223,6 +223,10 @@ pub struct ModelSpec {
     /// Per-field provenance.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sources: std::collections::BTreeMap<String, String>,
+    /// The model file (`.gguf` or `config.json`) this spec was read from, when it was: an
+    /// experiment re-attaches the file's tensors ([`ModelSpec::stored`]) by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_file: Option<String>,
     /// The tensors of the file the model was read from, when it was (never from TOML).
     #[serde(skip)]
     pub stored: Option<std::sync::Arc<Vec<StoredTensor>>>,

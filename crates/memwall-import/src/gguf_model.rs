@@ -1,0 +1,508 @@
+//! A GGUF header as a [`ModelSpec`]: `general.architecture` and its keys give the shape the
+//! estimator and simulator reason about (layers, widths, heads, KV layout, sliding windows,
+//! experts, SSM and short-convolution sizes), and every tensor of the file becomes a
+//! [`StoredTensor`] with its real type and shape, so the model's weight bytes are the file's.
+//!
+//! Architectures mapped: llama, mistral, qwen2, qwen2moe, qwen3, qwen3moe, gemma, gemma2,
+//! gemma3, gemma3n, phi3, mamba, mamba2, deepseek2, lfm2, granite, granitehybrid, and any other
+//! transformer whose keys follow llama.cpp's `{arch}.…` names (the generic fallback, which says
+//! so). Metadata the mapping does not use is listed in [`Imported::unmapped`].
+
+use std::sync::Arc;
+
+use memwall_spec::{
+    LayerKind, MlaSpec, ModelSpec, MoeSpec, PerLayerEmbeddingSpec, ShortConvSpec, SsmKind, SsmSpec, StoredTensor,
+    Tensor, TensorClass,
+};
+
+use crate::ImportError;
+use crate::gguf::{GgufHeader, Value};
+
+/// Architectures with a mapping of their own (others get the generic transformer mapping).
+pub const ARCHITECTURES: &[&str] = &[
+    "llama",
+    "mistral",
+    "qwen2",
+    "qwen2moe",
+    "qwen3",
+    "qwen3moe",
+    "gemma",
+    "gemma2",
+    "gemma3",
+    "gemma3n",
+    "phi3",
+    "mamba",
+    "mamba2",
+    "deepseek2",
+    "lfm2",
+    "granite",
+    "granitehybrid",
+];
+
+/// A model read from a file.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The spec (with the file's tensors when read from GGUF).
+    pub model: ModelSpec,
+    /// Metadata keys (GGUF) or config fields (config.json) that were not used, with their
+    /// values, so nothing is dropped silently.
+    pub unmapped: Vec<(String, String)>,
+    /// How the mapping decided what the file does not state.
+    pub notes: Vec<String>,
+    /// llama.cpp file type of a GGUF (`general.file_type`), by name.
+    pub file_type: Option<String>,
+    /// Σ tensor bytes of a GGUF file.
+    pub tensor_bytes: Option<u64>,
+}
+
+/// Metadata prefixes that describe the file, the tokenizer or the numerics (rotary bases,
+/// norm epsilons, logit caps), none of which changes memory or speed.
+const NO_EFFECT: &[&str] = &["general.", "tokenizer.", "quantize.", "split."];
+const NO_EFFECT_SUFFIXES: &[&str] = &[
+    ".rope.freq_base",
+    ".rope.freq_base_swa",
+    ".rope.scaling.type",
+    ".rope.scaling.factor",
+    ".rope.scaling.original_context_length",
+    ".rope.scaling.finetuned",
+    ".rope.scaling.yarn_log_multiplier",
+    ".rope.scaling.attn_factor",
+    ".rope.dimension_sections",
+    ".attention.layer_norm_rms_epsilon",
+    ".attention.layer_norm_epsilon",
+    ".attention.clamp_kqv",
+    ".attn_logit_softcapping",
+    ".final_logit_softcapping",
+    ".attention.scale",
+    ".embedding_scale",
+    ".residual_scale",
+    ".logit_scale",
+    ".expert_weights_scale",
+    ".expert_weights_norm",
+    ".expert_gating_func",
+    ".ssm.dt_b_c_rms",
+    ".pooling_type",
+    ".use_parallel_residual",
+];
+
+struct Keys<'a> {
+    h: &'a GgufHeader,
+    arch: String,
+    used: std::cell::RefCell<std::collections::HashSet<String>>,
+}
+
+impl Keys<'_> {
+    fn full(&self, k: &str) -> String {
+        format!("{}.{k}", self.arch)
+    }
+
+    fn raw(&self, k: &str) -> Option<&Value> {
+        let key = self.full(k);
+        let v = self.h.get(&key);
+        if v.is_some() {
+            self.used.borrow_mut().insert(key);
+        }
+        v
+    }
+
+    fn err(&self, k: &str, what: String) -> ImportError {
+        ImportError::Key { origin: self.h.origin.clone(), key: self.full(k), what }
+    }
+
+    /// An integer key, or `None` when absent.
+    fn u64(&self, k: &str) -> Result<Option<u64>, ImportError> {
+        match self.raw(k) {
+            None => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| self.err(k, format!("is {} {v:?}, expected a non-negative integer", v.type_name()))),
+        }
+    }
+
+    fn required(&self, k: &str) -> Result<u64, ImportError> {
+        self.u64(k)?.ok_or_else(|| self.err(k, "is missing (the architecture needs it)".into()))
+    }
+
+    /// An integer or a per-layer array of integers (`n` entries).
+    fn per_layer(&self, k: &str, n: u32) -> Result<Option<Vec<u64>>, ImportError> {
+        let Some(v) = self.raw(k) else { return Ok(None) };
+        if let Some(x) = v.as_u64() {
+            return Ok(Some(vec![x; n as usize]));
+        }
+        let arr = v
+            .as_array()
+            .ok_or_else(|| self.err(k, format!("is {}, expected an integer or an array", v.type_name())))?;
+        if arr.len() != n as usize {
+            return Err(self.err(k, format!("has {} entries for {n} layers", arr.len())));
+        }
+        arr.iter()
+            .map(|x| x.as_u64().ok_or_else(|| self.err(k, format!("holds {x:?}, expected non-negative integers"))))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+}
+
+/// The class, layer and shape memwall gives a tensor of the file.
+fn classify(name: &str, dims: &[u64]) -> Tensor {
+    let (layer, rest) = match name.strip_prefix("blk.") {
+        Some(r) => match r.split_once('.') {
+            Some((i, rest)) => (i.parse::<u32>().ok(), rest),
+            None => (None, r),
+        },
+        None => (None, name),
+    };
+    let (stem, suffix) = match rest.rsplit_once('.') {
+        Some((s, x)) if x == "weight" || x == "bias" => (s, x),
+        _ => (rest, ""),
+    };
+    let class = match (stem, suffix) {
+        ("token_embd", _) if layer.is_none() => TensorClass::TokenEmbd,
+        ("per_layer_token_embd", _) => TensorClass::PerLayerTokenEmbd,
+        ("output", "weight") if layer.is_none() => TensorClass::Output,
+        ("output_norm", "weight") if layer.is_none() => TensorClass::OutputNorm,
+        ("shortconv.conv", _) => TensorClass::SsmConv1d,
+        (s, "bias") => TensorClass::parse(&format!("{s}_bias")).unwrap_or(TensorClass::Other),
+        (s, _) => match TensorClass::parse(s) {
+            // Global classes only outside blocks, block classes only inside.
+            Some(TensorClass::TokenEmbd | TensorClass::Output | TensorClass::OutputNorm) | None => TensorClass::Other,
+            Some(c) if layer.is_some() => c,
+            Some(_) => TensorClass::Other,
+        },
+    };
+    Tensor {
+        class,
+        layer,
+        row_len: dims[0],
+        rows: dims.get(1).copied().unwrap_or(1),
+        experts: dims.iter().skip(2).product::<u64>().max(1),
+    }
+}
+
+fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) if s.len() > 60 => format!("{:?}…", &s[..s.char_indices().nth(57).map_or(s.len(), |c| c.0)]),
+        Value::String(s) => format!("{s:?}"),
+        Value::Array { elem, len, values } => match values {
+            Some(v) if v.len() <= 8 => format!("{:?}", v),
+            _ => format!("array of {len} {}", crate::gguf::type_name(*elem)),
+        },
+        other => format!("{other:?}"),
+    }
+}
+
+/// The spec of the model in `h`, named `name`.
+pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportError> {
+    let arch = match h.get("general.architecture") {
+        Some(Value::String(a)) => a.clone(),
+        Some(v) => {
+            return Err(ImportError::Key {
+                origin: h.origin.clone(),
+                key: "general.architecture".into(),
+                what: format!("is {}, expected a string", v.type_name()),
+            });
+        }
+        None => {
+            return Err(ImportError::Key {
+                origin: h.origin.clone(),
+                key: "general.architecture".into(),
+                what: "is missing".into(),
+            });
+        }
+    };
+    let k = Keys { h, arch: arch.clone(), used: Default::default() };
+    let mut notes = Vec::new();
+    if !ARCHITECTURES.contains(&arch.as_str()) {
+        notes.push(format!("architecture `{arch}` has no mapping of its own: read as a generic transformer"));
+    }
+    let n_layers =
+        u32::try_from(k.required("block_count")?).map_err(|_| k.err("block_count", "is above 2^32".into()))?;
+    if n_layers == 0 || n_layers > memwall_spec::bounds::MAX_LAYERS {
+        return Err(k.err("block_count", format!("= {n_layers}: 1 to {} layers", memwall_spec::bounds::MAX_LAYERS)));
+    }
+    let hidden = k.required("embedding_length")?;
+
+    // Tensors: class, layer, shape, type; the layer index must be in range.
+    let mut stored = Vec::with_capacity(h.tensors.len());
+    for t in &h.tensors {
+        let tensor = classify(&t.name, &t.dims);
+        if let Some(l) = tensor.layer
+            && l >= n_layers
+        {
+            return Err(ImportError::Gguf {
+                origin: h.origin.clone(),
+                offset: t.at,
+                what: format!("tensor `{}` is in block {l}, but {arch}.block_count = {n_layers}", t.name),
+            });
+        }
+        stored.push(StoredTensor { name: t.name.clone(), tensor, ggml: t.ggml });
+    }
+    let in_layer =
+        |l: u32, pred: &dyn Fn(&StoredTensor) -> bool| stored.iter().any(|t| t.tensor.layer == Some(l) && pred(t));
+    let named = |stem: &'static str| move |t: &StoredTensor| t.name.contains(&format!(".{stem}."));
+    let first = |class: TensorClass| stored.iter().find(|t| t.tensor.class == class);
+
+    // Heads: scalars or per-layer arrays (zeros mark layers without attention, as LFM2 writes).
+    let heads = k.per_layer("attention.head_count", n_layers)?.unwrap_or_else(|| vec![0; n_layers as usize]);
+    let kv_heads = k.per_layer("attention.head_count_kv", n_layers)?.unwrap_or_else(|| heads.clone());
+    let attn_layers: Vec<u32> = (0..n_layers)
+        .filter(|&l| {
+            in_layer(l, &|t| {
+                matches!(t.tensor.class, TensorClass::AttnQ | TensorClass::AttnK | TensorClass::AttnKvAMqa)
+                    || t.name.contains(".attn_qkv.")
+            })
+        })
+        .collect();
+    let pick = |v: &[u64], what: &str, notes: &mut Vec<String>| -> u64 {
+        let vals: Vec<u64> = attn_layers.iter().map(|&l| v[l as usize]).filter(|x| *x > 0).collect();
+        let max = vals.iter().copied().max().unwrap_or(0);
+        if vals.iter().any(|x| *x != max) {
+            notes.push(format!("{what} differs between attention layers ({vals:?}); the largest, {max}, is used"));
+        }
+        max
+    };
+    let n_heads = pick(&heads, "attention.head_count", &mut notes);
+    let n_kv_heads = pick(&kv_heads, "attention.head_count_kv", &mut notes);
+    let head_dim = match k.u64("attention.key_length")? {
+        Some(d) => Some(d),
+        None => (n_heads > 0 && !hidden.is_multiple_of(n_heads)).then_some(0).or(None),
+    };
+    if let (Some(kl), Some(vl)) = (k.u64("attention.key_length")?, k.u64("attention.value_length")?)
+        && kl != vl
+        && arch != "deepseek2"
+    {
+        notes.push(format!("key_length {kl} and value_length {vl} differ; the KV cache is counted with {kl} for both"));
+    }
+
+    // Vocabulary: the key, else the embedding's rows.
+    let vocab = match k.u64("vocab_size")? {
+        Some(v) => v,
+        None => first(TensorClass::TokenEmbd).map(|t| t.tensor.rows).unwrap_or(0),
+    };
+    let tied = first(TensorClass::Output).is_none();
+    let gated = stored.iter().any(|t| matches!(t.tensor.class, TensorClass::FfnGate | TensorClass::FfnGateExps))
+        || arch == "phi3";
+    let attn_bias = stored.iter().any(|t| t.tensor.class == TensorClass::AttnQBias);
+
+    // FFN widths: the key (scalar or per layer), else the tensors.
+    let ffn_key = k.per_layer("feed_forward_length", n_layers)?;
+    let (ffn, ffn_per_layer) = match ffn_key {
+        Some(v) if v.iter().all(|x| *x == v[0]) => (v[0], None),
+        Some(v) => (v.iter().copied().max().unwrap_or(0), Some(v)),
+        None => (first(TensorClass::FfnDown).map_or(0, |t| t.tensor.row_len), None),
+    };
+
+    // Layer kinds: from what each block holds, then full vs sliding from the pattern.
+    let window = k.u64("attention.sliding_window")?.filter(|w| *w > 0);
+    let swa_pattern = k.raw("attention.sliding_window_pattern");
+    let sliding_at = |l: u32| -> bool {
+        let Some(_) = window else { return false };
+        match swa_pattern {
+            Some(v) => match v.as_array() {
+                Some(a) => matches!(a.get(l as usize), Some(Value::Bool(true))),
+                None => v.as_u64().is_some_and(|p| p > 1 && !(l + 1).is_multiple_of(p as u32)),
+            },
+            None => match arch.as_str() {
+                "gemma2" => l.is_multiple_of(2),
+                "gemma3" => !(l + 1).is_multiple_of(6),
+                "cohere2" => !(l + 1).is_multiple_of(4),
+                // llama.cpp keeps a full cache for the rest (phi3's window is not applied).
+                _ => false,
+            },
+        }
+    };
+    let layer_kinds: Vec<LayerKind> = (0..n_layers)
+        .map(|l| {
+            if attn_layers.contains(&l) {
+                if sliding_at(l) { LayerKind::Sliding } else { LayerKind::Full }
+            } else if in_layer(l, &named("shortconv")) {
+                LayerKind::ShortConv
+            } else if in_layer(l, &|t| t.tensor.class == TensorClass::SsmIn) {
+                LayerKind::Ssm
+            } else {
+                // A block with neither: counted as attention-free (its tensors still count).
+                LayerKind::Ssm
+            }
+        })
+        .collect();
+    let has = |kind: LayerKind| layer_kinds.contains(&kind);
+    if window.is_some() && !has(LayerKind::Sliding) && attn_layers.len() as u32 == n_layers {
+        notes.push(format!(
+            "{arch}.attention.sliding_window = {} but llama.cpp keeps a full cache for {arch}: every layer is full",
+            window.unwrap_or(0)
+        ));
+    }
+
+    // Experts.
+    let moe = match k.u64("expert_count")?.filter(|e| *e > 0) {
+        None => None,
+        Some(e) => {
+            let top_k = k.required("expert_used_count")?;
+            let expert_ffn = match k.u64("expert_feed_forward_length")? {
+                Some(f) => f,
+                None => first(TensorClass::FfnUpExps).map_or(0, |t| t.tensor.rows),
+            };
+            let n_shared = k
+                .u64("expert_shared_count")?
+                .unwrap_or_else(|| u64::from(stored.iter().any(|t| t.tensor.class == TensorClass::FfnUpShexp)));
+            let shared_ffn = match k.u64("expert_shared_feed_forward_length")? {
+                Some(f) => Some(f),
+                None => first(TensorClass::FfnUpShexp).map(|t| t.tensor.rows / n_shared.max(1)),
+            };
+            let leading = k.u64("leading_dense_block_count")?.unwrap_or(0);
+            Some(MoeSpec {
+                n_experts: u32::try_from(e).map_err(|_| k.err("expert_count", format!("= {e}")))?,
+                top_k: u32::try_from(top_k).map_err(|_| k.err("expert_used_count", format!("= {top_k}")))?,
+                n_shared: n_shared as u32,
+                expert_ffn,
+                shared_ffn,
+                leading_dense_layers: leading as u32,
+            })
+        }
+    };
+
+    // Multi-head latent attention (DeepSeek-V2/V3).
+    let mla = match first(TensorClass::AttnKvAMqa) {
+        None => None,
+        Some(_) => {
+            let kv_lora_rank = k.required("attention.kv_lora_rank")?;
+            let rope = k.required("rope.dimension_count")?;
+            let key_len = k.u64("attention.key_length_mla")?.or(k.u64("attention.key_length")?).unwrap_or(0);
+            let v_len = k.u64("attention.value_length_mla")?.or(k.u64("attention.value_length")?).unwrap_or(0);
+            Some(MlaSpec {
+                kv_lora_rank,
+                q_lora_rank: k.u64("attention.q_lora_rank")?.unwrap_or(0),
+                qk_nope_head_dim: key_len.saturating_sub(rope),
+                qk_rope_head_dim: rope,
+                v_head_dim: v_len,
+            })
+        }
+    };
+    let _ = k.raw("rope.dimension_count");
+
+    // State-space layers.
+    let ssm = if has(LayerKind::Ssm) && stored.iter().any(|t| t.tensor.class == TensorClass::SsmIn) {
+        let d_inner = k.required("ssm.inner_size")?;
+        let groups = k.u64("ssm.group_count")?;
+        let mamba2 = arch == "mamba2" || groups.is_some_and(|g| g > 0) && arch != "mamba";
+        Some(SsmSpec {
+            kind: if mamba2 { SsmKind::Mamba2 } else { SsmKind::Mamba1 },
+            d_state: k.required("ssm.state_size")?,
+            d_conv: k.required("ssm.conv_kernel")?,
+            d_inner,
+            dt_rank: if mamba2 { None } else { k.u64("ssm.time_step_rank")? },
+            n_groups: groups.unwrap_or(1).max(1),
+            n_heads: if mamba2 { k.u64("ssm.time_step_rank")? } else { None },
+        })
+    } else {
+        None
+    };
+    let short_conv = if has(LayerKind::ShortConv) {
+        Some(ShortConvSpec { l_cache: k.required("shortconv.l_cache")? })
+    } else {
+        None
+    };
+
+    // Gemma 3n: per-layer embeddings and the layers that read an earlier cache.
+    let per_layer_embedding = match (k.u64("embedding_length_per_layer_input")?, first(TensorClass::PerLayerTokenEmbd))
+    {
+        (Some(width), Some(t)) => Some(PerLayerEmbeddingSpec { width, vocab: Some(t.tensor.rows), on_flash: false }),
+        _ => None,
+    };
+    let kv_shared_layers = k.u64("attention.shared_kv_layers")?.filter(|n| *n > 0).map(|n| n as u32);
+
+    let max_context = k.u64("context_length")?;
+    let file_type = h.get("general.file_type").and_then(Value::as_u64).map(|t| file_type_name(t).to_string());
+    let mut sources = std::collections::BTreeMap::new();
+    sources.insert("*".to_string(), format!("GGUF header of {} ({} tensors)", h.origin, h.tensors.len()));
+    let model = ModelSpec {
+        name: name.to_string(),
+        source: h.origin.clone(),
+        n_layers,
+        hidden,
+        n_heads,
+        n_kv_heads,
+        head_dim: head_dim.filter(|d| *d > 0),
+        ffn,
+        ffn_gated: gated,
+        vocab,
+        tied_embeddings: tied,
+        attn_bias,
+        max_context,
+        layer_pattern: vec![LayerKind::Full],
+        layer_kinds: Some(layer_kinds.clone()),
+        sliding_window: window.filter(|_| has(LayerKind::Sliding)),
+        kv_share_group: None,
+        moe,
+        mla,
+        ssm,
+        linear: None,
+        short_conv,
+        ffn_per_layer,
+        kv_shared_layers,
+        per_layer_embedding,
+        sources,
+        from_file: None,
+        stored: Some(Arc::new(stored)),
+    };
+    model.validate().map_err(|source| ImportError::Spec { origin: h.origin.clone(), source })?;
+
+    let used = k.used.into_inner();
+    let unmapped = h
+        .metadata
+        .iter()
+        .filter(|(key, _)| !used.contains(key.as_str()))
+        .filter(|(key, _)| !NO_EFFECT.iter().any(|p| key.starts_with(p)))
+        .filter(|(key, _)| !NO_EFFECT_SUFFIXES.iter().any(|s| key.ends_with(s)))
+        .map(|(key, v)| (key.clone(), value_text(v)))
+        .collect();
+    let others: usize =
+        model.stored.as_ref().map_or(0, |s| s.iter().filter(|t| t.tensor.class == TensorClass::Other).count());
+    if others > 0 {
+        notes.push(format!(
+            "{others} tensors have no class of memwall's (norms, fused or model-specific projections): their bytes \
+             count, and they are read once per token"
+        ));
+    }
+    Ok(Imported { model, unmapped, notes, file_type, tensor_bytes: Some(h.tensor_bytes()) })
+}
+
+/// llama.cpp's `llama_ftype` names (`general.file_type`).
+fn file_type_name(t: u64) -> &'static str {
+    match t {
+        0 => "F32",
+        1 => "F16",
+        2 => "Q4_0",
+        3 => "Q4_1",
+        7 => "Q8_0",
+        8 => "Q5_0",
+        9 => "Q5_1",
+        10 => "Q2_K",
+        11 => "Q3_K_S",
+        12 => "Q3_K_M",
+        13 => "Q3_K_L",
+        14 => "Q4_K_S",
+        15 => "Q4_K_M",
+        16 => "Q5_K_S",
+        17 => "Q5_K_M",
+        18 => "Q6_K",
+        19 => "IQ2_XXS",
+        20 => "IQ2_XS",
+        21 => "Q2_K_S",
+        22 => "IQ3_XS",
+        23 => "IQ3_XXS",
+        24 => "IQ1_S",
+        25 => "IQ4_NL",
+        26 => "IQ3_S",
+        27 => "IQ3_M",
+        28 => "IQ2_S",
+        29 => "IQ2_M",
+        30 => "IQ4_XS",
+        31 => "IQ1_M",
+        32 => "BF16",
+        36 => "TQ1_0",
+        37 => "TQ2_0",
+        38 => "MXFP4_MOE",
+        _ => "unknown",
+    }
+}

@@ -1,0 +1,295 @@
+//! The GGUF reader on files written here byte by byte: every value type read back, tensor
+//! bytes exact, a llama-shaped file mapped to its spec, and malformed headers refused with the
+//! byte offset of what is wrong (never a panic or an unbacked allocation).
+
+use memwall_import::gguf::{self, Value, write};
+use memwall_import::{ImportError, model_from_gguf};
+use memwall_spec::{GgmlType, LayerKind, Mix, TensorClass, WeightQuant};
+
+fn parse(bytes: &[u8]) -> Result<gguf::GgufHeader, ImportError> {
+    gguf::parse(std::io::Cursor::new(bytes), bytes.len() as u64, "test.gguf")
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+fn arr(elem: u32, values: Vec<Value>) -> Value {
+    Value::Array { elem, len: values.len() as u64, values: Some(values) }
+}
+
+/// A 2-layer llama with GQA (8 heads, 2 KV heads of 32), FFN 384, vocab 512, untied, in a
+/// Q4_K_M-like mix of types.
+fn llama() -> Vec<u8> {
+    let (h, f, v) = (256u64, 384u64, 512u64);
+    let meta = vec![
+        ("general.architecture", s("llama")),
+        ("general.name", s("tiny")),
+        ("general.file_type", Value::U32(15)),
+        ("llama.block_count", Value::U32(2)),
+        ("llama.embedding_length", Value::U32(h as u32)),
+        ("llama.feed_forward_length", Value::U32(f as u32)),
+        ("llama.attention.head_count", Value::U32(8)),
+        ("llama.attention.head_count_kv", Value::U32(2)),
+        ("llama.context_length", Value::U32(2048)),
+        ("llama.rope.freq_base", Value::F32(10000.0)),
+        ("llama.attention.layer_norm_rms_epsilon", Value::F32(1e-5)),
+        ("llama.vocab_size", Value::U32(v as u32)),
+        ("llama.some_future_key", Value::U64(7)),
+        ("tokenizer.ggml.model", s("llama")),
+    ];
+    let mut tensors: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, v], GgmlType::Q4_K)];
+    for l in 0..2 {
+        let b = |n: &str| format!("blk.{l}.{n}.weight");
+        tensors.extend([
+            (b("attn_norm"), vec![h], GgmlType::F32),
+            (b("attn_q"), vec![h, h], GgmlType::Q4_K),
+            (b("attn_k"), vec![h, 64], GgmlType::Q4_K),
+            (b("attn_v"), vec![h, 64], GgmlType::Q6_K),
+            (b("attn_output"), vec![h, h], GgmlType::Q4_K),
+            (b("ffn_norm"), vec![h], GgmlType::F32),
+            (b("ffn_gate"), vec![h, f], GgmlType::Q4_K),
+            (b("ffn_up"), vec![h, f], GgmlType::Q4_K),
+            (b("ffn_down"), vec![f, h], GgmlType::Q8_0),
+        ]);
+    }
+    tensors.push(("output_norm.weight".into(), vec![h], GgmlType::F32));
+    tensors.push(("output.weight".into(), vec![h, v], GgmlType::Q6_K));
+    let t: Vec<(&str, &[u64], GgmlType)> = tensors.iter().map(|(n, d, g)| (n.as_str(), d.as_slice(), *g)).collect();
+    write::file(&meta, &t)
+}
+
+#[test]
+fn every_value_type_reads_back() {
+    let meta = vec![
+        ("general.architecture", s("llama")),
+        ("u8", Value::U8(200)),
+        ("i8", Value::I8(-5)),
+        ("u16", Value::U16(60000)),
+        ("i16", Value::I16(-30000)),
+        ("u32", Value::U32(4_000_000_000)),
+        ("i32", Value::I32(-2_000_000_000)),
+        ("f32", Value::F32(1.5)),
+        ("bool", Value::Bool(true)),
+        ("string", s("héllo")),
+        ("u64", Value::U64(1 << 40)),
+        ("i64", Value::I64(-(1 << 40))),
+        ("f64", Value::F64(-2.25)),
+        ("array_i32", arr(5, vec![Value::I32(1), Value::I32(-2)])),
+        ("array_str", arr(8, vec![s("a"), s("bc")])),
+        ("nested", arr(9, vec![arr(0, vec![Value::U8(1)])])),
+    ];
+    let bytes = write::file(&meta, &[("t.weight", &[32, 2], GgmlType::Q8_0)]);
+    let h = parse(&bytes).unwrap();
+    assert_eq!(h.version, 3);
+    for (k, v) in &meta {
+        assert_eq!(h.get(k), Some(v), "{k}");
+    }
+    assert_eq!(h.tensors[0].bytes, 2 * 34);
+    assert_eq!(h.alignment, 32);
+    assert_eq!(h.data_offset % 32, 0);
+}
+
+#[test]
+fn long_arrays_are_walked_not_kept() {
+    let tokens: Vec<Value> = (0..5000).map(|i| s(&format!("tok{i}"))).collect();
+    let scores: Vec<Value> = (0..5000).map(|i| Value::F32(i as f32)).collect();
+    let meta = vec![
+        ("tokenizer.ggml.tokens", arr(8, tokens)),
+        ("tokenizer.ggml.scores", arr(6, scores)),
+        ("after", Value::U8(9)),
+    ];
+    let h = parse(&write::file(&meta, &[])).unwrap();
+    assert!(matches!(h.get("tokenizer.ggml.tokens"), Some(Value::Array { elem: 8, len: 5000, values: None })));
+    assert!(matches!(h.get("tokenizer.ggml.scores"), Some(Value::Array { elem: 6, len: 5000, values: None })));
+    assert_eq!(h.get("after"), Some(&Value::U8(9)));
+}
+
+#[test]
+fn a_llama_file_maps_to_its_spec_with_the_files_bytes() {
+    let h = parse(&llama()).unwrap();
+    let i = model_from_gguf(&h, "tiny").unwrap();
+    let m = &i.model;
+    assert_eq!(
+        (m.n_layers, m.hidden, m.n_heads, m.n_kv_heads, m.head_dim(), m.ffn, m.vocab),
+        (2, 256, 8, 2, 32, 384, 512)
+    );
+    assert!(!m.tied_embeddings && m.ffn_gated && !m.attn_bias);
+    assert_eq!(m.layer_kinds(), vec![LayerKind::Full; 2]);
+    assert_eq!(m.max_context, Some(2048));
+    assert_eq!(i.file_type.as_deref(), Some("Q4_K_M"));
+    // The stored types, tensor by tensor, sum to the file's tensor data exactly.
+    let w = WeightQuant::new(Mix::Stored).assign(m);
+    let bytes: u64 = w.iter().map(|a| a.tensor.bytes_in(a.format)).sum();
+    assert_eq!(bytes, h.tensor_bytes());
+    // By hand: Q4_K 256-wide rows are 144 B, Q6_K 210 B, Q8_0 384-wide rows 12 × 34 B.
+    let per_layer = 256 * 4 + 144 * (256 + 64 + 256 + 2 * 384) + 210 * 64 + 384 / 32 * 34 * 256 + 256 * 4;
+    assert_eq!(bytes, 512 * 144 + 2 * per_layer + 256 * 4 + 512 * 210);
+    // The spec's own tensor list (shapes) matches the file's.
+    let spec_only = memwall_spec::ModelSpec { stored: None, ..m.clone() };
+    assert_eq!(spec_only.params().total, m.params().total);
+    // Unmapped keys are listed; keys without effect (rope base, epsilons, tokenizer) are not.
+    let keys: Vec<&str> = i.unmapped.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, vec!["llama.some_future_key"]);
+}
+
+#[test]
+fn a_file_claiming_more_than_it_holds_is_refused_with_the_offset() {
+    let good = llama();
+    // Every truncation in the header, and some in the data: an error, never a panic.
+    let header = parse(&good).unwrap().data_offset as usize;
+    for cut in (0..header).chain((header..good.len()).step_by(997)) {
+        let e = parse(&good[..cut]).unwrap_err();
+        assert!(matches!(e, ImportError::Gguf { .. }), "cut at {cut}: {e}");
+    }
+    let patch = |at: usize, bytes: &[u8]| {
+        let mut b = good.clone();
+        b[at..at + bytes.len()].copy_from_slice(bytes);
+        b
+    };
+    let msg = |b: &[u8]| parse(b).unwrap_err().to_string();
+    assert!(msg(&patch(0, b"GGML")).contains("not a GGUF file"));
+    assert!(msg(&patch(4, &1u32.to_le_bytes())).contains("version 1"));
+    assert!(msg(&patch(4, &3u32.to_be_bytes())).contains("big-endian"));
+    let e = msg(&patch(8, &(1u64 << 60).to_le_bytes()));
+    assert!(e.contains("byte 8") && e.contains("tensor count"), "{e}");
+    let e = msg(&patch(16, &(1u64 << 60).to_le_bytes()));
+    assert!(e.contains("byte 16") && e.contains("metadata count"), "{e}");
+    // The first key's length (byte 24) claims 2^50 bytes.
+    let e = msg(&patch(24, &(1u64 << 50).to_le_bytes()));
+    assert!(e.contains("byte 32") && e.contains("truncated"), "{e}");
+}
+
+/// A header with one tensor info after a minimal architecture key, and a hook to corrupt it.
+fn one_tensor(dims: &[u64], t: GgmlType, edit: impl Fn(&mut Vec<u8>, usize)) -> Result<gguf::GgufHeader, ImportError> {
+    let meta = vec![("general.architecture", s("llama"))];
+    let mut b = write::file(&meta, &[("a.weight", dims, t), ("b.weight", dims, t)]);
+    // The first tensor info starts after the header (24 B) and the key-value.
+    let info = 24 + 8 + "general.architecture".len() + 4 + 8 + "llama".len();
+    edit(&mut b, info);
+    parse(&b)
+}
+
+#[test]
+fn bad_tensor_infos_are_refused() {
+    let dims = [64u64, 2];
+    // Layout of an info: name (8 + 8 B "a.weight"), n_dims (4), dims (2 × 8), type (4), offset (8).
+    let (n_dims, dim0, ty, off) = (16, 20, 36, 40);
+    let second = 48;
+    let e = one_tensor(&dims, GgmlType::Q8_0, |b, i| b[i + ty..i + ty + 4].copy_from_slice(&77u32.to_le_bytes()))
+        .unwrap_err();
+    assert!(e.to_string().contains("unknown ggml type id 77"), "{e}");
+    let e =
+        one_tensor(&dims, GgmlType::Q8_0, |b, i| b[i + n_dims..i + n_dims + 4].copy_from_slice(&9u32.to_le_bytes()))
+            .unwrap_err();
+    assert!(e.to_string().contains("9 dimensions"), "{e}");
+    let e = one_tensor(&dims, GgmlType::Q8_0, |b, i| b[i + dim0..i + dim0 + 8].copy_from_slice(&0u64.to_le_bytes()))
+        .unwrap_err();
+    assert!(e.to_string().contains("zero dimension"), "{e}");
+    let e = one_tensor(&dims, GgmlType::Q8_0, |b, i| b[i + dim0..i + dim0 + 8].copy_from_slice(&40u64.to_le_bytes()))
+        .unwrap_err();
+    assert!(e.to_string().contains("not a multiple of q8_0's block"), "{e}");
+    let e = one_tensor(&dims, GgmlType::Q8_0, |b, i| b[i + off..i + off + 8].copy_from_slice(&5u64.to_le_bytes()))
+        .unwrap_err();
+    assert!(e.to_string().contains("not a multiple of the alignment"), "{e}");
+    // The second tensor's offset set to the first's: overlap.
+    let e = one_tensor(&dims, GgmlType::Q8_0, |b, i| {
+        b[i + second + off..i + second + off + 8].copy_from_slice(&0u64.to_le_bytes())
+    })
+    .unwrap_err();
+    assert!(e.to_string().contains("overlaps"), "{e}");
+    // The second tensor renamed to the first: duplicate.
+    let e = one_tensor(&dims, GgmlType::Q8_0, |b, i| b[i + second + 8] = b'a').unwrap_err();
+    assert!(e.to_string().contains("duplicate tensor name `a.weight`"), "{e}");
+    // Data past the end of the file.
+    // (136 B of data padded to 160 by the writer: cut into the data itself.)
+    let e = one_tensor(&dims, GgmlType::Q8_0, |b, _| b.truncate(b.len() - 25)).unwrap_err();
+    assert!(e.to_string().contains("truncated"), "{e}");
+    assert!(one_tensor(&dims, GgmlType::Q8_0, |_, _| {}).is_ok());
+}
+
+#[test]
+fn bad_metadata_is_refused() {
+    let meta = |v: Value| write::file(&[("general.architecture", s("llama")), ("k", v)], &[]);
+    let at = 24 + 8 + 20 + 4 + 8 + 5 + 8 + 1; // the type of "k"
+    let mut b = meta(Value::U8(1));
+    b[at..at + 4].copy_from_slice(&13u32.to_le_bytes());
+    assert!(parse(&b).unwrap_err().to_string().contains("unknown value type 13"));
+    let mut b = meta(Value::Bool(true));
+    b[at + 4] = 2;
+    assert!(parse(&b).unwrap_err().to_string().contains("bool byte 2"));
+    let mut b = meta(arr(0, vec![Value::U8(1)]));
+    b[at + 8..at + 16].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    let e = parse(&b).unwrap_err().to_string();
+    assert!(e.contains("array of") && e.contains("cannot fit"), "{e}");
+    let mut b = write::file(&[("general.architecture", s("llama")), ("general.architecture", s("x"))], &[]);
+    assert!(parse(&b).unwrap_err().to_string().contains("duplicate metadata key"));
+    b = write::file(&[("general.alignment", Value::U32(48))], &[]);
+    assert!(parse(&b).unwrap_err().to_string().contains("power of two"));
+    b = write::file(&[("k", s("ok"))], &[]);
+    let n = b.len();
+    b[n - 2] = 0xff;
+    let _ = parse(&b); // invalid UTF-8 in a value, or padding: an error or a parse, no panic
+}
+
+#[test]
+fn a_mapping_that_needs_a_missing_key_names_it() {
+    let b = write::file(&[("general.architecture", s("llama"))], &[("token_embd.weight", &[64, 10], GgmlType::F16)]);
+    let e = model_from_gguf(&parse(&b).unwrap(), "x").unwrap_err().to_string();
+    assert!(e.contains("llama.block_count") && e.contains("missing"), "{e}");
+    let b = write::file(
+        &[
+            ("general.architecture", s("llama")),
+            ("llama.block_count", Value::U32(1)),
+            ("llama.embedding_length", Value::U32(64)),
+        ],
+        &[("blk.5.attn_q.weight", &[64, 64], GgmlType::F16)],
+    );
+    let e = model_from_gguf(&parse(&b).unwrap(), "x").unwrap_err().to_string();
+    assert!(e.contains("block 5"), "{e}");
+    let b = write::file(
+        &[
+            ("general.architecture", s("llama")),
+            ("llama.block_count", Value::F32(f32::NAN)),
+            ("llama.embedding_length", Value::U32(64)),
+        ],
+        &[],
+    );
+    let e = model_from_gguf(&parse(&b).unwrap(), "x").unwrap_err().to_string();
+    assert!(e.contains("llama.block_count") && e.contains("float32"), "{e}");
+}
+
+#[test]
+fn lfm2_and_gemma3n_shapes_map_to_their_layer_kinds() {
+    // LFM2: head_count_kv per layer, 0 on the short-convolution layers.
+    let h = 128u64;
+    let meta = vec![
+        ("general.architecture", s("lfm2")),
+        ("lfm2.block_count", Value::U32(3)),
+        ("lfm2.embedding_length", Value::U32(h as u32)),
+        ("lfm2.feed_forward_length", Value::U32(256)),
+        ("lfm2.attention.head_count", Value::U32(4)),
+        ("lfm2.attention.head_count_kv", arr(4, vec![Value::U32(0), Value::U32(2), Value::U32(0)])),
+        ("lfm2.shortconv.l_cache", Value::U32(3)),
+    ];
+    let mut t: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, 100], GgmlType::F16)];
+    for l in 0..3 {
+        if l == 1 {
+            t.push((format!("blk.{l}.attn_q.weight"), vec![h, h], GgmlType::F16));
+            t.push((format!("blk.{l}.attn_k.weight"), vec![h, 64], GgmlType::F16));
+        } else {
+            t.push((format!("blk.{l}.shortconv.conv.weight"), vec![3, h], GgmlType::F32));
+            t.push((format!("blk.{l}.shortconv.in_proj.weight"), vec![h, 3 * h], GgmlType::F16));
+        }
+        t.push((format!("blk.{l}.ffn_gate.weight"), vec![h, 256], GgmlType::F16));
+    }
+    let tt: Vec<(&str, &[u64], GgmlType)> = t.iter().map(|(n, d, g)| (n.as_str(), d.as_slice(), *g)).collect();
+    let hdr = parse(&write::file(&meta, &tt)).unwrap();
+    let m = model_from_gguf(&hdr, "lfm").unwrap().model;
+    assert_eq!(m.layer_kinds(), vec![LayerKind::ShortConv, LayerKind::Full, LayerKind::ShortConv]);
+    assert_eq!((m.n_heads, m.n_kv_heads, m.short_conv.as_ref().unwrap().l_cache), (4, 2, 3));
+    assert!(m.tied_embeddings);
+    let stored = m.stored.as_ref().unwrap();
+    assert_eq!(stored.iter().filter(|s| s.tensor.class == TensorClass::SsmConv1d).count(), 2);
+    assert_eq!(stored.iter().filter(|s| s.tensor.class == TensorClass::Other).count(), 2);
+}
