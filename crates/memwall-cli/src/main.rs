@@ -444,6 +444,10 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
         w.bits_per_weight(),
         w.params as f64 / 1e9
     );
+    println!("weight bytes: {} in {} tensors", w.total, w.tensors.len());
+    if w.on_flash > 0 {
+        println!("  of which on flash, not in RAM: {} (per-layer embeddings)", w.on_flash);
+    }
     if !w.fallbacks.is_empty() {
         println!("fallbacks (rows that do not fill whole blocks, stored as llama.cpp stores them):");
         for f in &w.fallbacks {

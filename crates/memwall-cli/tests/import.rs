@@ -1,0 +1,148 @@
+//! Models given as files: `--gguf`, `--hf`, `--model file`, and experiments naming a GGUF.
+
+mod common;
+use common::{memwall, text};
+use memwall_import::gguf::{Value, write};
+use memwall_spec::GgmlType;
+
+/// A 2-layer llama GGUF (Q4_K / Q6_K / F32 tensors) and its tensor data bytes.
+fn tiny_gguf(dir: &std::path::Path) -> u64 {
+    let (h, f, v) = (256u64, 512u64, 1000u64);
+    let s = |x: &str| Value::String(x.into());
+    let meta = vec![
+        ("general.architecture", s("llama")),
+        ("general.file_type", Value::U32(15)),
+        ("llama.block_count", Value::U32(2)),
+        ("llama.embedding_length", Value::U32(h as u32)),
+        ("llama.feed_forward_length", Value::U32(f as u32)),
+        ("llama.attention.head_count", Value::U32(4)),
+        ("llama.attention.head_count_kv", Value::U32(2)),
+        ("llama.context_length", Value::U32(4096)),
+    ];
+    let mut t: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, v], GgmlType::Q4_K)];
+    for l in 0..2 {
+        for (n, d, g) in [
+            ("attn_norm", vec![h], GgmlType::F32),
+            ("attn_q", vec![h, h], GgmlType::Q4_K),
+            ("attn_k", vec![h, 128], GgmlType::Q4_K),
+            ("attn_v", vec![h, 128], GgmlType::Q6_K),
+            ("attn_output", vec![h, h], GgmlType::Q4_K),
+            ("ffn_norm", vec![h], GgmlType::F32),
+            ("ffn_gate", vec![h, f], GgmlType::Q4_K),
+            ("ffn_up", vec![h, f], GgmlType::Q4_K),
+            ("ffn_down", vec![f, h], GgmlType::Q6_K),
+        ] {
+            t.push((format!("blk.{l}.{n}.weight"), d, g));
+        }
+    }
+    t.push(("output_norm.weight".into(), vec![h], GgmlType::F32));
+    let tt: Vec<(&str, &[u64], GgmlType)> = t.iter().map(|(n, d, g)| (n.as_str(), d.as_slice(), *g)).collect();
+    std::fs::write(dir.join("tiny.gguf"), write::file(&meta, &tt)).unwrap();
+    t.iter().map(|(_, d, g)| d[1..].iter().product::<u64>() * d[0] / g.block_size() * g.type_size()).sum()
+}
+
+#[test]
+fn footprint_of_a_gguf_counts_the_files_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = tiny_gguf(dir.path());
+    let o = memwall(&["footprint", "--gguf", "tiny.gguf", "--device", "raspberry-pi-5-16gb"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains(&format!("weight bytes: {bytes} in 20 tensors")), "{out}");
+    assert!(out.contains("weights stored"), "{out}");
+    assert!(err.contains("imported tiny.gguf: 2 layers") && err.contains("file type Q4_K_M"), "{err}");
+    // `--model file.gguf` is the same; `--weights` swaps the file's types for a mix's.
+    let o = memwall(&["footprint", "--model", "tiny.gguf", "--device", "raspberry-pi-5-16gb"], dir.path());
+    assert!(text(&o).0.contains(&format!("weight bytes: {bytes} ")));
+    let o = memwall(
+        &["footprint", "--gguf", "tiny.gguf", "--device", "raspberry-pi-5-16gb", "--weights", "F16"],
+        dir.path(),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(!out.contains(&format!("weight bytes: {bytes} ")), "{out}");
+    let o = memwall(
+        &["estimate", "--gguf", "tiny.gguf", "--device", "raspberry-pi-5-16gb", "--context", "1024"],
+        dir.path(),
+    );
+    assert!(o.status.success(), "{}", text(&o).1);
+}
+
+#[test]
+fn broken_model_files_exit_2_naming_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_gguf(dir.path());
+    let whole = std::fs::read(dir.path().join("tiny.gguf")).unwrap();
+    std::fs::write(dir.path().join("cut.gguf"), &whole[..200]).unwrap();
+    std::fs::write(dir.path().join("bad.json"), "{\"model_type\": \"llama\", \"num_hidden_layers\": -1}").unwrap();
+    for (flag, file, needle) in [
+        ("--gguf", "cut.gguf", "cut.gguf, byte"),
+        ("--gguf", "missing.gguf", "missing.gguf"),
+        ("--hf", "bad.json", "num_hidden_layers"),
+        ("--model", "x.gguf", "x.gguf"),
+    ] {
+        let o = memwall(&["footprint", flag, file, "--device", "raspberry-pi-5-16gb"], dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{file}: {err}");
+        assert!(err.contains(needle), "{file}: {err}");
+    }
+    // `stored` names a GGUF's own types: refused for a preset.
+    let o = memwall(
+        &["footprint", "--model", "llama-3.2-1b", "--device", "raspberry-pi-5-16gb", "--weights", "stored"],
+        dir.path(),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).1.contains("weights.mix"), "{}", text(&o).1);
+}
+
+#[test]
+fn hf_configs_estimate_like_their_presets() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hf/qwen3-0.6b.json");
+    let cfg = cfg.to_str().unwrap();
+    let run = |model: &[&str]| {
+        let o = memwall(
+            &[&["estimate"][..], model, &["--device", "raspberry-pi-5-16gb", "--weights", "Q8_0"]].concat(),
+            dir.path(),
+        );
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        out.lines().find(|l| l.starts_with("decode")).unwrap().to_string()
+    };
+    assert_eq!(run(&["--hf", cfg]), run(&["--model", "qwen3-0.6b"]));
+}
+
+#[test]
+fn an_experiment_over_a_gguf_uses_its_types_unless_it_sweeps_the_mix() {
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = tiny_gguf(dir.path());
+    let exp = |grid: &str| {
+        format!(
+            "name = \"g\"\n[base]\nmodel = \"tiny.gguf\"\ndevice = \"raspberry-pi-5-16gb\"\n[base.weights]\nmix = \"Q4_0\"\n\
+             [base.workload]\ncontext_tokens = 2048\n[grid]\n{grid}\n"
+        )
+    };
+    std::fs::write(dir.path().join("a.toml"), exp("\"kv.k+kv.v\" = [\"f16\", \"q8_0\"]")).unwrap();
+    std::fs::write(dir.path().join("b.toml"), exp("\"weights.mix\" = [\"Q4_0\", \"Q8_0\"]")).unwrap();
+    // (weights.mix, weight_bytes) of every row of a results file.
+    let rows = |file: &str| -> Vec<(String, u64)> {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let r = SerializedFileReader::new(std::fs::File::open(dir.path().join(file)).unwrap()).unwrap();
+        r.get_row_iter(None)
+            .unwrap()
+            .map(|row| {
+                let row = row.unwrap();
+                let get = |name: &str| row.get_column_iter().find(|(n, _)| *n == name).unwrap().1.to_string();
+                (get("weights.mix").trim_matches('"').to_string(), get("weight_bytes").parse().unwrap())
+            })
+            .collect()
+    };
+    let o = memwall(&["run", "a.toml", "--out", "a.parquet"], dir.path());
+    assert!(o.status.success(), "{}", text(&o).1);
+    assert_eq!(rows("a.parquet"), vec![("stored".to_string(), bytes); 2], "the file's own types");
+    let o = memwall(&["run", "b.toml", "--out", "b.parquet"], dir.path());
+    assert!(o.status.success(), "{}", text(&o).1);
+    let b = rows("b.parquet");
+    assert_eq!((b[0].0.as_str(), b[1].0.as_str()), ("Q4_0", "Q8_0"), "a swept mix");
+    assert!(b[0].1 != bytes && b[1].1 > b[0].1, "{b:?}");
+}
