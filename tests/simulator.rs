@@ -458,3 +458,36 @@ fn random_scenarios_with_every_effect_on_stay_consistent() {
     }
     assert!(ran >= 30, "only {ran} valid random scenarios");
 }
+
+/// The layer stacks of today's on-device models — per-layer heads, KV heads and head
+/// dimensions, per-layer FFN widths, short convolutions, caches shared by the last layers,
+/// per-layer embeddings (on flash or not) — cost the same in the simulator as in the estimator.
+#[test]
+fn todays_layer_stacks_agree_in_both_engines() {
+    let base = "name = \"t\"\nn_layers = 6\nhidden = 1024\nn_heads = 8\nn_kv_heads = 2\nhead_dim = 128\nffn = 4096\nvocab = 32000\n";
+    let variants = [
+        "layer_pattern = [\"sliding\", \"full\"]\nsliding_window = 512\nn_heads_per_layer = [8, 16, 8, 16, 8, 16]\n\
+         n_kv_heads_per_layer = [2, 4, 2, 4, 1, 4]\nhead_dim_per_layer = [128, 256, 128, 256, 64, 256]\n",
+        "ffn_per_layer = [4096, 2048, 0, 8192, 4096, 1024]\n",
+        "layer_kinds = [\"short_conv\", \"short_conv\", \"full\", \"short_conv\", \"full\", \"short_conv\"]\n[short_conv]\nl_cache = 3\n",
+        "layer_pattern = [\"sliding\", \"sliding\", \"full\"]\nsliding_window = 256\nkv_shared_layers = 3\n",
+        "tied_embeddings = true\n[per_layer_embedding]\nwidth = 64\nvocab = 16000\n",
+        "tied_embeddings = true\n[per_layer_embedding]\nwidth = 64\non_flash = true\n",
+    ];
+    for (i, v) in variants.iter().enumerate() {
+        let model: memwall::spec::ModelSpec = toml::from_str(&format!("{base}{v}")).unwrap();
+        model.validate().unwrap_or_else(|e| panic!("variant {i}: {e}"));
+        let mut s = scenario("llama-3.2-1b", "snapdragon-8-gen3-16gb", "Q4_K_M");
+        s.model = model;
+        for kv in ["f16", "q8_0"] {
+            let kv: memwall::spec::QuantFormat = kv.parse().unwrap();
+            s.kv = KvQuant { k: kv, v: kv };
+            s.validate().unwrap();
+            let a = estimate(&s).unwrap();
+            let (d, _) = run(&s);
+            let rel = (d.decode_tok_s - a.decode_tok_s).abs() / a.decode_tok_s;
+            assert!(rel < 1e-9, "variant {i}: simulated {} vs estimated {} tok/s", d.decode_tok_s, a.decode_tok_s);
+            assert!((d.ttft_s - a.prefill_s).abs() / a.prefill_s < 1e-9, "variant {i}: prefill");
+        }
+    }
+}

@@ -392,6 +392,9 @@ fn supported(model: &ModelSpec) -> Result<()> {
     }
     let extras = [
         ("model.ffn_per_layer", model.ffn_per_layer.is_some()),
+        ("model.n_heads_per_layer", model.n_heads_per_layer.is_some()),
+        ("model.n_kv_heads_per_layer", model.n_kv_heads_per_layer.is_some()),
+        ("model.head_dim_per_layer", model.head_dim_per_layer.is_some()),
         ("model.kv_shared_layers", model.kv_shared_layers.is_some_and(|k| k > 0)),
         ("model.per_layer_embedding", model.per_layer_embedding.is_some()),
         ("model (read from a file)", model.stored.is_some()),

@@ -253,16 +253,14 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
             })
         })
         .collect();
-    let pick = |v: &[u64], what: &str, notes: &mut Vec<String>| -> u64 {
-        let vals: Vec<u64> = attn_layers.iter().map(|&l| v[l as usize]).filter(|x| *x > 0).collect();
+    // One value when the attention layers agree, else per-layer lists (zeros elsewhere).
+    let pick = |v: &[u64]| -> (u64, Option<Vec<u64>>) {
+        let vals: Vec<u64> = attn_layers.iter().map(|&l| v[l as usize]).collect();
         let max = vals.iter().copied().max().unwrap_or(0);
-        if vals.iter().any(|x| *x != max) {
-            notes.push(format!("{what} differs between attention layers ({vals:?}); the largest, {max}, is used"));
-        }
-        max
+        (max, vals.iter().any(|x| *x != max).then(|| v.to_vec()))
     };
-    let n_heads = pick(&heads, "attention.head_count", &mut notes);
-    let n_kv_heads = pick(&kv_heads, "attention.head_count_kv", &mut notes);
+    let (n_heads, n_heads_per_layer) = pick(&heads);
+    let (n_kv_heads, n_kv_heads_per_layer) = pick(&kv_heads);
     let head_dim = match k.u64("attention.key_length")? {
         Some(d) => Some(d),
         None => (n_heads > 0 && !hidden.is_multiple_of(n_heads)).then_some(0).or(None),
@@ -439,6 +437,9 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         linear: None,
         short_conv,
         ffn_per_layer,
+        n_heads_per_layer,
+        n_kv_heads_per_layer,
+        head_dim_per_layer: None,
         kv_shared_layers,
         per_layer_embedding,
         sources,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use crate::SimError;
-use crate::footprint::{Footprint, WeightBytes, kv_bytes, recurrent_state_bytes};
+use crate::footprint::{Footprint, WeightBytes, kv_cache_bytes, recurrent_state_bytes};
 use crate::token::{OpKind, TokenTable};
 
 /// Expected number of distinct routed experts hit when `tokens` tokens each pick `top_k` of
@@ -260,10 +260,9 @@ pub struct CostPlan {
     pub(crate) state_macs: f64,
     /// Activation bytes per token.
     act_bytes: f64,
-    /// KV bytes per cached token of one KV layer, and attention multiply-adds per attended
-    /// token of one attention layer (the per-layer operations of the simulator's pipeline).
-    pub(crate) kv_token_bytes: f64,
-    pub(crate) attn_layer_macs: f64,
+    /// The K and V formats of the cache (per-layer KV bytes for the simulator's pipeline,
+    /// [`crate::token::AttentionOp::kv_row_bytes`]).
+    pub(crate) kv_formats: (QuantFormat, QuantFormat),
     /// CPU cycles of attention per multiply-add and per KV byte ([`attention_cycles`]).
     attn_cycles: [f64; 2],
     /// Times a decode step reads the KV it attends over (`cost.attention_kv_reads`).
@@ -328,13 +327,6 @@ pub struct TensorPlan {
     expert: (f64, f64, (f64, f64)),
     /// MoE layers.
     n_moe_layers: u64,
-    /// KV-cache layers of each kind (after sharing), and attention layers of each kind.
-    n_full_kv: u64,
-    n_sliding_kv: u64,
-    n_full: f64,
-    n_sliding: f64,
-    /// Attention multiply-adds per attended token of one layer.
-    attn_layer_macs: f64,
     /// Recurrent-state bytes read + written per token, their multiply-adds, and the state
     /// held per sequence.
     state_rw_bytes: f64,
@@ -360,14 +352,7 @@ impl TensorPlan {
         let table = TokenTable::new(s, &weights, &|f| cluster_cycles_per_weight(f, lead, c, measured, 1.0));
         let dense = table.sum(|o| o.kind != OpKind::Experts);
         let experts = table.sum(|o| o.kind == OpKind::Experts);
-        let kv_layers = m.kv_cache_layers();
         let kinds = m.layer_kinds();
-        let count = |k: LayerKind| kinds.iter().filter(|x| **x == k).count() as f64;
-        // Attention multiply-adds per attended token and layer: QKᵀ and AV over every head.
-        let per_head = match &m.mla {
-            Some(a) => (a.kv_lora_rank + a.qk_rope_head_dim + a.kv_lora_rank) as f64,
-            None => 2.0 * m.head_dim() as f64,
-        };
         let state_rw_bytes: f64 = kinds.iter().map(|k| 2.0 * m.state_bytes(*k) as f64).sum();
         // FFN width a token passes through, summed over layers.
         let ffn_widths: f64 = (0..m.n_layers)
@@ -385,11 +370,6 @@ impl TensorPlan {
             expert: (experts.bytes, experts.macs, (experts.arith_cycles, experts.dequant_cycles)),
             n_moe_layers: table.moe_layers(),
             table: Arc::new(table),
-            n_full_kv: kv_layers.iter().filter(|x| x.1 == LayerKind::Full).count() as u64,
-            n_sliding_kv: kv_layers.iter().filter(|x| x.1 == LayerKind::Sliding).count() as u64,
-            n_full: count(LayerKind::Full),
-            n_sliding: count(LayerKind::Sliding),
-            attn_layer_macs: m.n_heads as f64 * per_head,
             state_rw_bytes,
             // A state update touches every state element a few times (decay, outer product, read-out).
             state_macs: 3.0 * state_rw_bytes / 8.0,
@@ -458,10 +438,15 @@ impl CostPlan {
         let wl = &s.workload;
         let threads = s.threads();
 
-        let (k_row, v_row) = m.kv_row_elems();
-        let kv_token = s.kv.k.padded_bytes(k_row) + if v_row > 0 { s.kv.v.padded_bytes(v_row) } else { 0 };
         let window = m.sliding_window.unwrap_or(u64::MAX);
-        let kv_held = kv_bytes(tp.n_full_kv, tp.n_sliding_kv, kv_token, wl.kv_tokens(), window, wl.ubatch, wl.batch);
+        let kv_held = kv_cache_bytes(m, s.kv.k, s.kv.v, wl.kv_tokens(), wl.ubatch, wl.batch);
+        // Per cached token: KV bytes of the layers that hold a cache, and attention
+        // multiply-adds per attended token of every attention layer, by kind.
+        let attn = &tp.table.attention;
+        let kv_sum = |k: LayerKind| -> f64 {
+            attn.iter().filter(|a| a.owns_kv && a.kind == k).map(|a| a.kv_row_bytes(s.kv.k, s.kv.v) as f64).sum()
+        };
+        let macs_sum = |k: LayerKind| -> f64 { attn.iter().filter(|a| a.kind == k).map(|a| a.macs).sum() };
         let footprint = Footprint::from_parts(s, tp.weights.in_ram(), kv_held, tp.state_held_bytes * wl.batch as u128)?;
 
         let unit = crate::unit::resolve(s)?;
@@ -502,7 +487,6 @@ impl CostPlan {
         };
         let mem = &d.memory;
         let llc = d.last_level_cache();
-        let kv_token = kv_token as f64;
         Ok(CostPlan {
             footprint,
             active_params: tp.active_params,
@@ -515,19 +499,18 @@ impl CostPlan {
                 .moe
                 .as_ref()
                 .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
-            kv_token_bytes: kv_token,
-            attn_layer_macs: tp.attn_layer_macs,
+            kv_formats: (s.kv.k, s.kv.v),
             attn_cycles: attention_cycles(
                 u,
                 s.kv.k,
                 if tp.dense_elems > 0.0 { tp.dense_cycles.0 / tp.dense_elems } else { 0.0 },
             ),
             kv_reads: u.attention_kv_reads,
-            kv_full_per_token: tp.n_full_kv as f64 * kv_token,
-            kv_sliding_per_token: tp.n_sliding_kv as f64 * kv_token,
+            kv_full_per_token: kv_sum(LayerKind::Full),
+            kv_sliding_per_token: kv_sum(LayerKind::Sliding),
             window,
-            attn_full_macs: tp.n_full * tp.attn_layer_macs,
-            attn_sliding_macs: tp.n_sliding * tp.attn_layer_macs,
+            attn_full_macs: macs_sum(LayerKind::Full),
+            attn_sliding_macs: macs_sum(LayerKind::Sliding),
             state_bytes: tp.state_rw_bytes,
             state_macs: tp.state_macs,
             act_bytes: tp.act_bytes,

@@ -129,7 +129,8 @@ pub fn gguf_file_bytes(model: &ModelSpec, w: &WeightBytes) -> u64 {
 
 /// Cells llama.cpp allocates for a sliding-window layer: `min(context, pad256(window + ubatch))`.
 pub fn swa_cells(context: u64, window: u64, ubatch: u64) -> u64 {
-    context.min((window + ubatch).div_ceil(256) * 256)
+    let span = window.saturating_add(ubatch);
+    if span >= context { context } else { context.min(span.div_ceil(256) * 256) }
 }
 
 /// KV-cache bytes for `tokens` cached tokens and `batch` sequences:
@@ -143,28 +144,14 @@ pub fn swa_cells(context: u64, window: u64, ubatch: u64) -> u64 {
 /// Exact in `u128`, so no context can wrap it; [`Footprint::of`] checks the result against
 /// [`MAX_BYTES`].
 pub fn kv_cache_bytes(model: &ModelSpec, k: QuantFormat, v: QuantFormat, tokens: u64, ubatch: u64, batch: u32) -> u128 {
-    let (k_row, v_row) = model.kv_row_elems();
-    let per_token = k.padded_bytes(k_row) + if v_row > 0 { v.padded_bytes(v_row) } else { 0 };
-    let layers = model.kv_cache_layers();
-    let n_sliding = layers.iter().filter(|l| l.1 == LayerKind::Sliding).count() as u64;
     let window = model.sliding_window.unwrap_or(u64::MAX);
-    kv_bytes(layers.len() as u64 - n_sliding, n_sliding, per_token, tokens, window, ubatch, batch)
-}
-
-/// [`kv_cache_bytes`] from layer counts: `(n_full × tokens + n_sliding × swa_cells(tokens,
-/// window, ubatch)) × per_token × batch`, exact in `u128`.
-pub fn kv_bytes(
-    n_full: u64,
-    n_sliding: u64,
-    per_token: u64,
-    tokens: u64,
-    window: u64,
-    ubatch: u64,
-    batch: u32,
-) -> u128 {
-    let sliding = if n_sliding == 0 { 0 } else { n_sliding as u128 * swa_cells(tokens, window, ubatch) as u128 };
-    let cells = n_full as u128 * tokens as u128 + sliding;
-    cells * per_token as u128 * batch as u128
+    let swa = swa_cells(tokens, window, ubatch) as u128;
+    let per_layer = |(l, kind): (u32, LayerKind)| {
+        let (k_row, v_row) = model.kv_row_elems_at(l);
+        let row = k.padded_bytes(k_row) as u128 + if v_row > 0 { v.padded_bytes(v_row) as u128 } else { 0 };
+        row * if kind == LayerKind::Sliding { swa } else { tokens as u128 }
+    };
+    model.kv_cache_layers().into_iter().map(per_layer).sum::<u128>() * batch as u128
 }
 
 /// Recurrent state of the SSM and linear-attention layers, bytes: `Σ state_bytes × batch`
@@ -194,7 +181,8 @@ pub fn compute_buffer_bytes(model: &ModelSpec, w: &Workload) -> u128 {
     };
     let scores = if w.flash_attention { 256 } else { w.kv_tokens() };
     let row = model.vocab as u128 + 4 * model.hidden as u128 + 2 * f as u128;
-    4 * u * row + 4 * u * model.n_heads as u128 * scores as u128
+    let heads = (0..model.n_layers).map(|i| model.n_heads_at(i)).max().unwrap_or(model.n_heads);
+    4 * u * row + 4 * u * heads as u128 * scores as u128
 }
 
 /// A footprint component as `u64` bytes, or an error naming the workload field that drove it
@@ -421,6 +409,29 @@ mod tests {
         let attn = 1024 + 2 * 1024 * 1024 + 2 * 1024 * 256;
         let ffn = (1024 + 3 * 1024 * 4096) + (1024 + 3 * 1024 * 2048);
         assert_eq!(m.params().total, 1000 * 1024 + 2 * conv + attn + ffn + 1024);
+    }
+
+    #[test]
+    fn per_layer_heads_kv_heads_and_head_dims() {
+        let m: ModelSpec = toml::from_str(
+            "name = \"pl\"\nn_layers = 2\nhidden = 512\nn_heads = 4\nn_kv_heads = 1\nffn = 0\nvocab = 100\n\
+             tied_embeddings = true\nn_heads_per_layer = [4, 8]\nn_kv_heads_per_layer = [1, 2]\n\
+             head_dim_per_layer = [64, 128]",
+        )
+        .unwrap();
+        m.validate().unwrap();
+        // Per token: layer 0 1 × 64 × 2 B for K and for V = 256 B; layer 1 2 × 128 × 2 × 2 = 1024 B.
+        assert_eq!(kv_cache_bytes(&m, F16, F16, 10, 512, 1), 10 * (256 + 1024));
+        assert_eq!((m.attention_macs_at(0), m.attention_macs_at(1)), (4 * 2 * 64, 8 * 2 * 128));
+        // Projections: q, k, v, o of each layer by hand, plus norms and the embedding.
+        let l0 = 512 * 256 + 2 * 512 * 64 + 256 * 512;
+        let l1 = 512 * 1024 + 2 * 512 * 256 + 1024 * 512;
+        assert_eq!(m.params().total, 100 * 512 + l0 + l1 + 2 * 512 + 512);
+        // A layer whose KV heads do not divide its query heads is refused, naming the layer.
+        let mut bad = m.clone();
+        bad.n_kv_heads_per_layer = Some(vec![1, 3]);
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("n_kv_heads_per_layer[1]"), "{e}");
     }
 
     #[test]

@@ -84,6 +84,19 @@ pub struct AttentionOp {
     /// Whether the layer owns its KV cache (with cross-layer sharing, only the first of a
     /// group does; the others read it without holding it).
     pub owns_kv: bool,
+    /// K and V elements this layer caches per token ([`memwall_spec::ModelSpec::kv_row_elems_at`]).
+    pub kv_elems: (u64, u64),
+    /// Multiply-adds per attended token and sequence ([`memwall_spec::ModelSpec::attention_macs_at`]).
+    pub macs: f64,
+}
+
+impl AttentionOp {
+    /// Bytes one cached token takes in this layer with K in `k` and V in `v` (quantized
+    /// formats with their block scales).
+    pub fn kv_row_bytes(&self, k: QuantFormat, v: QuantFormat) -> u64 {
+        let (ke, ve) = self.kv_elems;
+        k.padded_bytes(ke) + if ve > 0 { v.padded_bytes(ve) } else { 0 }
+    }
 }
 
 /// A recurrent layer's state update.
@@ -170,6 +183,8 @@ impl TokenTable {
                 layer: l as u32,
                 kind: *k,
                 owns_kv: owners.iter().any(|(o, _)| *o == l as u32),
+                kv_elems: m.kv_row_elems_at(l as u32),
+                macs: m.attention_macs_at(l as u32) as f64,
             })
             .collect();
         let state = kinds

@@ -107,6 +107,11 @@ fn one() -> u64 {
     1
 }
 
+/// Entry `i` of an optional per-layer list.
+fn at(v: &Option<Vec<u64>>, i: u32) -> Option<u64> {
+    v.as_ref().and_then(|v| v.get(i as usize).copied())
+}
+
 /// Short-convolution layer shape (LFM2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,6 +218,16 @@ pub struct ModelSpec {
     /// FFN width of each layer (overrides `ffn`; `n_layers` entries, 0 = no FFN there).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ffn_per_layer: Option<Vec<u64>>,
+    /// Query heads of each layer (overrides `n_heads`; `n_layers` entries; OpenELM).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_heads_per_layer: Option<Vec<u64>>,
+    /// KV heads of each layer (overrides `n_kv_heads`; `n_layers` entries).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n_kv_heads_per_layer: Option<Vec<u64>>,
+    /// Head dimension of each layer (overrides `head_dim`; `n_layers` entries; Gemma 4's
+    /// wider global layers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_dim_per_layer: Option<Vec<u64>>,
     /// The last this-many layers keep no KV cache of their own: each reads the cache of the
     /// last earlier layer of its kind (Gemma 3n's `num_kv_shared_layers`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -519,7 +534,45 @@ impl ModelSpec {
 
     /// FFN width of layer `i` (`ffn_per_layer[i]`, else `ffn`).
     pub fn ffn_at(&self, i: u32) -> u64 {
-        self.ffn_per_layer.as_ref().and_then(|f| f.get(i as usize).copied()).unwrap_or(self.ffn)
+        at(&self.ffn_per_layer, i).unwrap_or(self.ffn)
+    }
+
+    /// Query heads of layer `i` (`n_heads_per_layer[i]`, else `n_heads`).
+    pub fn n_heads_at(&self, i: u32) -> u64 {
+        at(&self.n_heads_per_layer, i).unwrap_or(self.n_heads)
+    }
+
+    /// KV heads of layer `i` (`n_kv_heads_per_layer[i]`, else `n_kv_heads`).
+    pub fn n_kv_heads_at(&self, i: u32) -> u64 {
+        at(&self.n_kv_heads_per_layer, i).unwrap_or(self.n_kv_heads)
+    }
+
+    /// Head dimension of layer `i` (`head_dim_per_layer[i]`, else [`ModelSpec::head_dim`]).
+    pub fn head_dim_at(&self, i: u32) -> u64 {
+        at(&self.head_dim_per_layer, i).unwrap_or_else(|| self.head_dim())
+    }
+
+    /// KV elements cached per token by layer `i`, for K and for V: `n_kv_heads_i × head_dim_i`
+    /// each; MLA caches the latent and the shared rotary key,
+    /// `kv_lora_rank + qk_rope_head_dim`, as K and nothing as V (llama.cpp's MLA cache: V is a
+    /// view of the latent).
+    pub fn kv_row_elems_at(&self, i: u32) -> (u64, u64) {
+        match &self.mla {
+            Some(m) => (m.kv_lora_rank + m.qk_rope_head_dim, 0),
+            None => (self.n_kv_heads_at(i) * self.head_dim_at(i), self.n_kv_heads_at(i) * self.head_dim_at(i)),
+        }
+    }
+
+    /// Attention multiply-adds of layer `i` per attended token and sequence: QKᵀ and AV over
+    /// every query head, `n_heads_i × 2 × head_dim_i`; MLA (absorbed) `n_heads × (2 ×
+    /// kv_lora_rank + qk_rope_head_dim)`.
+    ///
+    /// Example: 32 heads of 128: 8,192 per attended token.
+    pub fn attention_macs_at(&self, i: u32) -> u64 {
+        match &self.mla {
+            Some(a) => self.n_heads * (2 * a.kv_lora_rank + a.qk_rope_head_dim),
+            None => self.n_heads_at(i) * 2 * self.head_dim_at(i),
+        }
     }
 
     /// Whether layer `i` uses routed experts.
@@ -540,18 +593,6 @@ impl ModelSpec {
             .filter(|(ordinal, (i, _))| ordinal % group == 0 && (*i as u32) < first_shared)
             .map(|(_, (i, k))| (i as u32, k))
             .collect()
-    }
-
-    /// KV elements cached per token in one KV layer, for K and for V.
-    ///
-    /// Standard attention: `n_kv_heads × head_dim` each. MLA caches the latent and the shared
-    /// rotary key, `kv_lora_rank + qk_rope_head_dim`, as K and nothing as V (llama.cpp's MLA
-    /// cache: V is a view of the latent).
-    pub fn kv_row_elems(&self) -> (u64, u64) {
-        match &self.mla {
-            Some(m) => (m.kv_lora_rank + m.qk_rope_head_dim, 0),
-            None => (self.n_kv_heads * self.head_dim(), self.n_kv_heads * self.head_dim()),
-        }
     }
 
     /// Bytes of the recurrent state of one SSM or linear-attention layer (f32).
@@ -595,7 +636,7 @@ impl ModelSpec {
             out.push(t(Other, None, h, n * p.width, 1)); // per_layer_model_proj
             out.push(t(Other, None, p.width, 1, 1)); // per_layer_proj_norm
         }
-        let hd = self.head_dim();
+        let hd_at = |i: usize| self.head_dim_at(i as u32);
         for (i, kind) in self.layer_kinds().into_iter().enumerate() {
             let l = Some(i as u32);
             out.push(t(AttnNorm, l, h, 1, 1));
@@ -616,15 +657,16 @@ impl ModelSpec {
                         out.push(t(AttnOutput, l, self.n_heads * m.v_head_dim, h, 1));
                     }
                     None => {
-                        out.push(t(AttnQ, l, h, self.n_heads * hd, 1));
-                        out.push(t(AttnK, l, h, self.n_kv_heads * hd, 1));
-                        out.push(t(AttnV, l, h, self.n_kv_heads * hd, 1));
+                        let (q, kv) = (self.n_heads_at(i as u32) * hd_at(i), self.n_kv_heads_at(i as u32) * hd_at(i));
+                        out.push(t(AttnQ, l, h, q, 1));
+                        out.push(t(AttnK, l, h, kv, 1));
+                        out.push(t(AttnV, l, h, kv, 1));
                         if self.attn_bias {
-                            out.push(t(AttnQBias, l, self.n_heads * hd, 1, 1));
-                            out.push(t(AttnKBias, l, self.n_kv_heads * hd, 1, 1));
-                            out.push(t(AttnVBias, l, self.n_kv_heads * hd, 1, 1));
+                            out.push(t(AttnQBias, l, q, 1, 1));
+                            out.push(t(AttnKBias, l, kv, 1, 1));
+                            out.push(t(AttnVBias, l, kv, 1, 1));
                         }
-                        out.push(t(AttnOutput, l, self.n_heads * hd, h, 1));
+                        out.push(t(AttnOutput, l, q, h, 1));
                     }
                 },
                 LayerKind::Ssm => {
@@ -848,14 +890,39 @@ impl ModelSpec {
                 }
             }
         }
-        if let Some(f) = &self.ffn_per_layer
-            && f.len() != self.n_layers as usize
-        {
-            return Err(SpecError::invalid(
-                "ffn_per_layer",
-                format!("{} entries", f.len()),
-                format!("must list exactly n_layers = {} widths", self.n_layers),
-            ));
+        for (field, list) in [
+            ("ffn_per_layer", &self.ffn_per_layer),
+            ("n_heads_per_layer", &self.n_heads_per_layer),
+            ("n_kv_heads_per_layer", &self.n_kv_heads_per_layer),
+            ("head_dim_per_layer", &self.head_dim_per_layer),
+        ] {
+            if let Some(f) = list
+                && f.len() != self.n_layers as usize
+            {
+                return Err(SpecError::invalid(
+                    field,
+                    format!("{} entries", f.len()),
+                    format!("must list exactly n_layers = {} values", self.n_layers),
+                ));
+            }
+        }
+        for (i, kind) in kinds.iter().enumerate().filter(|(_, k)| k.has_kv()) {
+            let (l, per) = (i as u32, |f: &str| format!("{f}_per_layer[{i}]"));
+            let (q, kv, hd) = (self.n_heads_at(l), self.n_kv_heads_at(l), self.head_dim_at(l));
+            let _ = kind;
+            if self.n_heads_per_layer.is_some() && q == 0 {
+                return Err(SpecError::invalid(per("n_heads"), 0, "an attention layer needs query heads"));
+            }
+            if self.n_kv_heads_per_layer.is_some() && (kv == 0 || kv > q || !q.is_multiple_of(kv)) {
+                return Err(SpecError::invalid(
+                    per("n_kv_heads"),
+                    kv,
+                    format!("must divide the layer's {q} query heads (and be > 0 in an attention layer)"),
+                ));
+            }
+            if self.head_dim_per_layer.is_some() && hd == 0 {
+                return Err(SpecError::invalid(per("head_dim"), 0, "an attention layer needs a head dimension"));
+            }
         }
         if kinds.contains(&LayerKind::ShortConv) {
             let Some(c) = &self.short_conv else {
@@ -957,6 +1024,13 @@ impl ModelSpec {
             ("head_dim", self.head_dim.unwrap_or(0)),
             ("ffn", self.ffn),
             ("ffn_per_layer (largest)", self.ffn_per_layer.iter().flatten().copied().max().unwrap_or(0)),
+            ("n_heads_per_layer (largest)", self.n_heads_per_layer.iter().flatten().copied().max().unwrap_or(0)),
+            ("n_kv_heads_per_layer (largest)", self.n_kv_heads_per_layer.iter().flatten().copied().max().unwrap_or(0)),
+            ("head_dim_per_layer (largest)", self.head_dim_per_layer.iter().flatten().copied().max().unwrap_or(0)),
+            (
+                "n_heads × head_dim of a layer (largest)",
+                (0..self.n_layers).map(|i| self.n_heads_at(i).saturating_mul(self.head_dim_at(i))).max().unwrap_or(0),
+            ),
             ("short_conv.l_cache", self.short_conv.as_ref().map_or(0, |c| c.l_cache)),
             ("per_layer_embedding.width", self.per_layer_embedding.as_ref().map_or(0, |p| p.width)),
             (

@@ -333,8 +333,8 @@ struct Objects {
     global_bytes: f64,
     /// Per layer: `Some(kind)` when it holds a KV cache.
     kv_kind: Vec<Option<LayerKind>>,
-    /// KV bytes per cached token per KV layer.
-    kv_token_bytes: f64,
+    /// Per layer: KV bytes per cached token (all sequences), 0 where it holds no cache.
+    kv_token_bytes: Vec<f64>,
     window: u64,
     /// MoE layer index per layer.
     moe_of_layer: Vec<Option<usize>>,
@@ -372,10 +372,13 @@ impl Objects {
                 kv_kind[l as usize] = Some(k);
             }
         }
-        let (k_row, v_row) = m.kv_row_elems();
-        let kv_token_bytes = (s.kv.k.padded_bytes(k_row) + if v_row > 0 { s.kv.v.padded_bytes(v_row) } else { 0 })
-            as f64
-            * s.workload.batch as f64;
+        let kv_token_bytes: Vec<f64> = (0..n)
+            .map(|l| {
+                let (k_row, v_row) = m.kv_row_elems_at(l as u32);
+                let row = s.kv.k.padded_bytes(k_row) + if v_row > 0 { s.kv.v.padded_bytes(v_row) } else { 0 };
+                if kv_kind[l].is_some() { row as f64 * s.workload.batch as f64 } else { 0.0 }
+            })
+            .collect();
         let mut moe_of_layer = vec![None; n];
         for (i, &l) in moe_layers.iter().enumerate() {
             if l < n {
@@ -932,7 +935,7 @@ impl Run {
         for l in 0..n {
             touch(&mut self.levels, l, o.layer_bytes[l]);
             if let Some(kind) = o.kv_kind[l] {
-                let kv = attended_tokens(kind, ctx, o.window) as f64 * o.kv_token_bytes;
+                let kv = attended_tokens(kind, ctx, o.window) as f64 * o.kv_token_bytes[l];
                 touch(&mut self.levels, n + 1 + l, kv);
             }
             if let Some(m) = o.moe_of_layer[l]

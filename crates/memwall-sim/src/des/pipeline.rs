@@ -63,13 +63,14 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
             && !ops.iter().any(|o| o.layer == w.layer && o.kind == OpKind::Attention)
         {
             let attended = attended_tokens(a.kind, ctx + 1, plan.window) as f64;
-            let kv = if a.owns_kv { (plan.kv_reads * attended + 1.0) * plan.kv_token_bytes } else { 0.0 };
+            let row = a.kv_row_bytes(plan.kv_formats.0, plan.kv_formats.1) as f64;
+            let kv = if a.owns_kv { (plan.kv_reads * attended + 1.0) * row } else { 0.0 };
             ops.push(Op {
                 layer: Some(a.layer),
                 kind: OpKind::Attention,
                 weight_bytes: 0.0,
                 kv_bytes: b * kv,
-                macs: b * attended * plan.attn_layer_macs,
+                macs: b * attended * a.macs,
             });
         }
     }
@@ -149,7 +150,9 @@ mod tests {
         assert!(ops.iter().any(|o| o.kind == OpKind::LmHead));
         // Attention at context 100 over the one attention layer reads 101 tokens + writes 1.
         let att = ops.iter().find(|o| o.kind == OpKind::Attention).unwrap();
-        assert_eq!(att.kv_bytes, 102.0 * plan.kv_token_bytes);
+        let (ke, ve) = s.model.kv_row_elems_at(2);
+        let row = s.kv.k.padded_bytes(ke) + s.kv.v.padded_bytes(ve);
+        assert_eq!(att.kv_bytes, 102.0 * row as f64);
         let s = scenario(MOE, 1);
         let plan = CostPlan::new(&s).unwrap();
         let ops = decode_ops(&plan, 0);
