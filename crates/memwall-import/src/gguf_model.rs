@@ -261,10 +261,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
     };
     let (n_heads, n_heads_per_layer) = pick(&heads);
     let (n_kv_heads, n_kv_heads_per_layer) = pick(&kv_heads);
-    let head_dim = match k.u64("attention.key_length")? {
-        Some(d) => Some(d),
-        None => (n_heads > 0 && !hidden.is_multiple_of(n_heads)).then_some(0).or(None),
-    };
+    let head_dim = k.u64("attention.key_length")?;
     if let (Some(kl), Some(vl)) = (k.u64("attention.key_length")?, k.u64("attention.value_length")?)
         && kl != vl
         && arch != "deepseek2"
@@ -376,6 +373,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
             })
         }
     };
+    // The rotary width matters only to MLA's cache (above).
     let _ = k.raw("rope.dimension_count");
 
     // State-space layers.

@@ -260,7 +260,7 @@ fn a_mapping_that_needs_a_missing_key_names_it() {
 }
 
 #[test]
-fn lfm2_and_gemma3n_shapes_map_to_their_layer_kinds() {
+fn lfm2_short_convolutions_map_from_zero_kv_heads() {
     // LFM2: head_count_kv per layer, 0 on the short-convolution layers.
     let h = 128u64;
     let meta = vec![
@@ -292,4 +292,106 @@ fn lfm2_and_gemma3n_shapes_map_to_their_layer_kinds() {
     let stored = m.stored.as_ref().unwrap();
     assert_eq!(stored.iter().filter(|s| s.tensor.class == TensorClass::SsmConv1d).count(), 2);
     assert_eq!(stored.iter().filter(|s| s.tensor.class == TensorClass::Other).count(), 2);
+}
+
+/// Build a file from (name, dims, type) triples.
+fn file(meta: &[(&str, Value)], t: &[(String, Vec<u64>, GgmlType)]) -> gguf::GgufHeader {
+    let tt: Vec<(&str, &[u64], GgmlType)> = t.iter().map(|(n, d, g)| (n.as_str(), d.as_slice(), *g)).collect();
+    parse(&write::file(meta, &tt)).unwrap()
+}
+
+#[test]
+fn gemma3n_per_layer_embeddings_shared_caches_and_its_window_flags() {
+    let h = 64u64;
+    let flags = [true, true, true, false, true, true, true, false];
+    let meta = vec![
+        ("general.architecture", s("gemma3n")),
+        ("gemma3n.block_count", Value::U32(8)),
+        ("gemma3n.embedding_length", Value::U32(h as u32)),
+        ("gemma3n.feed_forward_length", arr(4, vec![Value::U32(128); 8])),
+        ("gemma3n.attention.head_count", Value::U32(2)),
+        ("gemma3n.attention.head_count_kv", Value::U32(1)),
+        ("gemma3n.attention.key_length", Value::U32(32)),
+        ("gemma3n.attention.sliding_window", Value::U32(16)),
+        ("gemma3n.attention.sliding_window_pattern", arr(7, flags.iter().map(|b| Value::Bool(*b)).collect())),
+        ("gemma3n.attention.shared_kv_layers", Value::U32(3)),
+        ("gemma3n.embedding_length_per_layer_input", Value::U32(8)),
+    ];
+    let mut t: Vec<(String, Vec<u64>, GgmlType)> = vec![
+        ("token_embd.weight".into(), vec![h, 300], GgmlType::Q8_0),
+        ("per_layer_token_embd.weight".into(), vec![8 * 8, 256], GgmlType::Q8_0),
+        ("altup_proj.weight".into(), vec![h, h, 3], GgmlType::F16),
+    ];
+    for l in 0..8 {
+        for (n, d) in [("attn_q", vec![h, 64]), ("attn_k", vec![h, 32]), ("attn_v", vec![h, 32]), ("laurel_l", vec![h, 32])] {
+            t.push((format!("blk.{l}.{n}.weight"), d, GgmlType::F16));
+        }
+    }
+    let hdr = file(&meta, &t);
+    let i = model_from_gguf(&hdr, "g3n").unwrap();
+    let m = &i.model;
+    let kinds: Vec<bool> = m.layer_kinds().iter().map(|k| *k == LayerKind::Sliding).collect();
+    assert_eq!(kinds, flags);
+    assert_eq!(m.kv_shared_layers, Some(3));
+    let owners: Vec<u32> = m.kv_cache_layers().iter().map(|l| l.0).collect();
+    assert_eq!(owners, vec![0, 1, 2, 3, 4]);
+    let ple = m.per_layer_embedding.as_ref().unwrap();
+    assert_eq!((ple.width, ple.vocab), (8, Some(256)));
+    assert_eq!((m.head_dim(), m.ffn, m.sliding_window), (32, 128, Some(16)));
+    let stored = m.stored.as_ref().unwrap();
+    assert_eq!(stored.iter().filter(|s| s.tensor.class == TensorClass::PerLayerTokenEmbd).count(), 1);
+    // AltUp and LAuReL tensors are kept (3-D altup_proj as 3 stacked matrices) and counted.
+    let altup = stored.iter().find(|s| s.name == "altup_proj.weight").unwrap();
+    assert_eq!((altup.tensor.class, altup.tensor.experts), (TensorClass::Other, 3));
+    let bytes: u64 = WeightQuant::new(Mix::Stored).assign(m).iter().map(|a| a.tensor.bytes_in(a.format)).sum();
+    assert_eq!(bytes, hdr.tensor_bytes());
+}
+
+#[test]
+fn experts_and_state_space_layers_map_from_their_keys() {
+    let h = 64u64;
+    let meta = vec![
+        ("general.architecture", s("qwen3moe")),
+        ("qwen3moe.block_count", Value::U32(2)),
+        ("qwen3moe.embedding_length", Value::U32(h as u32)),
+        ("qwen3moe.feed_forward_length", Value::U32(256)),
+        ("qwen3moe.attention.head_count", Value::U32(4)),
+        ("qwen3moe.attention.head_count_kv", Value::U32(2)),
+        ("qwen3moe.expert_count", Value::U32(8)),
+        ("qwen3moe.expert_used_count", Value::U32(2)),
+        ("qwen3moe.expert_feed_forward_length", Value::U32(32)),
+    ];
+    let mut t: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, 100], GgmlType::F16)];
+    for l in 0..2 {
+        t.push((format!("blk.{l}.attn_q.weight"), vec![h, h], GgmlType::F16));
+        t.push((format!("blk.{l}.ffn_gate_inp.weight"), vec![h, 8], GgmlType::F32));
+        t.push((format!("blk.{l}.ffn_up_exps.weight"), vec![h, 32, 8], GgmlType::Q8_0));
+        t.push((format!("blk.{l}.ffn_down_exps.weight"), vec![32, h, 8], GgmlType::Q8_0));
+    }
+    let m = model_from_gguf(&file(&meta, &t), "moe").unwrap().model;
+    let moe = m.moe.as_ref().unwrap();
+    assert_eq!((moe.n_experts, moe.top_k, moe.expert_ffn, moe.n_shared), (8, 2, 32, 0));
+    let exps = m.stored.as_ref().unwrap().iter().find(|s| s.name == "blk.0.ffn_up_exps.weight").unwrap();
+    assert_eq!((exps.tensor.class, exps.tensor.experts), (TensorClass::FfnUpExps, 8));
+
+    let meta = vec![
+        ("general.architecture", s("mamba")),
+        ("mamba.block_count", Value::U32(2)),
+        ("mamba.embedding_length", Value::U32(h as u32)),
+        ("mamba.ssm.conv_kernel", Value::U32(4)),
+        ("mamba.ssm.inner_size", Value::U32(128)),
+        ("mamba.ssm.state_size", Value::U32(16)),
+        ("mamba.ssm.time_step_rank", Value::U32(4)),
+    ];
+    let mut t: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, 100], GgmlType::F16)];
+    for l in 0..2 {
+        t.push((format!("blk.{l}.ssm_in.weight"), vec![h, 256], GgmlType::F16));
+        t.push((format!("blk.{l}.ssm_a"), vec![16, 128], GgmlType::F32));
+    }
+    let m = model_from_gguf(&file(&meta, &t), "mamba").unwrap().model;
+    assert_eq!(m.layer_kinds(), vec![LayerKind::Ssm; 2]);
+    let ssm = m.ssm.as_ref().unwrap();
+    assert_eq!((ssm.kind, ssm.d_inner, ssm.d_state, ssm.d_conv, ssm.dt_rank), (memwall_spec::SsmKind::Mamba1, 128, 16, 4, Some(4)));
+    let a = m.stored.as_ref().unwrap().iter().find(|s| s.name == "blk.0.ssm_a").unwrap();
+    assert_eq!(a.tensor.class, TensorClass::SsmA);
 }
