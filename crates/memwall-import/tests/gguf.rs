@@ -323,7 +323,9 @@ fn gemma3n_per_layer_embeddings_shared_caches_and_its_window_flags() {
         ("altup_proj.weight".into(), vec![h, h, 3], GgmlType::F16),
     ];
     for l in 0..8 {
-        for (n, d) in [("attn_q", vec![h, 64]), ("attn_k", vec![h, 32]), ("attn_v", vec![h, 32]), ("laurel_l", vec![h, 32])] {
+        for (n, d) in
+            [("attn_q", vec![h, 64]), ("attn_k", vec![h, 32]), ("attn_v", vec![h, 32]), ("laurel_l", vec![h, 32])]
+        {
             t.push((format!("blk.{l}.{n}.weight"), d, GgmlType::F16));
         }
     }
@@ -391,7 +393,68 @@ fn experts_and_state_space_layers_map_from_their_keys() {
     let m = model_from_gguf(&file(&meta, &t), "mamba").unwrap().model;
     assert_eq!(m.layer_kinds(), vec![LayerKind::Ssm; 2]);
     let ssm = m.ssm.as_ref().unwrap();
-    assert_eq!((ssm.kind, ssm.d_inner, ssm.d_state, ssm.d_conv, ssm.dt_rank), (memwall_spec::SsmKind::Mamba1, 128, 16, 4, Some(4)));
+    assert_eq!(
+        (ssm.kind, ssm.d_inner, ssm.d_state, ssm.d_conv, ssm.dt_rank),
+        (memwall_spec::SsmKind::Mamba1, 128, 16, 4, Some(4))
+    );
     let a = m.stored.as_ref().unwrap().iter().find(|s| s.name == "blk.0.ssm_a").unwrap();
     assert_eq!(a.tensor.class, TensorClass::SsmA);
+}
+
+#[test]
+fn deepseek2_latent_attention_and_phi3_fused_projections() {
+    let h = 64u64;
+    let meta = vec![
+        ("general.architecture", s("deepseek2")),
+        ("deepseek2.block_count", Value::U32(2)),
+        ("deepseek2.embedding_length", Value::U32(h as u32)),
+        ("deepseek2.feed_forward_length", Value::U32(128)),
+        ("deepseek2.attention.head_count", Value::U32(4)),
+        ("deepseek2.attention.head_count_kv", Value::U32(4)),
+        ("deepseek2.attention.key_length", Value::U32(48)),
+        ("deepseek2.attention.value_length", Value::U32(32)),
+        ("deepseek2.attention.kv_lora_rank", Value::U32(32)),
+        ("deepseek2.rope.dimension_count", Value::U32(16)),
+        ("deepseek2.expert_count", Value::U32(4)),
+        ("deepseek2.expert_used_count", Value::U32(2)),
+        ("deepseek2.expert_shared_count", Value::U32(1)),
+        ("deepseek2.expert_feed_forward_length", Value::U32(32)),
+        ("deepseek2.leading_dense_block_count", Value::U32(1)),
+    ];
+    let mut t: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, 100], GgmlType::F16)];
+    for l in 0..2 {
+        t.push((format!("blk.{l}.attn_q.weight"), vec![h, 4 * 48], GgmlType::F16));
+        t.push((format!("blk.{l}.attn_kv_a_mqa.weight"), vec![h, 48], GgmlType::F16));
+        t.push((format!("blk.{l}.attn_kv_b.weight"), vec![32, 4 * (32 + 32)], GgmlType::F16));
+    }
+    t.push(("blk.1.ffn_up_exps.weight".into(), vec![h, 32, 4], GgmlType::F16));
+    let m = model_from_gguf(&file(&meta, &t), "ds").unwrap().model;
+    let mla = m.mla.as_ref().unwrap();
+    assert_eq!((mla.kv_lora_rank, mla.qk_rope_head_dim, mla.qk_nope_head_dim, mla.v_head_dim), (32, 16, 32, 32));
+    // The cache holds the latent and the rotary key: 32 + 16 per token and layer, as K.
+    assert_eq!(m.kv_row_elems_at(0), (48, 0));
+    let moe = m.moe.as_ref().unwrap();
+    assert_eq!((moe.n_experts, moe.top_k, moe.n_shared, moe.leading_dense_layers), (4, 2, 1, 1));
+
+    // Phi-3 fuses Q, K and V (and gate with up): the layer is still attention, the FFN gated.
+    let meta = vec![
+        ("general.architecture", s("phi3")),
+        ("phi3.block_count", Value::U32(1)),
+        ("phi3.embedding_length", Value::U32(h as u32)),
+        ("phi3.feed_forward_length", Value::U32(128)),
+        ("phi3.attention.head_count", Value::U32(4)),
+        ("phi3.attention.head_count_kv", Value::U32(4)),
+        ("phi3.attention.sliding_window", Value::U32(2047)),
+    ];
+    let t = vec![
+        ("token_embd.weight".to_string(), vec![h, 100], GgmlType::F16),
+        ("blk.0.attn_qkv.weight".to_string(), vec![h, 3 * h], GgmlType::F16),
+        ("blk.0.ffn_up.weight".to_string(), vec![h, 256], GgmlType::F16),
+        ("blk.0.ffn_down.weight".to_string(), vec![128, h], GgmlType::F16),
+        ("output.weight".to_string(), vec![h, 100], GgmlType::F16),
+    ];
+    let i = model_from_gguf(&file(&meta, &t), "phi").unwrap();
+    assert_eq!(i.model.layer_kinds(), vec![LayerKind::Full]);
+    assert!(i.model.ffn_gated && !i.model.tied_embeddings);
+    assert!(i.notes.iter().any(|n| n.contains("sliding_window = 2047")), "{:?}", i.notes);
 }

@@ -85,3 +85,49 @@ fn bad_configs_name_the_json_path() {
     .unwrap();
     assert_eq!(i.unmapped, vec![("new_thing".to_string(), "3".to_string())]);
 }
+
+/// Model types without a stored published config: small configs in their published shape,
+/// checked by hand.
+#[test]
+fn gemma3n_granite_hybrid_and_lfm2_configs_map_by_hand() {
+    // Gemma 3n: a multimodal config whose text_config carries per-layer inputs and shared KV.
+    let g = r#"{"model_type": "gemma3n", "vision_config": {"hidden_size": 2048}, "text_config": {
+        "model_type": "gemma3n_text", "num_hidden_layers": 10, "hidden_size": 256, "intermediate_size": [512, 512, 512, 512, 512, 1024, 1024, 1024, 1024, 1024],
+        "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 64, "vocab_size": 1000, "vocab_size_per_layer_input": 800,
+        "hidden_size_per_layer_input": 32, "num_kv_shared_layers": 4, "sliding_window": 128,
+        "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention",
+                        "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
+        "altup_num_inputs": 4, "laurel_rank": 16}}"#;
+    let i = memwall_import::model_from_hf(g, "g3n").unwrap();
+    let m = &i.model;
+    assert_eq!(m.ffn_per_layer.as_deref(), Some(&[512, 512, 512, 512, 512, 1024, 1024, 1024, 1024, 1024][..]));
+    assert_eq!(m.kv_cache_layers().iter().map(|l| l.0).collect::<Vec<_>>(), vec![0, 1, 2, 3, 4, 5]);
+    let ple = m.per_layer_embedding.as_ref().unwrap();
+    assert_eq!((ple.width, ple.vocab), (32, Some(800)));
+    assert!(m.tied_embeddings);
+    // AltUp and LAuReL have no place in the schema: listed, with their paths; the vision tower too.
+    let keys: Vec<&str> = i.unmapped.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(keys.contains(&"text_config.altup_num_inputs") && keys.contains(&"text_config.laurel_rank"), "{keys:?}");
+    assert!(keys.contains(&"vision_config"), "{keys:?}");
+
+    // Granite 4.0 hybrid: Mamba-2 and attention layers by layer_types.
+    let gr = r#"{"model_type": "granitemoehybrid", "num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "vocab_size": 1000, "intermediate_size": 512, "shared_intermediate_size": 768,
+        "num_local_experts": 0, "layer_types": ["mamba", "mamba", "attention", "mamba"], "mamba_d_state": 64,
+        "mamba_d_conv": 4, "mamba_n_heads": 8, "mamba_d_head": 64, "mamba_n_groups": 1, "tie_word_embeddings": true}"#;
+    let m = memwall_import::model_from_hf(gr, "granite").unwrap().model;
+    assert_eq!(m.layer_kinds().iter().filter(|k| k.has_kv()).count(), 1);
+    let ssm = m.ssm.as_ref().unwrap();
+    assert_eq!((ssm.kind, ssm.d_inner, ssm.d_state, ssm.n_heads), (memwall_spec::SsmKind::Mamba2, 512, 64, Some(8)));
+    assert_eq!((m.ffn, m.moe.is_none()), (768, true));
+
+    // LFM2 without layer_types: attention layers by index, and the FFN width adjusted.
+    let l = r#"{"model_type": "lfm2", "num_hidden_layers": 4, "hidden_size": 256, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "vocab_size": 1000, "block_ff_dim": 1536, "block_auto_adjust_ff_dim": true,
+        "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256, "full_attn_idxs": [1, 3], "conv_L_cache": 3}"#;
+    let m = memwall_import::model_from_hf(l, "lfm").unwrap().model;
+    use memwall_spec::LayerKind::{Full, ShortConv};
+    assert_eq!(m.layer_kinds(), vec![ShortConv, Full, ShortConv, Full]);
+    // int(2 × 1536 / 3) = 1024, already a multiple of 256.
+    assert_eq!((m.ffn, m.short_conv.as_ref().unwrap().l_cache), (1024, 3));
+}
