@@ -389,10 +389,20 @@ impl<R: Read + Seek> Cursor<'_, R> {
         Ok(b)
     }
 
+    /// Skip `n` bytes: small runs are read through the buffer (a seek would discard it, and
+    /// the tokenizer's hundred thousand strings would each refill it), long ones seeked over.
     fn skip(&mut self, n: u64, what: &str) -> Result<(), ImportError> {
         self.need(n, what)?;
-        let n_i64 = i64::try_from(n).map_err(|_| self.err(self.pos, format!("{what}: {n} bytes")))?;
-        self.r.seek(SeekFrom::Current(n_i64)).map_err(|e| self.err(self.pos, format!("skipping {what}: {e}")))?;
+        if n <= 1 << 16 {
+            let copied = std::io::copy(&mut (&mut self.r).take(n), &mut std::io::sink())
+                .map_err(|e| self.err(self.pos, format!("skipping {what}: {e}")))?;
+            if copied != n {
+                return Err(self.err(self.pos, format!("truncated: {what} needs {n} bytes")));
+            }
+        } else {
+            let n_i64 = i64::try_from(n).map_err(|_| self.err(self.pos, format!("{what}: {n} bytes")))?;
+            self.r.seek(SeekFrom::Current(n_i64)).map_err(|e| self.err(self.pos, format!("skipping {what}: {e}")))?;
+        }
         self.pos += n;
         Ok(())
     }
