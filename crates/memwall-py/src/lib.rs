@@ -1,0 +1,176 @@
+//! The native module behind the `memwall` Python package: experiments are swept in Rust with
+//! the GIL released, and their results cross into Python through the Arrow PyCapsule
+//! interface (`__arrow_c_stream__`), so pyarrow, polars and pandas take them without a copy.
+//! Rust errors become typed Python exceptions carrying the field and value they name.
+#![allow(unsafe_code)]
+
+use std::sync::Mutex;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use arrow::ffi_stream::FFI_ArrowArrayStream;
+use arrow::record_batch::RecordBatchIterator;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+pyo3::create_exception!(_native, MemwallError, PyException, "Base class of every memwall error.");
+pyo3::create_exception!(_native, SpecError, MemwallError, "An invalid, unknown or unparsable specification value.");
+pyo3::create_exception!(_native, GgufError, MemwallError, "A malformed or unmappable GGUF file.");
+pyo3::create_exception!(_native, ConfigError, MemwallError, "A malformed or unmappable config.json.");
+pyo3::create_exception!(_native, MemwallIOError, MemwallError, "A file could not be read or written.");
+
+/// Which exception class an error becomes.
+#[derive(Clone, Copy)]
+enum Kind {
+    Spec,
+    Gguf,
+    Config,
+    Io,
+    Other,
+}
+
+/// The class, field and value of an error (wrappers that add a place are looked through).
+fn classify(e: &memwall_io::IoError) -> (Kind, Option<String>, Option<String>) {
+    use memwall_import::ImportError as I;
+    use memwall_io::IoError as E;
+    match e {
+        E::Spec(s) => match spec_parts(s) {
+            Some((f, v)) => (Kind::Spec, Some(f), v),
+            None => (Kind::Spec, None, None),
+        },
+        E::At { error, .. } => classify(error),
+        E::Point { source, .. } | E::Row { source, .. } => classify(source),
+        E::Import(i) => match i.as_ref() {
+            I::Gguf { offset, .. } => (Kind::Gguf, Some("offset".into()), Some(offset.to_string())),
+            I::Key { key, .. } => (Kind::Gguf, Some(key.clone()), None),
+            I::Json { path, .. } => (Kind::Config, Some(path.clone()), None),
+            I::Spec { source, .. } => match spec_parts(source) {
+                Some((f, v)) => (Kind::Spec, Some(f), v),
+                None => (Kind::Spec, None, None),
+            },
+            I::Io { .. } | I::Format { .. } => (Kind::Io, None, None),
+        },
+        E::File { .. } | E::Output { .. } | E::Write { .. } => (Kind::Io, None, None),
+        _ => (Kind::Other, None, None),
+    }
+}
+
+/// The Python exception for a memwall error, with `field` and `value` attributes (None where
+/// the error names none).
+fn to_py(py: Python<'_>, e: memwall_io::IoError) -> PyErr {
+    let (kind, field, value) = classify(&e);
+    let message = e.to_string();
+    let err = match kind {
+        Kind::Spec => SpecError::new_err(message),
+        Kind::Gguf => GgufError::new_err(message),
+        Kind::Config => ConfigError::new_err(message),
+        Kind::Io => MemwallIOError::new_err(message),
+        Kind::Other => MemwallError::new_err(message),
+    };
+    let v = err.value(py);
+    // Setting attributes on a fresh exception instance cannot fail.
+    let _ = v.setattr("field", field);
+    let _ = v.setattr("value", value);
+    err
+}
+
+/// Field and value of a spec error.
+fn spec_parts(s: &memwall_spec::SpecError) -> Option<(String, Option<String>)> {
+    use memwall_spec::SpecError as S;
+    match s {
+        S::Invalid { field, value, .. } | S::Unknown { field, value, .. } => Some((field.clone(), Some(value.clone()))),
+        S::Field { field, .. } => Some((field.clone(), None)),
+        S::Parse { .. } => None,
+    }
+}
+
+/// Record batches handed to Python once, through `__arrow_c_stream__`.
+#[pyclass(module = "memwall._native", name = "ArrowStream")]
+struct ArrowStream {
+    schema: SchemaRef,
+    batches: Mutex<Option<Vec<RecordBatch>>>,
+    rows: usize,
+}
+
+#[pymethods]
+impl ArrowStream {
+    /// The Arrow PyCapsule stream protocol: the batches move into the consumer (no copy of
+    /// their buffers); a stream can be consumed once.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let batches = self.batches.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or_else(|| {
+            MemwallError::new_err("these results were already consumed (an Arrow stream is read once)")
+        })?;
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), self.schema.clone());
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        PyCapsule::new_with_value(py, stream, c"arrow_array_stream")
+    }
+
+    /// Rows in the stream.
+    fn __len__(&self) -> usize {
+        self.rows
+    }
+
+    /// Address of the values buffer of `column` in the first batch, while the stream still
+    /// holds it: a consumer that took the batches without a copy sees the same address.
+    fn buffer_address(&self, column: &str) -> PyResult<usize> {
+        let guard = self.batches.lock().unwrap_or_else(|e| e.into_inner());
+        let batches = guard.as_ref().ok_or_else(|| MemwallError::new_err("these results were already consumed"))?;
+        let batch = batches.first().ok_or_else(|| MemwallError::new_err("no rows"))?;
+        let col = batch.column_by_name(column).ok_or_else(|| SpecError::new_err(format!("no column `{column}`")))?;
+        let data = col.to_data();
+        let buffer = data.buffers().last().ok_or_else(|| MemwallError::new_err(format!("`{column}` has no buffer")))?;
+        Ok(buffer.as_ptr() as usize)
+    }
+}
+
+/// Sweep the experiment in TOML `text` (`origin` names it in errors): every point's inputs and
+/// metrics, one row per point in grid order, computed in parallel with the GIL released.
+#[pyfunction]
+fn sweep_toml(py: Python<'_>, text: &str, origin: &str) -> PyResult<ArrowStream> {
+    let result: Result<(SchemaRef, Vec<RecordBatch>), memwall_io::IoError> = py.detach(|| {
+        let exp = memwall_io::Experiment::parse(text, origin)?;
+        let sweep = memwall_io::Sweep::new(&exp)?;
+        let batch = sweep.table()?;
+        Ok((batch.schema(), vec![batch]))
+    });
+    let (schema, batches) = result.map_err(|e| to_py(py, e))?;
+    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    Ok(ArrowStream { schema, batches: Mutex::new(Some(batches)), rows })
+}
+
+/// Names of the presets of a kind: `models`, `devices` or `engines`.
+#[pyfunction]
+fn presets(kind: &str) -> PyResult<Vec<String>> {
+    let table = match kind {
+        "models" => memwall_io::presets::MODELS,
+        "devices" => memwall_io::presets::DEVICES,
+        "engines" => memwall_io::presets::ENGINES,
+        other => {
+            return Err(SpecError::new_err(format!(
+                "unknown preset kind `{other}`; expected models, devices or engines"
+            )));
+        }
+    };
+    Ok(table.iter().map(|(n, _)| n.to_string()).collect())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add_function(wrap_pyfunction!(sweep_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_class::<ArrowStream>()?;
+    m.add("MemwallError", py.get_type::<MemwallError>())?;
+    m.add("SpecError", py.get_type::<SpecError>())?;
+    m.add("GgufError", py.get_type::<GgufError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("MemwallIOError", py.get_type::<MemwallIOError>())?;
+    Ok(())
+}

@@ -1,0 +1,103 @@
+"""The Python package: sweeps return Arrow that pyarrow, polars and pandas take without a
+copy, estimates match the sweep's rows, and bad input raises typed exceptions that carry the
+field and value."""
+
+import pytest
+
+import memwall
+
+BASE = {"model": "llama-3.2-1b", "device": "raspberry-pi-5-16gb", "weights": {"mix": "Q4_K_M"}}
+
+
+def test_a_sweep_has_a_row_per_point_and_a_column_per_input_and_metric():
+    import pyarrow as pa
+
+    r = memwall.sweep(BASE, grid={"workload.context_tokens": [1024, 4096, 16384], "kv.k+kv.v": ["f16", "q8_0"]})
+    assert len(r) == 6
+    t = pa.table(r)
+    assert t.num_rows == 6
+    for col in ["model", "device", "weights.mix", "workload.context_tokens", "kv.k", "decode_tok_s", "total_bytes"]:
+        assert col in t.column_names, col
+    ctx = t.column("workload.context_tokens").to_pylist()
+    kv = t.column("kv.k").to_pylist()
+    assert ctx == [1024, 1024, 4096, 4096, 16384, 16384] and kv[:2] == ["f16", "q8_0"]
+    # A longer context holds more KV and decodes no faster.
+    tok = t.column("decode_tok_s").to_pylist()
+    assert tok[0] >= tok[2] >= tok[4] > 0
+
+
+def test_the_columns_cross_into_python_without_a_copy():
+    import pyarrow as pa
+
+    r = memwall.sweep(BASE, grid={"workload.context_tokens": [1024, 2048, 4096]})
+    before = r._stream.buffer_address("decode_tok_s")
+    t = pa.table(r)
+    after = t.column("decode_tok_s").chunks[0].buffers()[1].address
+    assert before == after
+
+
+def test_polars_and_pandas_take_the_results():
+    pl = pytest.importorskip("polars")
+    df = pl.DataFrame(memwall.sweep(BASE, grid={"workload.batch": [1, 2]}))
+    assert df.height == 2 and "decode_tok_s" in df.columns
+    pdf = memwall.sweep(BASE, grid={"workload.batch": [1, 2]}).to_pandas()
+    assert list(pdf["workload.batch"]) == [1, 2]
+
+
+def test_estimate_is_the_sweeps_row():
+    e = memwall.estimate("qwen3-0.6b", "raspberry-pi-5-16gb", "Q8_0", context_tokens=2048, kv="q8_0")
+    row = memwall.sweep(
+        {"model": "qwen3-0.6b", "device": "raspberry-pi-5-16gb", "weights": {"mix": "Q8_0"},
+         "kv": {"k": "q8_0", "v": "q8_0"}, "workload": {"context_tokens": 2048}}
+    ).to_pyarrow().to_pylist()[0]
+    assert e == row
+    assert e["decode_tok_s"] > 0 and e["fits"] is True
+
+
+def test_a_result_is_read_once_then_kept():
+    r = memwall.sweep(BASE)
+    t1 = r.to_pyarrow()
+    t2 = r.to_pyarrow()
+    assert t1 is t2
+    bare = memwall.sweep(BASE)
+    import pyarrow as pa
+
+    pa.table(bare)
+    with pytest.raises(memwall.MemwallError, match="already consumed"):
+        pa.table(bare)
+
+
+@pytest.mark.parametrize(
+    "call,exc,field",
+    [
+        (lambda: memwall.estimate("no-such-model", "raspberry-pi-5-16gb"), memwall.SpecError, "model"),
+        (lambda: memwall.estimate("llama-3.2-1b", "raspberry-pi-5-16gb", context_tokens=0), memwall.SpecError,
+         "workload.context_tokens"),
+        (lambda: memwall.estimate("llama-3.2-1b", "raspberry-pi-5-16gb", "Q9_X"), memwall.SpecError, "weights.mix"),
+        (lambda: memwall.sweep(BASE, grid={"workload.no_such_field": [1]}), memwall.SpecError, None),
+        (lambda: memwall.sweep(BASE, grid={"workload.batch": 3}), memwall.SpecError, None),
+        (lambda: memwall.estimate("llama-3.2-1b", "raspberry-pi-5-16gb", batch=float("nan")), memwall.SpecError, None),
+        (lambda: memwall.estimate("missing.gguf", "raspberry-pi-5-16gb"), memwall.MemwallIOError, None),
+        (lambda: memwall.presets("fonts"), memwall.SpecError, None),
+        (lambda: memwall.sweep("no/such/experiment.toml"), memwall.MemwallIOError, None),
+    ],
+)
+def test_bad_input_raises_typed_errors(call, exc, field):
+    with pytest.raises(exc) as info:
+        call()
+    assert isinstance(info.value, memwall.MemwallError)
+    if field is not None:
+        assert info.value.field == field, (info.value.field, str(info.value))
+
+
+def test_a_truncated_gguf_is_a_gguf_error(tmp_path):
+    p = tmp_path / "cut.gguf"
+    p.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\x01" * 8)
+    with pytest.raises(memwall.GgufError) as info:
+        memwall.estimate(str(p), "raspberry-pi-5-16gb")
+    assert info.value.field == "offset"
+
+
+def test_presets_are_listed():
+    assert "llama-3.2-1b" in memwall.presets("models")
+    assert "raspberry-pi-5-16gb" in memwall.presets("devices")
