@@ -18,6 +18,7 @@ from typing import Any, Mapping, Sequence
 from ._native import (
     ArrowStream,
     ConfigError,
+    experiment_len,
     GgufError,
     MemwallError,
     MemwallIOError,
@@ -80,12 +81,12 @@ class Results:
     ``polars.DataFrame(r)``) through ``__arrow_c_stream__``; the columns move, not copy. A
     result is read once; ``to_pyarrow()`` keeps the table."""
 
-    def __init__(self, stream: ArrowStream):
+    def __init__(self, stream: ArrowStream | None = None, table=None):
         self._stream = stream
-        self._table = None
+        self._table = table
 
     def __len__(self) -> int:
-        return len(self._stream)
+        return self._table.num_rows if self._table is not None else len(self._stream)
 
     def __arrow_c_stream__(self, requested_schema=None):
         if self._table is not None:
@@ -108,16 +109,60 @@ class Results:
         return f"<memwall.Results: {len(self)} rows>"
 
 
+def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, part: int):
+    """One partition of a distributed sweep, on a worker: a pyarrow Table, or the path of the
+    Parquet file it was written to."""
+    import pyarrow as pa
+
+    from memwall._native import sweep_toml as native_sweep
+
+    table = pa.table(native_sweep(text, origin, start, end))
+    if out is None:
+        return table
+    import pyarrow.parquet as pq
+
+    path = os.path.join(out, f"part-{part:05d}.parquet")
+    tmp = path + ".tmp"
+    pq.write_table(table, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def _distributed(text: str, origin: str, client, partitions: int | None, out: str | None):
+    n = experiment_len(text, origin)
+    workers = len(client.scheduler_info().get("workers", {})) or 1
+    k = max(1, min(n, partitions or 2 * workers))
+    starts = [i * n // k for i in range(k)]
+    ends = [(i + 1) * n // k for i in range(k)]
+    if out is not None:
+        os.makedirs(out, exist_ok=True)
+    futures = client.map(_sweep_part, [text] * k, [origin] * k, starts, ends, [out] * k, list(range(k)), pure=False)
+    parts = client.gather(futures)
+    if out is not None:
+        return parts
+    import pyarrow as pa
+
+    return Results(table=pa.concat_tables(parts))
+
+
 def sweep(
     base: Mapping[str, Any] | str | os.PathLike,
     grid: Mapping[str, Sequence[Any]] | None = None,
     *,
     name: str = "python",
-) -> Results:
+    client=None,
+    partitions: int | None = None,
+    out: str | os.PathLike | None = None,
+):
     """Evaluate every point of ``grid`` (dotted paths of the scenario to lists of values) over
     the ``base`` scenario with the analytic estimator; ``base`` may also be an experiment
     TOML file (then ``grid`` must be None). Model, device and engine take preset names or
-    paths (TOML, a GGUF file or a config.json)."""
+    paths (TOML, a GGUF file or a config.json).
+
+    With ``client`` (a ``dask.distributed.Client``) the grid is split into ``partitions``
+    ranges of points (default: two per worker), each swept in Rust on a worker; the rows are
+    those of the local sweep, in the same order. With ``out`` as well, each worker writes its
+    part to ``out/part-NNNNN.parquet`` (a Parquet dataset) and the paths are returned."""
     if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):
         if grid is not None:
             raise SpecError("`grid`: give either an experiment file or a base scenario with a grid")
@@ -127,10 +172,16 @@ def sweep(
                 text = f.read()
         except OSError as e:
             raise MemwallIOError(f"{path}: {e}") from None
-        return Results(sweep_toml(text, path))
-    if not isinstance(base, Mapping):
+        origin = path
+    elif isinstance(base, Mapping):
+        text, origin = _experiment_text(base, grid or {}, name), "python"
+    else:
         raise SpecError(f"`base`: a mapping or an experiment file, not a {type(base).__name__}")
-    return Results(sweep_toml(_experiment_text(base, grid or {}, name), "python"))
+    if client is not None:
+        return _distributed(text, origin, client, partitions, None if out is None else os.fspath(out))
+    if out is not None:
+        raise SpecError("`out`: writing partitions needs a `client`; write a local result with pyarrow.parquet")
+    return Results(sweep_toml(text, origin))
 
 
 def estimate(model: str, device: str, weights: str = "Q4_K_M", **workload: Any) -> dict:

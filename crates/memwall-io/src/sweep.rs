@@ -275,7 +275,20 @@ impl<'e> Sweep<'e> {
         progress: &(dyn Fn(u64) + Sync),
         on_batch: &mut (dyn FnMut(Vec<RecordBatch>) -> Result<()> + Send),
     ) -> Result<u64> {
-        let n = self.exp.len();
+        self.run_range(0..self.exp.len(), batch_points, progress, on_batch)
+    }
+
+    /// [`Sweep::run`] over the points `range` of the grid only (a partition of a distributed
+    /// sweep): the rows are those the whole sweep has for these points, `point` included.
+    /// Returns the number of points.
+    pub fn run_range(
+        &self,
+        range: std::ops::Range<usize>,
+        batch_points: usize,
+        progress: &(dyn Fn(u64) + Sync),
+        on_batch: &mut (dyn FnMut(Vec<RecordBatch>) -> Result<()> + Send),
+    ) -> Result<u64> {
+        let n = range.end.min(self.exp.len());
         let threads = rayon::current_num_threads().max(1);
         // Several ranges per thread, so that the thread writing the previous batch and the
         // others share the computing evenly (work stealing); workers (and their caches) go back
@@ -285,7 +298,8 @@ impl<'e> Sweep<'e> {
         let pool: std::sync::Mutex<Vec<Worker>> = std::sync::Mutex::new(Vec::new());
         let done = AtomicU64::new(0);
         let mut pending: Option<Vec<RecordBatch>> = None;
-        let mut start = 0usize;
+        let first = range.start.min(n);
+        let mut start = first;
         while start < n || pending.is_some() {
             let end = n.min(start.saturating_add(batch_points));
             let range = start..end;
@@ -317,14 +331,19 @@ impl<'e> Sweep<'e> {
             }
             start = end;
         }
-        Ok(n as u64)
+        Ok((n - first) as u64)
     }
 
     /// The whole sweep as one record batch (for tests and small grids; a large grid belongs
     /// in [`Sweep::run`] with a Parquet stream).
     pub fn table(&self) -> Result<RecordBatch> {
+        self.table_range(0..self.exp.len())
+    }
+
+    /// The points `range` of the sweep as one record batch.
+    pub fn table_range(&self, range: std::ops::Range<usize>) -> Result<RecordBatch> {
         let mut batches = Vec::new();
-        self.run(BATCH_POINTS, &|_| {}, &mut |b| {
+        self.run_range(range, BATCH_POINTS, &|_| {}, &mut |b| {
             batches.extend(b);
             Ok(())
         })?;

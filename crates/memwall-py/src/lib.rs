@@ -131,18 +131,32 @@ impl ArrowStream {
 }
 
 /// Sweep the experiment in TOML `text` (`origin` names it in errors): every point's inputs and
-/// metrics, one row per point in grid order, computed in parallel with the GIL released.
+/// metrics, one row per point in grid order, computed in parallel with the GIL released; with
+/// `start` and `end`, the points `start..end` only (a partition of a distributed sweep).
 #[pyfunction]
-fn sweep_toml(py: Python<'_>, text: &str, origin: &str) -> PyResult<ArrowStream> {
+#[pyo3(signature = (text, origin, start=None, end=None))]
+fn sweep_toml(
+    py: Python<'_>,
+    text: &str,
+    origin: &str,
+    start: Option<usize>,
+    end: Option<usize>,
+) -> PyResult<ArrowStream> {
     let result: Result<(SchemaRef, Vec<RecordBatch>), memwall_io::IoError> = py.detach(|| {
         let exp = memwall_io::Experiment::parse(text, origin)?;
         let sweep = memwall_io::Sweep::new(&exp)?;
-        let batch = sweep.table()?;
+        let batch = sweep.table_range(start.unwrap_or(0)..end.unwrap_or(exp.len()))?;
         Ok((batch.schema(), vec![batch]))
     });
     let (schema, batches) = result.map_err(|e| to_py(py, e))?;
     let rows = batches.iter().map(RecordBatch::num_rows).sum();
     Ok(ArrowStream { schema, batches: Mutex::new(Some(batches)), rows })
+}
+
+/// Points in the grid of the experiment in TOML `text`.
+#[pyfunction]
+fn experiment_len(py: Python<'_>, text: &str, origin: &str) -> PyResult<usize> {
+    memwall_io::Experiment::parse(text, origin).map(|e| e.len()).map_err(|e| to_py(py, e))
 }
 
 /// Names of the presets of a kind: `models`, `devices` or `engines`.
@@ -166,6 +180,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(sweep_toml, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment_len, m)?)?;
     m.add_class::<ArrowStream>()?;
     m.add("MemwallError", py.get_type::<MemwallError>())?;
     m.add("SpecError", py.get_type::<SpecError>())?;
