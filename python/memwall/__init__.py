@@ -18,13 +18,12 @@ from typing import Any, Mapping, Sequence
 from ._native import (
     ArrowStream,
     ConfigError,
-    experiment_len,
     GgufError,
     MemwallError,
     MemwallIOError,
     SpecError,
+    parse_experiment,
     presets,
-    sweep_toml,
 )
 
 __all__ = [
@@ -114,9 +113,9 @@ def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, p
     Parquet file it was written to."""
     import pyarrow as pa
 
-    from memwall._native import sweep_toml as native_sweep
+    from memwall._native import parse_experiment as parse
 
-    table = pa.table(native_sweep(text, origin, start, end))
+    table = pa.table(parse(text, origin).sweep(start, end))
     if out is None:
         return table
     import pyarrow.parquet as pq
@@ -129,7 +128,7 @@ def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, p
 
 
 def _distributed(text: str, origin: str, client, partitions: int | None, out: str | None):
-    n = experiment_len(text, origin)
+    n = len(parse_experiment(text, origin))
     workers = len(client.scheduler_info().get("workers", {})) or 1
     k = max(1, min(n, partitions or 2 * workers))
     starts = [i * n // k for i in range(k)]
@@ -145,6 +144,39 @@ def _distributed(text: str, origin: str, client, partitions: int | None, out: st
     return Results(table=pa.concat_tables(parts))
 
 
+#: Points per call into Rust when a sweep is chunked (for progress, and so that Ctrl-C, which
+#: Python sees when a call returns, stops a long sweep within a fraction of a second).
+CHUNK_POINTS = 250_000
+
+
+def _local(text: str, origin: str, progress: bool | None) -> Results:
+    exp = parse_experiment(text, origin)
+    n = len(exp)
+    if n <= CHUNK_POINTS and not progress:
+        return Results(exp.sweep())
+    import pyarrow as pa
+
+    bar = None
+    if progress or progress is None:
+        try:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=n, unit="pt", desc="memwall sweep")
+        except ImportError:
+            bar = None
+    parts = []
+    try:
+        for start in range(0, n, CHUNK_POINTS):
+            end = min(n, start + CHUNK_POINTS)
+            parts.append(pa.table(exp.sweep(start, end)))
+            if bar is not None:
+                bar.update(end - start)
+    finally:
+        if bar is not None:
+            bar.close()
+    return Results(table=pa.concat_tables(parts))
+
+
 def sweep(
     base: Mapping[str, Any] | str | os.PathLike,
     grid: Mapping[str, Sequence[Any]] | None = None,
@@ -153,6 +185,7 @@ def sweep(
     client=None,
     partitions: int | None = None,
     out: str | os.PathLike | None = None,
+    progress: bool | None = None,
 ):
     """Evaluate every point of ``grid`` (dotted paths of the scenario to lists of values) over
     the ``base`` scenario with the analytic estimator; ``base`` may also be an experiment
@@ -162,7 +195,11 @@ def sweep(
     With ``client`` (a ``dask.distributed.Client``) the grid is split into ``partitions``
     ranges of points (default: two per worker), each swept in Rust on a worker; the rows are
     those of the local sweep, in the same order. With ``out`` as well, each worker writes its
-    part to ``out/part-NNNNN.parquet`` (a Parquet dataset) and the paths are returned."""
+    part to ``out/part-NNNNN.parquet`` (a Parquet dataset) and the paths are returned.
+
+    Grids beyond ``CHUNK_POINTS`` points are swept in chunks: a progress bar (tqdm, in a
+    notebook too, when installed; ``progress=False`` hides it, ``True`` shows it for any
+    size), and Ctrl-C stops the sweep after the chunk in flight."""
     if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):
         if grid is not None:
             raise SpecError("`grid`: give either an experiment file or a base scenario with a grid")
@@ -181,7 +218,7 @@ def sweep(
         return _distributed(text, origin, client, partitions, None if out is None else os.fspath(out))
     if out is not None:
         raise SpecError("`out`: writing partitions needs a `client`; write a local result with pyarrow.parquet")
-    return Results(sweep_toml(text, origin))
+    return _local(text, origin, progress)
 
 
 def estimate(model: str, device: str, weights: str = "Q4_K_M", **workload: Any) -> dict:

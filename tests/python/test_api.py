@@ -101,3 +101,36 @@ def test_a_truncated_gguf_is_a_gguf_error(tmp_path):
 def test_presets_are_listed():
     assert "llama-3.2-1b" in memwall.presets("models")
     assert "raspberry-pi-5-16gb" in memwall.presets("devices")
+
+
+def test_chunked_sweeps_have_the_same_rows(monkeypatch):
+    grid = {"workload.context_tokens": list(range(1024, 1024 + 64 * 37, 64)), "kv.k+kv.v": ["f16", "q8_0"]}
+    whole = memwall.sweep(BASE, grid=grid, progress=False).to_pyarrow()
+    monkeypatch.setattr(memwall, "CHUNK_POINTS", 10)
+    chunked = memwall.sweep(BASE, grid=grid, progress=True).to_pyarrow()
+    assert chunked.num_rows == whole.num_rows == 74
+    assert chunked.equals(whole)
+
+
+def test_ctrl_c_between_chunks_stops_the_sweep(monkeypatch):
+    monkeypatch.setattr(memwall, "CHUNK_POINTS", 5)
+    calls = []
+    real = memwall.parse_experiment
+
+    class Interrupting:
+        def __init__(self, exp):
+            self.exp = exp
+
+        def __len__(self):
+            return len(self.exp)
+
+        def sweep(self, start=None, end=None):
+            calls.append(start)
+            if len(calls) == 2:
+                raise KeyboardInterrupt
+            return self.exp.sweep(start, end)
+
+    monkeypatch.setattr(memwall, "parse_experiment", lambda text, origin: Interrupting(real(text, origin)))
+    with pytest.raises(KeyboardInterrupt):
+        memwall.sweep(BASE, grid={"workload.context_tokens": list(range(1024, 1024 + 64 * 30, 64))}, progress=False)
+    assert calls == [0, 5]

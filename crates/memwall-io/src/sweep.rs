@@ -342,14 +342,23 @@ impl<'e> Sweep<'e> {
 
     /// The points `range` of the sweep as one record batch.
     pub fn table_range(&self, range: std::ops::Range<usize>) -> Result<RecordBatch> {
+        let (schema, batches) = self.batches_range(range)?;
+        arrow::compute::concat_batches(&schema, &batches)
+            .map_err(|e| IoError::Write { path: "<record batch>".into(), message: e.to_string() })
+    }
+
+    /// The points `range` of the sweep as the record batches the sweep made (in grid order,
+    /// not concatenated: no copy), with their schema.
+    pub fn batches_range(
+        &self,
+        range: std::ops::Range<usize>,
+    ) -> Result<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
         let mut batches = Vec::new();
         self.run_range(range, BATCH_POINTS, &|_| {}, &mut |b| {
             batches.extend(b);
             Ok(())
         })?;
-        let schema = TableBuilder::estimates(self.exp, 0).schema();
-        arrow::compute::concat_batches(&schema, &batches)
-            .map_err(|e| IoError::Write { path: "<record batch>".into(), message: e.to_string() })
+        Ok((TableBuilder::estimates(self.exp, 0).schema(), batches))
     }
 }
 

@@ -130,33 +130,39 @@ impl ArrowStream {
     }
 }
 
-/// Sweep the experiment in TOML `text` (`origin` names it in errors): every point's inputs and
-/// metrics, one row per point in grid order, computed in parallel with the GIL released; with
-/// `start` and `end`, the points `start..end` only (a partition of a distributed sweep).
-#[pyfunction]
-#[pyo3(signature = (text, origin, start=None, end=None))]
-fn sweep_toml(
-    py: Python<'_>,
-    text: &str,
-    origin: &str,
-    start: Option<usize>,
-    end: Option<usize>,
-) -> PyResult<ArrowStream> {
-    let result: Result<(SchemaRef, Vec<RecordBatch>), memwall_io::IoError> = py.detach(|| {
-        let exp = memwall_io::Experiment::parse(text, origin)?;
-        let sweep = memwall_io::Sweep::new(&exp)?;
-        let batch = sweep.table_range(start.unwrap_or(0)..end.unwrap_or(exp.len()))?;
-        Ok((batch.schema(), vec![batch]))
-    });
-    let (schema, batches) = result.map_err(|e| to_py(py, e))?;
-    let rows = batches.iter().map(RecordBatch::num_rows).sum();
-    Ok(ArrowStream { schema, batches: Mutex::new(Some(batches)), rows })
+/// A parsed experiment: its base scenario and grid, checked once, swept by range of points.
+#[pyclass(module = "memwall._native", name = "Experiment", frozen)]
+struct Experiment {
+    exp: memwall_io::Experiment,
 }
 
-/// Points in the grid of the experiment in TOML `text`.
+#[pymethods]
+impl Experiment {
+    /// Points in the grid.
+    fn __len__(&self) -> usize {
+        self.exp.len()
+    }
+
+    /// Every point's inputs and metrics, one row per point in grid order, computed in
+    /// parallel with the GIL released; with `start` and `end`, the points `start..end` only
+    /// (a chunk, or a partition of a distributed sweep).
+    #[pyo3(signature = (start=None, end=None))]
+    fn sweep(&self, py: Python<'_>, start: Option<usize>, end: Option<usize>) -> PyResult<ArrowStream> {
+        let exp = &self.exp;
+        let result =
+            py.detach(|| memwall_io::Sweep::new(exp)?.batches_range(start.unwrap_or(0)..end.unwrap_or(exp.len())));
+        let (schema, batches) = result.map_err(|e| to_py(py, e))?;
+        let rows = batches.iter().map(RecordBatch::num_rows).sum();
+        Ok(ArrowStream { schema, batches: Mutex::new(Some(batches)), rows })
+    }
+}
+
+/// Parse the experiment in TOML `text` (`origin` names it in errors), checking its first point
+/// and every grid value.
 #[pyfunction]
-fn experiment_len(py: Python<'_>, text: &str, origin: &str) -> PyResult<usize> {
-    memwall_io::Experiment::parse(text, origin).map(|e| e.len()).map_err(|e| to_py(py, e))
+fn parse_experiment(py: Python<'_>, text: &str, origin: &str) -> PyResult<Experiment> {
+    let exp = py.detach(|| memwall_io::Experiment::parse(text, origin)).map_err(|e| to_py(py, e))?;
+    Ok(Experiment { exp })
 }
 
 /// Names of the presets of a kind: `models`, `devices` or `engines`.
@@ -178,10 +184,10 @@ fn presets(kind: &str) -> PyResult<Vec<String>> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    m.add_function(wrap_pyfunction!(sweep_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
-    m.add_function(wrap_pyfunction!(experiment_len, m)?)?;
     m.add_class::<ArrowStream>()?;
+    m.add_class::<Experiment>()?;
     m.add("MemwallError", py.get_type::<MemwallError>())?;
     m.add("SpecError", py.get_type::<SpecError>())?;
     m.add("GgufError", py.get_type::<GgufError>())?;

@@ -1,0 +1,63 @@
+"""Python sweep throughput: a million-point analytic sweep into a pyarrow Table.
+
+    python bench/python/sweep_bench.py [--points-scale 1.0]
+
+The grids of `cargo bench --bench sweep`: (a) fixed (model, mix) pairs, sweeping context,
+KV formats, batch, prompt and generated tokens (1.2 M points); (b) an arbitrary grid of 5
+models × 5 mixes × 4 KV formats × 100 contexts × 100 batch sizes (1 M points). Prints points/s (wall time from the call to a
+pyarrow Table in hand) and the process's peak RSS. Run with the package installed
+(`pip install .`).
+"""
+
+import argparse
+import resource
+import time
+
+import pyarrow as pa
+
+import memwall
+
+
+def run(label, base, grid):
+    n = 1
+    for v in grid.values():
+        n *= len(v)
+    t0 = time.perf_counter()
+    table = pa.table(memwall.sweep(base, grid=grid, progress=False))
+    dt = time.perf_counter() - t0
+    assert table.num_rows == n
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{label:<38} {n:>9} points  {dt:7.2f} s  {n / dt:>12,.0f} points/s  peak RSS {rss:,.0f} MiB")
+    return n / dt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--points-scale", type=float, default=1.0, help="shrink the grids (0.1: a tenth of the points)")
+    a = ap.parse_args()
+    # The grids of `cargo bench --bench sweep`, so the two figures compare: the difference is
+    # the crossing into Python.
+    contexts = max(1, round(2000 * a.points_scale))
+    base = {"model": "llama-3.1-8b", "device": "snapdragon-8-gen3-16gb", "weights": {"mix": "Q4_K_M"}}
+    fixed = {
+        "weights.mix": ["Q4_K_M", "Q8_0"],
+        "kv.k+kv.v": ["f16", "q8_0", "q4_0"],
+        "workload.batch": [1, 2, 4, 8],
+        "workload.prompt_tokens": [128, 512, 1024, 2048, 4096],
+        "workload.gen_tokens": [64, 256, 1024, 4096, 16384],
+        "workload.context_tokens": [32_768 + 256 * i for i in range(contexts)],
+    }
+    run("fixed (model, mix) pairs", base, fixed)
+    n = max(1, round(100 * a.points_scale ** 0.5))
+    arbitrary = {
+        "model": ["llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b", "qwen2.5-7b", "qwen3-30b-a3b"],
+        "weights.mix": ["F16", "Q8_0", "Q6_K", "Q4_K_M", "Q2_K"],
+        "kv.k+kv.v": ["f16", "q8_0", "q4_0", "q4_1"],
+        "workload.context_tokens": [2048 + 256 * i for i in range(n)],
+        "workload.batch": list(range(1, n + 1)),
+    }
+    run("arbitrary grid (models and mixes)", base, arbitrary)
+
+
+if __name__ == "__main__":
+    main()
