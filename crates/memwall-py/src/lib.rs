@@ -2,7 +2,6 @@
 //! the GIL released, and their results cross into Python through the Arrow PyCapsule
 //! interface (`__arrow_c_stream__`), so pyarrow, polars and pandas take them without a copy.
 //! Rust errors become typed Python exceptions carrying the field and value they name.
-#![allow(unsafe_code)]
 
 use std::sync::Mutex;
 
