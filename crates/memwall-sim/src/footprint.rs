@@ -127,6 +127,14 @@ pub fn gguf_file_bytes(model: &ModelSpec, w: &WeightBytes) -> u64 {
     data + 24 + 96 * w.tensors.len() as u64 + 56 * model.vocab
 }
 
+/// Bytes one cached token takes in one layer: `row_bytes_K(k_elems) + row_bytes_V(v_elems)`,
+/// quantized formats with their block scales; a layer that caches no V (MLA) stores K only.
+///
+/// Example: 8 KV heads × 128 in f16: 2,048 + 2,048 = 4,096 B.
+pub fn kv_row_bytes((k_elems, v_elems): (u64, u64), k: QuantFormat, v: QuantFormat) -> u64 {
+    k.padded_bytes(k_elems) + if v_elems > 0 { v.padded_bytes(v_elems) } else { 0 }
+}
+
 /// Cells llama.cpp allocates for a sliding-window layer: `min(context, pad256(window + ubatch))`.
 pub fn swa_cells(context: u64, window: u64, ubatch: u64) -> u64 {
     let span = window.saturating_add(ubatch);
@@ -147,9 +155,8 @@ pub fn kv_cache_bytes(model: &ModelSpec, k: QuantFormat, v: QuantFormat, tokens:
     let window = model.sliding_window.unwrap_or(u64::MAX);
     let swa = swa_cells(tokens, window, ubatch) as u128;
     let per_layer = |(l, kind): (u32, LayerKind)| {
-        let (k_row, v_row) = model.kv_row_elems_at(l);
-        let row = k.padded_bytes(k_row) as u128 + if v_row > 0 { v.padded_bytes(v_row) as u128 } else { 0 };
-        row * if kind == LayerKind::Sliding { swa } else { tokens as u128 }
+        kv_row_bytes(model.kv_row_elems_at(l), k, v) as u128
+            * if kind == LayerKind::Sliding { swa } else { tokens as u128 }
     };
     model.kv_cache_layers().into_iter().map(per_layer).sum::<u128>() * batch as u128
 }

@@ -94,8 +94,7 @@ impl AttentionOp {
     /// Bytes one cached token takes in this layer with K in `k` and V in `v` (quantized
     /// formats with their block scales).
     pub fn kv_row_bytes(&self, k: QuantFormat, v: QuantFormat) -> u64 {
-        let (ke, ve) = self.kv_elems;
-        k.padded_bytes(ke) + if ve > 0 { v.padded_bytes(ve) } else { 0 }
+        crate::footprint::kv_row_bytes(self.kv_elems, k, v)
     }
 }
 

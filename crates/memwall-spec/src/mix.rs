@@ -259,16 +259,10 @@ impl WeightQuant {
             return stored
                 .iter()
                 .map(|t| {
-                    let mut format = QuantFormat::Ggml(t.ggml);
-                    for o in &self.overrides {
-                        if o.matches_class(t.tensor.class)
-                            && o.layers.matches(t.tensor.layer, model.n_layers).unwrap_or(false)
-                            && t.tensor.class.quantizable()
-                            && !t.tensor.is_vector()
-                        {
-                            format = fallback(o.format, t.tensor.row_len);
-                        }
-                    }
+                    let forced = (t.tensor.class.quantizable() && !t.tensor.is_vector())
+                        .then(|| self.override_of(&t.tensor, model.n_layers))
+                        .flatten();
+                    let format = forced.map_or(QuantFormat::Ggml(t.ggml), |f| fallback(f, t.tensor.row_len));
                     Assignment { tensor: t.tensor, format, requested: format }
                 })
                 .collect();
@@ -279,11 +273,8 @@ impl WeightQuant {
             .into_iter()
             .map(|tensor| {
                 let mut requested = self.rule_format(model, &tensor, &mut state);
-                for o in &self.overrides {
-                    if o.matches_class(tensor.class) && o.layers.matches(tensor.layer, model.n_layers).unwrap_or(false)
-                    {
-                        requested = o.format;
-                    }
+                if let Some(f) = self.override_of(&tensor, model.n_layers) {
+                    requested = f;
                 }
                 if !tensor.class.quantizable() || tensor.is_vector() {
                     requested = QuantFormat::Ggml(GgmlType::F32);
@@ -291,6 +282,15 @@ impl WeightQuant {
                 Assignment { tensor, format: fallback(requested, tensor.row_len), requested }
             })
             .collect()
+    }
+
+    /// The format the last override matching `t` forces, if one does.
+    fn override_of(&self, t: &Tensor, n_layers: u32) -> Option<QuantFormat> {
+        self.overrides
+            .iter()
+            .rev()
+            .find(|o| o.matches_class(t.class) && o.layers.matches(t.layer, n_layers).unwrap_or(false))
+            .map(|o| o.format)
     }
 
     /// The format the mix rules ask for, before any fallback.

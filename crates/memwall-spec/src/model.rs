@@ -559,7 +559,10 @@ impl ModelSpec {
     pub fn kv_row_elems_at(&self, i: u32) -> (u64, u64) {
         match &self.mla {
             Some(m) => (m.kv_lora_rank + m.qk_rope_head_dim, 0),
-            None => (self.n_kv_heads_at(i) * self.head_dim_at(i), self.n_kv_heads_at(i) * self.head_dim_at(i)),
+            None => {
+                let row = self.n_kv_heads_at(i) * self.head_dim_at(i);
+                (row, row)
+            }
         }
     }
 
@@ -906,10 +909,9 @@ impl ModelSpec {
                 ));
             }
         }
-        for (i, kind) in kinds.iter().enumerate().filter(|(_, k)| k.has_kv()) {
+        for (i, _) in kinds.iter().enumerate().filter(|(_, k)| k.has_kv()) {
             let (l, per) = (i as u32, |f: &str| format!("{f}_per_layer[{i}]"));
             let (q, kv, hd) = (self.n_heads_at(l), self.n_kv_heads_at(l), self.head_dim_at(l));
-            let _ = kind;
             if self.n_heads_per_layer.is_some() && q == 0 {
                 return Err(SpecError::invalid(per("n_heads"), 0, "an attention layer needs query heads"));
             }

@@ -374,8 +374,7 @@ impl Objects {
         }
         let kv_token_bytes: Vec<f64> = (0..n)
             .map(|l| {
-                let (k_row, v_row) = m.kv_row_elems_at(l as u32);
-                let row = s.kv.k.padded_bytes(k_row) + if v_row > 0 { s.kv.v.padded_bytes(v_row) } else { 0 };
+                let row = crate::footprint::kv_row_bytes(m.kv_row_elems_at(l as u32), s.kv.k, s.kv.v);
                 if kv_kind[l].is_some() { row as f64 * s.workload.batch as f64 } else { 0.0 }
             })
             .collect();

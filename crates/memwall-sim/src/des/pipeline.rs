@@ -150,8 +150,7 @@ mod tests {
         assert!(ops.iter().any(|o| o.kind == OpKind::LmHead));
         // Attention at context 100 over the one attention layer reads 101 tokens + writes 1.
         let att = ops.iter().find(|o| o.kind == OpKind::Attention).unwrap();
-        let (ke, ve) = s.model.kv_row_elems_at(2);
-        let row = s.kv.k.padded_bytes(ke) + s.kv.v.padded_bytes(ve);
+        let row = crate::footprint::kv_row_bytes(s.model.kv_row_elems_at(2), s.kv.k, s.kv.v);
         assert_eq!(att.kv_bytes, 102.0 * row as f64);
         let s = scenario(MOE, 1);
         let plan = CostPlan::new(&s).unwrap();
