@@ -23,7 +23,7 @@ use memwall_spec::{Scenario, SpecError, from_toml};
 use serde::Deserialize;
 
 use crate::error::{IoError, Result};
-use crate::presets::resolve_value;
+use crate::presets::{StoredByFile, resolve_value};
 
 /// One sweep axis.
 #[derive(Debug, Clone)]
@@ -90,7 +90,7 @@ pub struct Experiment {
     /// The experiment's TOML text, stored in the results' metadata.
     pub text: String,
     /// Tensors of the GGUF files the experiment's models come from, by path.
-    stored: std::collections::HashMap<String, std::sync::Arc<Vec<memwall_spec::StoredTensor>>>,
+    stored: StoredByFile,
 }
 
 /// One point of the grid.
@@ -108,10 +108,10 @@ fn invalid(field: impl Into<String>, value: impl ToString, reason: impl Into<Str
     IoError::Spec(SpecError::invalid(field, value, reason))
 }
 
-fn resolve_top(table: &mut toml::Table) -> Result<()> {
+fn resolve_top(table: &mut toml::Table, stored: &mut StoredByFile) -> Result<()> {
     for key in ["model", "device", "engine"] {
         if let Some(v) = table.get(key) {
-            let r = resolve_value(key, v).map_err(|e| match e {
+            let r = resolve_value(key, v, stored).map_err(|e| match e {
                 IoError::Spec(s) => IoError::Spec(s.within("base")),
                 other => other,
             })?;
@@ -226,7 +226,9 @@ impl Experiment {
             return Err(invalid("name", "\"\"", "an experiment needs a name"));
         }
         let mut base = raw.base;
-        resolve_top(&mut base)?;
+        // Model files: each GGUF's tensors, to re-attach to the points built from it.
+        let mut stored = StoredByFile::new();
+        resolve_top(&mut base, &mut stored)?;
         let seed = one_seed(&mut base, raw.seed)?;
         let mut axes = Vec::new();
         for (key, values) in raw.grid {
@@ -241,10 +243,12 @@ impl Experiment {
             let resolved =
                 if let Some(kind) = paths.iter().find(|p| ["model", "device", "engine"].contains(&p.as_str())) {
                     let kind = kind.clone();
-                    values.iter().map(|v| resolve_value(&kind, v)).collect::<Result<Vec<_>>>().map_err(|e| match e {
-                        IoError::Spec(s) => IoError::Spec(s.within("grid")),
-                        other => other,
-                    })?
+                    values.iter().map(|v| resolve_value(&kind, v, &mut stored)).collect::<Result<Vec<_>>>().map_err(
+                        |e| match e {
+                            IoError::Spec(s) => IoError::Spec(s.within("grid")),
+                            other => other,
+                        },
+                    )?
                 } else {
                     values.clone()
                 };
@@ -271,19 +275,6 @@ impl Experiment {
                 ));
             }
             axis.labels = Some(labels.iter().map(display_value).collect());
-        }
-        // Model files: keep each GGUF's tensors to re-attach to the points built from it.
-        let mut stored = std::collections::HashMap::new();
-        let model_tables = base
-            .get("model")
-            .into_iter()
-            .chain(axes.iter().filter(|a| a.paths.iter().any(|p| p == "model")).flat_map(|a| a.resolved.iter()));
-        for file in model_tables.filter_map(|m| m.get("from_file").and_then(toml::Value::as_str)) {
-            if !stored.contains_key(file)
-                && let Some(t) = crate::presets::load_model(file)?.stored
-            {
-                stored.insert(file.to_string(), t);
-            }
         }
         let exp =
             Experiment { name: raw.name, description: raw.description, seed, base, axes, text: text.into(), stored };

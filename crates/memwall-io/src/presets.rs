@@ -128,9 +128,12 @@ fn load<T: serde::de::DeserializeOwned>(
     Ok(spec)
 }
 
+/// Tensors of the GGUF files models were read from, by path.
+pub(crate) type StoredByFile = std::collections::HashMap<String, std::sync::Arc<Vec<memwall_spec::StoredTensor>>>;
+
 /// Resolve a `model`/`device`/`engine` entry of a scenario: a preset name or path becomes its
-/// table.
-pub(crate) fn resolve_value(kind: &str, v: &toml::Value) -> Result<toml::Value> {
+/// table; a GGUF model's tensors (which a table cannot hold) go into `stored` under its path.
+pub(crate) fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> Result<toml::Value> {
     let toml::Value::String(name) = v else { return Ok(v.clone()) };
     if kind == "engine" {
         let spec = load_engine(name)?;
@@ -139,6 +142,9 @@ pub(crate) fn resolve_value(kind: &str, v: &toml::Value) -> Result<toml::Value> 
     }
     if kind == "model" && memwall_import::is_model_file(name) {
         let model = load_model(name)?;
+        if let Some(t) = &model.stored {
+            stored.insert(name.clone(), t.clone());
+        }
         return toml::Value::try_from(&model)
             .map_err(|e| IoError::Spec(SpecError::invalid("model", name, e.to_string())));
     }
