@@ -107,7 +107,6 @@ pub const NO_EFFECT: &[&str] = &[
     "time_step_min",
     "time_step_scale",
     "mixer_rms_eps",
-    "layer_norm_epsilon",
     "attention_multiplier",
     "embedding_multiplier",
     "logits_scaling",
@@ -117,7 +116,6 @@ pub const NO_EFFECT: &[&str] = &[
     "conv_bias",
     "block_norm_eps",
     "cache_implementation",
-    "final_logit_softcapping",
     "sliding_window_pattern",
     "tie_embedding",
     "use_pos_enc",
@@ -446,7 +444,6 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
         };
         ffn = 0;
         ffn_per_layer = None;
-        let _ = c.raw("expand");
         Some(SsmSpec {
             kind: SsmKind::Mamba1,
             d_state: c.required("state_size")?,
