@@ -74,12 +74,15 @@ fn broken_model_files_exit_2_naming_the_problem() {
     tiny_gguf(dir.path());
     let whole = std::fs::read(dir.path().join("tiny.gguf")).unwrap();
     std::fs::write(dir.path().join("cut.gguf"), &whole[..200]).unwrap();
+    let fifo = std::process::Command::new("mkfifo").arg(dir.path().join("fifo.gguf")).status().unwrap();
+    assert!(fifo.success());
     std::fs::write(dir.path().join("bad.json"), "{\"model_type\": \"llama\", \"num_hidden_layers\": -1}").unwrap();
     for (flag, file, needle) in [
         ("--gguf", "cut.gguf", "cut.gguf, byte"),
         ("--gguf", "missing.gguf", "missing.gguf"),
         ("--hf", "bad.json", "num_hidden_layers"),
         ("--model", "x.gguf", "x.gguf"),
+        ("--gguf", "fifo.gguf", "not a regular file"),
     ] {
         let o = memwall(&["footprint", flag, file, "--device", "raspberry-pi-5-16gb"], dir.path());
         let (_, err) = text(&o);

@@ -18,6 +18,15 @@ pub use hf::model_from_hf;
 /// (any `.json`). The model is named after the file (its stem, or the parent directory for a
 /// `config.json`).
 pub fn import(path: &std::path::Path) -> Result<Imported, ImportError> {
+    // A FIFO or device would block the read or never end: only regular files are models.
+    let meta =
+        std::fs::metadata(path).map_err(|source| ImportError::Io { path: path.display().to_string(), source })?;
+    if !meta.is_file() {
+        return Err(ImportError::Io {
+            path: path.display().to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
+        });
+    }
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     match ext.as_str() {
         "gguf" => {
