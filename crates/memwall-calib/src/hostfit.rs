@@ -24,7 +24,7 @@ use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::CalibError;
-use crate::host::{HostInfo, Measurement, Plan, robust_stat};
+use crate::host::{HostInfo, Measurement, Plan, measure, robust_stat};
 
 /// One fitted figure and its 95 % interval.
 #[derive(Debug, Clone, PartialEq)]
@@ -498,6 +498,15 @@ pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&
     }
     p.engine.validate().map_err(|e| CalibError::Probe(format!("the fitted engine is invalid: {e}")))?;
     Ok(())
+}
+
+/// Calibrate this machine: probe it ([`measure`](crate::host::measure)), fit the device ([`fit_device`]) and the
+/// engine's fixed costs ([`fit_overheads`]). `progress` gets a line per probe.
+pub fn calibrate_host(name: &str, plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<HostProfile, CalibError> {
+    let (info, rows) = measure(plan, progress)?;
+    let mut p = fit_device(name, &info, &rows, plan)?;
+    fit_overheads(&mut p, plan, progress)?;
+    Ok(p)
 }
 
 /// The raw measurements as CSV: probe, format, threads, bytes, work, mean and interval of

@@ -3,8 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use memwall_calib::host::{Plan, measure};
-use memwall_calib::hostfit::{fit_device, fit_overheads, measurements_csv};
+use memwall_calib::host::Plan;
+use memwall_calib::hostfit::{calibrate_host, measurements_csv};
 
 use crate::print_table;
 
@@ -27,9 +27,7 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
     let plan = Plan { quick, max_threads };
     let start = std::time::Instant::now();
     let mut progress = |line: &str| eprintln!("[{:6.1} s] {line}", start.elapsed().as_secs_f64());
-    let (info, rows) = measure(plan, &mut progress)?;
-    let mut p = fit_device(&name, &info, &rows, plan)?;
-    fit_overheads(&mut p, plan, &mut progress)?;
+    let p = calibrate_host(&name, plan, &mut progress)?;
     let header: Vec<String> = ["figure", "value", "95% interval", "from"].map(String::from).to_vec();
     let lines: Vec<Vec<String>> = p
         .fitted
@@ -46,7 +44,7 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
     memwall_io::atomic::write_text(&raw_out, &measurements_csv(&p.measurements))?;
     println!(
         "\n{} in {:.0} s: device {}, engine {} ({}), raw measurements {}",
-        info.cpu_model,
+        p.info.cpu_model,
         start.elapsed().as_secs_f64(),
         out.display(),
         engine_out.display(),

@@ -937,16 +937,16 @@ fn calibrate_from_llama_bench(
     let lines: Vec<Vec<String>> = c
         .residuals
         .iter()
-        .map(|(line, depth, threads, m, p0, p1)| {
+        .map(|r| {
             vec![
-                line.to_string(),
-                depth.to_string(),
-                threads.map_or("-".into(), |t| t.to_string()),
-                format!("{m:.2}"),
-                format!("{p0:.2}"),
-                pct(*p0, *m),
-                format!("{p1:.2}"),
-                pct(*p1, *m),
+                r.line.to_string(),
+                r.depth.to_string(),
+                r.threads.map_or("-".into(), |t| t.to_string()),
+                format!("{:.2}", r.measured_tok_s),
+                format!("{:.2}", r.before_tok_s),
+                pct(r.before_tok_s, r.measured_tok_s),
+                format!("{:.2}", r.calibrated_tok_s),
+                pct(r.calibrated_tok_s, r.measured_tok_s),
             ]
         })
         .collect();

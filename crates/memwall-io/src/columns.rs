@@ -33,6 +33,8 @@ pub enum Get<R> {
     F64(fn(&R) -> f64),
     /// 64-bit float or null.
     OptF64(fn(&R) -> Option<f64>),
+    /// Unsigned 32-bit integer or null.
+    OptU32(fn(&R) -> Option<u32>),
     /// Boolean.
     Bool(fn(&R) -> bool),
     /// Text.
@@ -57,6 +59,7 @@ impl<R> Column<R> {
             Get::I64(_) => (DataType::Int64, false),
             Get::F64(_) => (DataType::Float64, false),
             Get::OptF64(_) => (DataType::Float64, true),
+            Get::OptU32(_) => (DataType::UInt32, true),
             Get::Bool(_) => (DataType::Boolean, false),
             Get::Str(_) | Get::Display(_) => (DataType::Utf8, false),
         };
@@ -130,6 +133,7 @@ impl<R> ColumnSet<R> {
                 (Get::I64(f), Builder::I64(b)) => b.append_value(f(r)),
                 (Get::F64(f), Builder::F64(b)) => b.append_value(f(r)),
                 (Get::OptF64(f), Builder::F64(b)) => b.append_option(f(r)),
+                (Get::OptU32(f), Builder::U32(b)) => b.append_option(f(r)),
                 (Get::Bool(f), Builder::Bool(b)) => b.append_value(f(r)),
                 (Get::Str(f), Builder::Str(b)) => b.append_value(f(r)),
                 (Get::Display(f), Builder::Str(b)) => {
@@ -250,6 +254,19 @@ pub static SUMMARY_COLUMNS: &[Column<Summary>] = &[
     Column { name: "turns", get: Get::U32(|s| s.turns) },
     Column { name: "events", get: Get::U64(|s| s.events) },
     Column { name: "trace_rows", get: Get::U64(|s| s.rows) },
+];
+
+/// Columns of a footprint's tensor table: one row per weight tensor with the format the mix
+/// gave it and its bytes (a [`memwall_sim::WeightBytes`] entry).
+pub static TENSOR_COLUMNS: &[Column<(memwall_spec::Tensor, memwall_spec::QuantFormat, u64)>] = &[
+    Column { name: "class", get: Get::Str(|t| t.0.class.name()) },
+    Column { name: "layer", get: Get::OptU32(|t| t.0.layer) },
+    Column { name: "rows", get: Get::U64(|t| t.0.rows) },
+    Column { name: "row_len", get: Get::U64(|t| t.0.row_len) },
+    Column { name: "experts", get: Get::U64(|t| t.0.experts) },
+    Column { name: "format", get: Get::Display(|t| &t.1) },
+    Column { name: "params", get: Get::U64(|t| t.0.elements()) },
+    Column { name: "bytes", get: Get::U64(|t| t.2) },
 ];
 
 /// A record batch of `rows` under a fixed column list (a report's rows, all in memory).

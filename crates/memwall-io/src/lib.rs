@@ -32,7 +32,9 @@ pub use outputs::{check_outputs, default_output, experiment_inputs};
 pub use presets::{load_device, load_engine, load_model};
 pub use quality::{Quality, QualityTable};
 pub use results::{GIT_COMMIT, Resolved, metadata, write_parquet};
-pub use simulate::{Outputs, Simulated, parse_bytes, parse_duration, simulate_experiment, simulation_metadata};
+pub use simulate::{
+    Outputs, Simulated, parse_bytes, parse_duration, simulate_experiment, simulate_in_memory, simulation_metadata,
+};
 pub use stream::ParquetStream;
 pub use sweep::Sweep;
-pub use trace::ParquetTraceSink;
+pub use trace::{BatchTraceSink, ParquetTraceSink, PointSink};

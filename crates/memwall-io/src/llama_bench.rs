@@ -276,9 +276,40 @@ pub struct Calibrated {
     pub device: DeviceSpec,
     /// The engine profile with this device's fixed cost per token, per operator and KV reads.
     pub engine: EngineSpec,
-    /// Per generation row: (line, depth, threads, measured, predicted before, predicted after).
-    pub residuals: Vec<(usize, u64, Option<u32>, f64, f64, f64)>,
+    /// One per generation row.
+    pub residuals: Vec<Residual>,
 }
+
+/// A generation row of llama-bench output against the prediction before and after the fit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Residual {
+    /// Line of the row in the file.
+    pub line: usize,
+    /// Context depth (`n_depth`), tokens.
+    pub depth: u64,
+    /// Threads, when the row says.
+    pub threads: Option<u32>,
+    /// Measured tok/s.
+    pub measured_tok_s: f64,
+    /// Predicted before calibration.
+    pub before_tok_s: f64,
+    /// Predicted after calibration.
+    pub calibrated_tok_s: f64,
+}
+
+/// The columns of a calibration's residual table.
+pub static RESIDUAL_COLUMNS: &[crate::columns::Column<Residual>] = {
+    use crate::columns::{Column, Get};
+    &[
+        Column { name: "line", get: Get::U64(|r| r.line as u64) },
+        Column { name: "depth", get: Get::U64(|r| r.depth) },
+        Column { name: "threads", get: Get::OptU32(|r| r.threads) },
+        Column { name: "measured_tok_s", get: Get::F64(|r| r.measured_tok_s) },
+        Column { name: "before_tok_s", get: Get::F64(|r| r.before_tok_s) },
+        Column { name: "calibrated_tok_s", get: Get::F64(|r| r.calibrated_tok_s) },
+        Column { name: "error", get: Get::F64(|r| r.calibrated_tok_s / r.measured_tok_s - 1.0) },
+    ]
+};
 
 /// Fit `device`'s figures for the unit the rows ran on to the generation rows of `rows`
 /// (model `model`, engine `engine`): the unit's bandwidth share of peak, and the engine's
@@ -360,7 +391,14 @@ pub fn calibrate(rows: &[BenchRow], model: &ModelSpec, device: &DeviceSpec, engi
         let p1 = pred
             .predict(i, &f.values)
             .map_err(|e| IoError::Spec(SpecError::invalid("calibration", "", e.to_string())))?;
-        residuals.push((r.line, r.n_depth, r.threads, r.avg_ts, p0, p1));
+        residuals.push(Residual {
+            line: r.line,
+            depth: r.n_depth,
+            threads: r.threads,
+            measured_tok_s: r.avg_ts,
+            before_tok_s: p0,
+            calibrated_tok_s: p1,
+        });
     }
     let mut device = device.clone();
     let mut engine = engine.clone();

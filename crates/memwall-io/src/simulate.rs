@@ -2,7 +2,10 @@
 //! per-token traces of all points streamed into one Parquet file (a `point` column tells
 //! them apart), summaries returned in grid order.
 
+use std::cell::Cell;
 use std::path::Path;
+
+use arrow::record_batch::RecordBatch;
 
 use memwall_sim::SimError;
 use memwall_sim::des::{NullSink, Simulator, Summary, TraceRow, TraceSink};
@@ -11,16 +14,21 @@ use crate::error::{IoError, Result};
 use crate::experiment::{Experiment, Point};
 use crate::plot::{Series, write_svg};
 use crate::results::{Resolved, metadata};
-use crate::trace::ParquetTraceSink;
+use crate::trace::{BatchTraceSink, ParquetTraceSink, PointSink};
 
-/// Passes rows on to a sink and keeps a plot series of them.
+/// Passes rows on to a sink and keeps a plot series of them; ends the run when told to stop.
 struct Tee<'a> {
     inner: &'a mut dyn TraceSink,
     series: Option<&'a mut Series>,
+    /// Set when the caller asked to stop: the next row ends the run.
+    stop: &'a Cell<bool>,
 }
 
 impl TraceSink for Tee<'_> {
     fn push(&mut self, row: &TraceRow) -> std::result::Result<(), SimError> {
+        if self.stop.get() {
+            return Err(SimError::Sink("interrupted".into()));
+        }
         if let Some(s) = &mut self.series {
             s.push(row);
         }
@@ -167,18 +175,15 @@ pub fn simulation_metadata<'a>(
     meta
 }
 
-/// Simulate every point of `exp`. `duration_s` overrides each point's `sim.duration_s`
-/// and repeats its turns until then. Outputs are written to temporary files and renamed at
-/// the end: on any error nothing is left. `progress` gets (point index, simulated seconds
-/// of that point).
-pub fn simulate_experiment(
+/// Build and check every point of `exp` before any work or file: `duration_s` overrides each
+/// point's `sim.duration_s` (its turns repeat until then), and with `trace` a run whose trace
+/// would exceed `trace_limit_bytes` ([`trace_rows_estimate`]) is refused.
+fn prepare(
     exp: &Experiment,
     duration_s: Option<f64>,
-    out: Outputs,
-    progress: &mut dyn FnMut(usize, f64),
-) -> Result<Vec<Simulated>> {
-    let trace = out.trace;
-    // Build and check every point before any file is created.
+    trace: bool,
+    trace_limit_bytes: u64,
+) -> Result<Vec<(Point, Simulator)>> {
     let mut trace_rows = 0.0;
     let mut points = Vec::with_capacity(exp.len());
     for i in 0..exp.len() {
@@ -194,48 +199,65 @@ pub fn simulate_experiment(
         };
         // Validates the scenario (with any duration override) and its simulator options.
         let sim = Simulator::new(&p.scenario).map_err(wrap)?;
-        if trace.is_some() {
+        if trace {
             trace_rows += trace_rows_estimate(&p.scenario)?;
         }
         points.push((p, sim));
     }
     let trace_bytes = trace_rows * TRACE_ROW_BYTES;
-    if trace_bytes > out.trace_limit_bytes as f64 {
+    if trace_bytes > trace_limit_bytes as f64 {
         return Err(IoError::Spec(memwall_spec::SpecError::invalid(
             "trace",
             format!("{:.1} GB", trace_bytes / 1e9),
             format!(
                 "the trace would hold about {trace_rows:.3e} rows ({:.1} GB at {TRACE_ROW_BYTES} B a row), above the \
-                 {:.1} GB limit; shorten the run, drop --trace, or raise --trace-limit",
+                 {:.1} GB limit; shorten the run, drop the trace (`--trace`), or raise its limit \
+                 (`--trace-limit`; `trace_limit` in Python)",
                 trace_bytes / 1e9,
-                out.trace_limit_bytes as f64 / 1e9
+                trace_limit_bytes as f64 / 1e9
             ),
         )));
     }
-    let mut sink = match trace {
-        Some(path) => {
-            let meta = simulation_metadata(exp, duration_s, points.iter().map(|(p, _)| &p.scenario));
-            Some(ParquetTraceSink::create(path, &meta)?)
-        }
-        None => None,
-    };
+    Ok(points)
+}
+
+/// Run the prepared points in order, their rows into `sink` tagged with the point's index,
+/// keeping a plot series per point when `plot`. `progress(point, simulated seconds)` is
+/// called every few thousand events; when it returns false the run stops with
+/// [`IoError::Interrupted`].
+fn run_points(
+    exp: &Experiment,
+    points: Vec<(Point, Simulator)>,
+    mut sink: Option<&mut dyn PointSink>,
+    plot: bool,
+    progress: &mut dyn FnMut(usize, f64) -> bool,
+) -> Result<(Vec<Simulated>, Vec<Series>)> {
     let mut results = Vec::with_capacity(points.len());
     let mut series = Vec::new();
+    let stop = Cell::new(false);
     for (i, (point, mut sim)) in points.into_iter().enumerate() {
         let mut null = NullSink;
         let inner: &mut dyn TraceSink = match &mut sink {
             Some(p) => {
                 p.set_point(i as u32);
-                p
+                *p
             }
             None => &mut null,
         };
         // Buckets of 1/600 of the run (at least 0.1 s) keep long runs' figures small.
         let horizon = point.scenario.sim.duration_s.unwrap_or(600.0);
         let label = if exp.len() > 1 { exp.describe(&point.choice) } else { exp.name.clone() };
-        let mut s = out.plot.map(|_| Series::new(label, (horizon / 600.0).max(0.1)));
-        let mut tee = Tee { inner, series: s.as_mut() };
-        let summary = sim.run(&mut tee, &mut |t| progress(i, t)).map_err(|e| IoError::Point {
+        let mut s = plot.then(|| Series::new(label, (horizon / 600.0).max(0.1)));
+        let mut tee = Tee { inner, series: s.as_mut(), stop: &stop };
+        let run = sim.run(&mut tee, &mut |t| {
+            if !progress(i, t) {
+                stop.set(true);
+            }
+        });
+        if stop.get() {
+            return Err(IoError::Interrupted);
+        }
+        let summary = run.map_err(|e| IoError::Point {
             index: i,
             params: exp.describe(&point.choice),
             source: Box::new(IoError::Sim(e)),
@@ -243,6 +265,32 @@ pub fn simulate_experiment(
         series.extend(s);
         results.push(Simulated { point, summary });
     }
+    Ok((results, series))
+}
+
+/// Simulate every point of `exp`. `duration_s` overrides each point's `sim.duration_s`
+/// and repeats its turns until then. Outputs are written to temporary files and renamed at
+/// the end: on any error nothing is left. `progress` gets (point index, simulated seconds
+/// of that point).
+pub fn simulate_experiment(
+    exp: &Experiment,
+    duration_s: Option<f64>,
+    out: Outputs,
+    progress: &mut dyn FnMut(usize, f64),
+) -> Result<Vec<Simulated>> {
+    let points = prepare(exp, duration_s, out.trace.is_some(), out.trace_limit_bytes)?;
+    let mut sink = match out.trace {
+        Some(path) => {
+            let meta = simulation_metadata(exp, duration_s, points.iter().map(|(p, _)| &p.scenario));
+            Some(ParquetTraceSink::create(path, &meta)?)
+        }
+        None => None,
+    };
+    let (results, series) =
+        run_points(exp, points, sink.as_mut().map(|s| s as &mut dyn PointSink), out.plot.is_some(), &mut |i, t| {
+            progress(i, t);
+            true
+        })?;
     if let Some(p) = out.plot {
         write_svg(p, &format!("{}: generation rate and temperatures", exp.name), &series)?;
     }
@@ -250,6 +298,24 @@ pub fn simulate_experiment(
         s.finish()?;
     }
     Ok(results)
+}
+
+/// Simulate every point of `exp` like [`simulate_experiment`], keeping the per-token trace
+/// (when `trace`) in memory as record batches of [`crate::trace::trace_schema`] instead of a
+/// file. `progress(point, simulated seconds)` returning false stops the run
+/// ([`IoError::Interrupted`]).
+pub fn simulate_in_memory(
+    exp: &Experiment,
+    duration_s: Option<f64>,
+    trace: bool,
+    trace_limit_bytes: u64,
+    progress: &mut dyn FnMut(usize, f64) -> bool,
+) -> Result<(Vec<Simulated>, Vec<RecordBatch>)> {
+    let points = prepare(exp, duration_s, trace, trace_limit_bytes)?;
+    let mut sink = trace.then(BatchTraceSink::default);
+    let (results, _) = run_points(exp, points, sink.as_mut().map(|s| s as &mut dyn PointSink), false, progress)?;
+    let batches = sink.map(BatchTraceSink::finish).transpose()?.unwrap_or_default();
+    Ok((results, batches))
 }
 
 #[cfg(test)]

@@ -264,6 +264,61 @@ impl TraceSink for ParquetTraceSink {
     }
 }
 
+/// A sink told which design point its rows belong to: the trace of several points is one
+/// table with a `point` column.
+pub trait PointSink: TraceSink {
+    /// Set the value of the `point` column for the rows pushed from now on.
+    fn set_point(&mut self, point: u32);
+}
+
+impl PointSink for ParquetTraceSink {
+    fn set_point(&mut self, point: u32) {
+        ParquetTraceSink::set_point(self, point);
+    }
+}
+
+/// A [`TraceSink`] keeping the rows in memory as record batches of [`BATCH_ROWS`] rows
+/// (schema [`trace_schema`]), for callers that hand the trace on as Arrow (the Python
+/// bindings) instead of writing a file.
+#[derive(Debug)]
+pub struct BatchTraceSink {
+    cols: Columns,
+    point: u32,
+    batches: Vec<RecordBatch>,
+}
+
+impl Default for BatchTraceSink {
+    fn default() -> Self {
+        BatchTraceSink { cols: Columns::new(), point: 0, batches: Vec::new() }
+    }
+}
+
+impl BatchTraceSink {
+    /// Every row pushed, as record batches.
+    pub fn finish(mut self) -> std::result::Result<Vec<RecordBatch>, SimError> {
+        if self.cols.len > 0 {
+            self.batches.push(self.cols.take_batch().map_err(SimError::Sink)?);
+        }
+        Ok(self.batches)
+    }
+}
+
+impl TraceSink for BatchTraceSink {
+    fn push(&mut self, row: &TraceRow) -> std::result::Result<(), SimError> {
+        self.cols.append(self.point, row);
+        if self.cols.len >= BATCH_ROWS {
+            self.batches.push(self.cols.take_batch().map_err(SimError::Sink)?);
+        }
+        Ok(())
+    }
+}
+
+impl PointSink for BatchTraceSink {
+    fn set_point(&mut self, point: u32) {
+        self.point = point;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,6 +428,26 @@ mod tests {
         assert_eq!(events.value(3000), "throttle 0→1");
         assert!(free.value(99_999) < 0);
         assert_eq!(phase.null_count(), 0);
+    }
+
+    #[test]
+    fn batch_sink_keeps_every_row_in_batches_of_the_file_schema() {
+        let mut sink = BatchTraceSink::default();
+        for i in 0..(BATCH_ROWS as u64 + 10) {
+            if i == 5 {
+                sink.set_point(3);
+            }
+            sink.push(&row(i)).unwrap();
+        }
+        let batches = sink.finish().unwrap();
+        assert_eq!(batches.len(), 2);
+        assert_eq!(batches[0].num_rows(), BATCH_ROWS);
+        assert_eq!(batches[1].num_rows(), 10);
+        assert_eq!(batches[0].schema(), trace_schema());
+        let point = col::<UInt32Array>(&batches[0], "point");
+        assert_eq!((point.value(4), point.value(5)), (0, 3));
+        let token = col::<UInt64Array>(&batches[1], "token");
+        assert_eq!(token.value(9), BATCH_ROWS as u64 + 9);
     }
 
     #[test]

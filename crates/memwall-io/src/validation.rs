@@ -253,6 +253,18 @@ pub static HOST_REPORT_COLUMNS: &[crate::columns::Column<memwall_calib::hostval:
     ]
 };
 
+/// Columns of a host calibration's fitted figures (`memwall calibrate`'s table).
+pub static FITTED_COLUMNS: &[crate::columns::Column<memwall_calib::hostfit::Fitted>] = {
+    use crate::columns::{Column, Get};
+    &[
+        Column { name: "field", get: Get::Str(|f| &f.field) },
+        Column { name: "value", get: Get::F64(|f| f.value) },
+        Column { name: "lo", get: Get::F64(|f| f.lo) },
+        Column { name: "hi", get: Get::F64(|f| f.hi) },
+        Column { name: "how", get: Get::Str(|f| &f.how) },
+    ]
+};
+
 /// A validation run: the rows used with their cross-validated predictions, the rows left
 /// out with the reason, and the fit on every row.
 #[derive(Debug, Clone)]

@@ -104,7 +104,8 @@ fn calibration_recovers_the_bandwidth_and_fixed_cost_that_made_the_rows() {
     let c = calibrate(&rows, &model, &start, &load_engine("llama.cpp").unwrap()).unwrap();
     let f = c.device.memory.achievable_fraction;
     assert!((f / 0.42 - 1.0).abs() < 0.05, "fraction {f}");
-    for (line, _, _, m, _, after) in &c.residuals {
+    for r in &c.residuals {
+        let (line, m, after) = (r.line, r.measured_tok_s, r.calibrated_tok_s);
         assert!((after / m - 1.0).abs() < 0.03, "line {line}: {after} vs {m}");
     }
     let cu = c.engine.cpu.as_ref().unwrap();

@@ -13,11 +13,15 @@ use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+mod api;
+
 pyo3::create_exception!(_native, MemwallError, PyException, "Base class of every memwall error.");
 pyo3::create_exception!(_native, SpecError, MemwallError, "An invalid, unknown or unparsable specification value.");
 pyo3::create_exception!(_native, GgufError, MemwallError, "A malformed or unmappable GGUF file.");
 pyo3::create_exception!(_native, ConfigError, MemwallError, "A malformed or unmappable config.json.");
 pyo3::create_exception!(_native, MemwallIOError, MemwallError, "A file could not be read or written.");
+pyo3::create_exception!(_native, CalibrationError, MemwallError, "A calibration or validation run failed.");
+pyo3::create_exception!(_native, SimulationError, MemwallError, "A simulation could not run or its trace not be kept.");
 
 /// Which exception class an error becomes.
 #[derive(Clone, Copy)]
@@ -26,6 +30,7 @@ enum Kind {
     Gguf,
     Config,
     Io,
+    Sim,
     Other,
 }
 
@@ -51,13 +56,18 @@ fn classify(e: &memwall_io::IoError) -> (Kind, Option<String>, Option<String>) {
             I::Io { .. } | I::Format { .. } => (Kind::Io, None, None),
         },
         E::File { .. } | E::Output { .. } | E::Write { .. } => (Kind::Io, None, None),
+        E::Sim(memwall_sim::SimError::Spec(s)) => match spec_parts(s) {
+            Some((f, v)) => (Kind::Spec, Some(f), v),
+            None => (Kind::Spec, None, None),
+        },
+        E::Sim(_) => (Kind::Sim, None, None),
         _ => (Kind::Other, None, None),
     }
 }
 
 /// The Python exception for a memwall error, with `field` and `value` attributes (None where
 /// the error names none).
-fn to_py(py: Python<'_>, e: memwall_io::IoError) -> PyErr {
+pub(crate) fn to_py(py: Python<'_>, e: memwall_io::IoError) -> PyErr {
     let (kind, field, value) = classify(&e);
     let message = e.to_string();
     let err = match kind {
@@ -65,6 +75,7 @@ fn to_py(py: Python<'_>, e: memwall_io::IoError) -> PyErr {
         Kind::Gguf => GgufError::new_err(message),
         Kind::Config => ConfigError::new_err(message),
         Kind::Io => MemwallIOError::new_err(message),
+        Kind::Sim => SimulationError::new_err(message),
         Kind::Other => MemwallError::new_err(message),
     };
     let v = err.value(py);
@@ -90,6 +101,13 @@ struct ArrowStream {
     schema: SchemaRef,
     batches: Mutex<Option<Vec<RecordBatch>>>,
     rows: usize,
+}
+
+impl ArrowStream {
+    /// A stream of `batches` (of `schema`, `rows` rows in all).
+    pub(crate) fn new(schema: SchemaRef, batches: Vec<RecordBatch>, rows: usize) -> Self {
+        ArrowStream { schema, batches: Mutex::new(Some(batches)), rows }
+    }
 }
 
 #[pymethods]
@@ -132,7 +150,7 @@ impl ArrowStream {
 /// A parsed experiment: its base scenario and grid, checked once, swept by range of points.
 #[pyclass(module = "memwall._native", name = "Experiment", frozen)]
 struct Experiment {
-    exp: memwall_io::Experiment,
+    pub(crate) exp: memwall_io::Experiment,
 }
 
 #[pymethods]
@@ -152,7 +170,7 @@ impl Experiment {
             py.detach(|| memwall_io::Sweep::new(exp)?.batches_range(start.unwrap_or(0)..end.unwrap_or(exp.len())));
         let (schema, batches) = result.map_err(|e| to_py(py, e))?;
         let rows = batches.iter().map(RecordBatch::num_rows).sum();
-        Ok(ArrowStream { schema, batches: Mutex::new(Some(batches)), rows })
+        Ok(ArrowStream::new(schema, batches, rows))
     }
 }
 
@@ -162,6 +180,12 @@ impl Experiment {
 fn parse_experiment(py: Python<'_>, text: &str, origin: &str) -> PyResult<Experiment> {
     let exp = py.detach(|| memwall_io::Experiment::parse(text, origin)).map_err(|e| to_py(py, e))?;
     Ok(Experiment { exp })
+}
+
+/// Seconds in a duration: a number, or a number with a unit `ms`, `s`, `m`, `h` (`10m`).
+#[pyfunction]
+fn parse_duration(py: Python<'_>, text: &str) -> PyResult<f64> {
+    memwall_io::parse_duration(text).map_err(|e| to_py(py, e))
 }
 
 /// Names of the presets of a kind: `models`, `devices` or `engines`.
@@ -185,6 +209,16 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(parse_experiment, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(api::spec_json, m)?)?;
+    m.add_function(wrap_pyfunction!(api::describe, m)?)?;
+    m.add_function(wrap_pyfunction!(api::footprint, m)?)?;
+    m.add_function(wrap_pyfunction!(api::simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(api::metadata, m)?)?;
+    m.add_function(wrap_pyfunction!(api::validate_devices, m)?)?;
+    m.add_function(wrap_pyfunction!(api::validate_host, m)?)?;
+    m.add_function(wrap_pyfunction!(api::calibrate_llama_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(api::calibrate_host, m)?)?;
     m.add_class::<ArrowStream>()?;
     m.add_class::<Experiment>()?;
     m.add("MemwallError", py.get_type::<MemwallError>())?;
@@ -192,5 +226,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("GgufError", py.get_type::<GgufError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("MemwallIOError", py.get_type::<MemwallIOError>())?;
+    m.add("CalibrationError", py.get_type::<CalibrationError>())?;
+    m.add("SimulationError", py.get_type::<SimulationError>())?;
     Ok(())
 }

@@ -1,0 +1,418 @@
+//! What the Python objects and functions call: specs resolved and described, the footprint
+//! of one design, simulations, validation and calibration. Tables cross as [`ArrowStream`]s.
+
+use arrow::array::RecordBatch;
+use memwall_io::IoError;
+use memwall_spec::{DeviceSpec, EngineSpec, ModelSpec, SpecError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::{ArrowStream, CalibrationError, Experiment, MemwallError, to_py};
+
+/// The kinds of spec a Python object stands for.
+const KINDS: &str = "model, device or engine";
+
+fn spec_err(e: SpecError) -> IoError {
+    IoError::Spec(e)
+}
+
+/// A spec deserialized from JSON, the failing field named by its path (`model.moe.top_k`).
+fn from_json<T: serde::de::DeserializeOwned>(kind: &str, json: &str) -> Result<T, IoError> {
+    let de = &mut serde_json::Deserializer::from_str(json);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." || path.is_empty() { kind.to_string() } else { format!("{kind}.{path}") };
+        let message = e.into_inner().to_string();
+        spec_err(SpecError::Field { field, message: message.lines().next().unwrap_or_default().to_string() })
+    })
+}
+
+/// A spec as a Rust value: from a preset name or file path (`source`; a GGUF file keeps its
+/// tensors) or from the JSON of its fields.
+enum Spec {
+    Model(Box<ModelSpec>),
+    Device(Box<DeviceSpec>),
+    Engine(Box<EngineSpec>),
+}
+
+fn load_spec(kind: &str, source: Option<&str>, json: Option<&str>) -> Result<Spec, IoError> {
+    let unknown = || {
+        spec_err(SpecError::Unknown {
+            field: "kind".into(),
+            what: "spec kind",
+            value: kind.to_string(),
+            hint: format!("; expected {KINDS}"),
+        })
+    };
+    Ok(match (kind, source, json) {
+        ("model", Some(s), _) => Spec::Model(Box::new(memwall_io::load_model(s)?)),
+        ("device", Some(s), _) => Spec::Device(Box::new(memwall_io::load_device(s)?)),
+        ("engine", Some(s), _) => Spec::Engine(Box::new(memwall_io::load_engine(s)?)),
+        ("model", None, Some(j)) => {
+            let m: ModelSpec = from_json("model", j)?;
+            m.validate().map_err(|e| spec_err(e.within("model")))?;
+            Spec::Model(Box::new(m))
+        }
+        ("device", None, Some(j)) => {
+            let d: DeviceSpec = from_json("device", j)?;
+            d.validate().map_err(|e| spec_err(e.within("device")))?;
+            Spec::Device(Box::new(d))
+        }
+        ("engine", None, Some(j)) => {
+            let e: EngineSpec = from_json("engine", j)?;
+            e.validate().map_err(|e| spec_err(e.within("engine")))?;
+            Spec::Engine(Box::new(e))
+        }
+        ("model" | "device" | "engine", None, None) => {
+            return Err(spec_err(SpecError::invalid(kind, "nothing", "give a preset name, a file or fields")));
+        }
+        _ => return Err(unknown()),
+    })
+}
+
+/// Every field of a spec (a preset name or file path) as JSON, to edit from Python. A model
+/// file's tensors are not fields: an unchanged file model is passed by its path instead.
+#[pyfunction]
+pub fn spec_json(py: Python<'_>, kind: &str, source: &str) -> PyResult<String> {
+    let spec = py.detach(|| load_spec(kind, Some(source), None)).map_err(|e| to_py(py, e))?;
+    let json = match &spec {
+        Spec::Model(m) => serde_json::to_string(m),
+        Spec::Device(d) => serde_json::to_string(d),
+        Spec::Engine(e) => serde_json::to_string(e),
+    };
+    json.map_err(|e| MemwallError::new_err(format!("{kind} `{source}` as JSON: {e}")))
+}
+
+/// The facts a repr shows, checked: a spec from `source` (preset or file) or `json` (its
+/// fields), validated; errors name the field.
+#[pyfunction]
+#[pyo3(signature = (kind, source=None, json=None))]
+pub fn describe<'py>(
+    py: Python<'py>,
+    kind: &str,
+    source: Option<&str>,
+    json: Option<&str>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec = py.detach(|| load_spec(kind, source, json)).map_err(|e| to_py(py, e))?;
+    let d = PyDict::new(py);
+    match &spec {
+        Spec::Model(m) => {
+            let p = m.params();
+            let mut kinds: Vec<(String, u32)> = Vec::new();
+            for k in m.layer_kinds() {
+                let name =
+                    serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                match kinds.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, c)) => *c += 1,
+                    None => kinds.push((name, 1)),
+                }
+            }
+            d.set_item("name", &m.name)?;
+            d.set_item("layers", m.n_layers)?;
+            d.set_item("hidden", m.hidden)?;
+            d.set_item("heads", m.n_heads)?;
+            d.set_item("kv_heads", m.n_kv_heads)?;
+            d.set_item("head_dim", m.head_dim())?;
+            d.set_item("ffn", m.ffn)?;
+            d.set_item("vocab", m.vocab)?;
+            d.set_item("params", p.total)?;
+            d.set_item("active_params", p.active_per_token)?;
+            d.set_item("layer_kinds", kinds)?;
+            d.set_item("sliding_window", m.sliding_window)?;
+            d.set_item("experts", m.moe.as_ref().map(|e| (e.n_experts, e.top_k)))?;
+            d.set_item("mla", m.mla.is_some())?;
+            d.set_item("max_context", m.max_context)?;
+            d.set_item("file", m.from_file.as_deref())?;
+            d.set_item("stored_tensors", m.stored.as_ref().map(|s| s.len()))?;
+        }
+        Spec::Device(dev) => {
+            d.set_item("name", &dev.name)?;
+            d.set_item("kind", dev.kind.map(|k| k.name()))?;
+            d.set_item("ram_bytes", dev.memory.ram_bytes)?;
+            d.set_item("available_bytes", dev.memory.available_bytes())?;
+            d.set_item("peak_gbps", dev.memory.peak_gbps())?;
+            d.set_item("achievable_fraction", dev.memory.achievable_fraction)?;
+            d.set_item("cores", dev.total_cores())?;
+            d.set_item("big_cores", dev.big_cores())?;
+            d.set_item("max_ghz", dev.fastest_cluster().max_ghz)?;
+            d.set_item(
+                "gpu",
+                dev.accelerators.gpu_power_w.is_some() || dev.accelerators.gpu_bandwidth_fraction.is_some(),
+            )?;
+            d.set_item(
+                "npu",
+                dev.accelerators.npu_power_w.is_some() || dev.accelerators.npu_bandwidth_fraction.is_some(),
+            )?;
+            d.set_item("thermal", dev.thermal.is_some())?;
+        }
+        Spec::Engine(e) => {
+            let units: Vec<&str> = [("cpu", e.cpu.is_some()), ("gpu", e.gpu.is_some()), ("npu", e.npu.is_some())]
+                .into_iter()
+                .filter_map(|(n, has)| has.then_some(n))
+                .collect();
+            d.set_item("name", &e.name)?;
+            d.set_item("units", units)?;
+            d.set_item("description", &e.description)?;
+        }
+    }
+    Ok(d)
+}
+
+/// Stream of one record batch.
+fn one_batch(batch: RecordBatch) -> ArrowStream {
+    let rows = batch.num_rows();
+    ArrowStream::new(batch.schema(), vec![batch], rows)
+}
+
+fn write_err(e: impl ToString) -> IoError {
+    IoError::Write { path: "<record batch>".into(), message: e.to_string() }
+}
+
+/// The footprint of the first point of `experiment`: a dict of components and totals, and one
+/// row per weight tensor (class, layer, shape, format, bytes).
+#[pyfunction]
+pub fn footprint<'py>(
+    py: Python<'py>,
+    experiment: PyRef<'py, Experiment>,
+) -> PyResult<(Bound<'py, PyDict>, ArrowStream)> {
+    {
+        let exp = &experiment.exp;
+        let computed = py.detach(|| -> Result<_, IoError> {
+            let s = exp.point(0)?.scenario;
+            let e = memwall_sim::estimate(&s)?;
+            let w = memwall_sim::WeightBytes::new(&s.model, &s.weights);
+            let batch = memwall_io::columns::batch_of(memwall_io::columns::TENSOR_COLUMNS, &w.tensors)?;
+            Ok((s, e, w, batch))
+        });
+        let (s, e, w, batch) = computed.map_err(|e| to_py(py, e))?;
+        let d = PyDict::new(py);
+        d.set_item("model", &s.model.name)?;
+        d.set_item("device", &s.device.name)?;
+        d.set_item("weights", s.weights.mix.to_string())?;
+        d.set_item("kv_k", s.kv.k.to_string())?;
+        d.set_item("kv_v", s.kv.v.to_string())?;
+        d.set_item("kv_tokens", s.workload.kv_tokens())?;
+        d.set_item("weight_bytes", e.weight_bytes)?;
+        d.set_item("kv_bytes", e.kv_bytes)?;
+        d.set_item("state_bytes", e.state_bytes)?;
+        d.set_item("compute_bytes", e.compute_bytes)?;
+        d.set_item("overhead_bytes", e.overhead_bytes)?;
+        d.set_item("total_bytes", e.total_bytes)?;
+        d.set_item("available_bytes", s.device.memory.available_bytes())?;
+        d.set_item("margin_bytes", s.workload.margin_bytes)?;
+        d.set_item("budget_bytes", e.budget_bytes)?;
+        d.set_item("headroom_bytes", e.headroom_bytes)?;
+        d.set_item("fits", e.fits)?;
+        d.set_item("params", w.params)?;
+        d.set_item("bits_per_weight", w.bits_per_weight())?;
+        d.set_item("on_flash_bytes", w.on_flash)?;
+        d.set_item("fallbacks", w.fallbacks.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        Ok((d, one_batch(batch)))
+    }
+}
+
+/// Simulate every point of `experiment` through time: the summaries (one row per point, the
+/// columns of `memwall simulate --summary`) and, with `trace`, the per-token trace (the
+/// columns of `--trace`). `duration_s` overrides `sim.duration_s`. `progress(point, seconds)`
+/// is called a few times a second with the GIL held; Ctrl-C (or an exception it raises) stops
+/// the run.
+#[pyfunction]
+#[pyo3(signature = (experiment, duration_s=None, trace=true, trace_limit_bytes=2_000_000_000, progress=None))]
+pub fn simulate(
+    experiment: PyRef<'_, Experiment>,
+    py: Python<'_>,
+    duration_s: Option<f64>,
+    trace: bool,
+    trace_limit_bytes: u64,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(ArrowStream, Option<ArrowStream>)> {
+    let exp = &experiment.exp;
+    let mut raised: Option<PyErr> = None;
+    let mut last = std::time::Instant::now();
+    let result = py.detach(|| {
+        let mut check = |i: usize, t: f64| -> bool {
+            if last.elapsed().as_secs_f64() < 0.1 {
+                return true;
+            }
+            last = std::time::Instant::now();
+            Python::attach(|py| {
+                let r = py.check_signals().and_then(|()| match &progress {
+                    Some(f) => f.call1(py, (i, t)).map(drop),
+                    None => Ok(()),
+                });
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
+                }
+            })
+        };
+        if let Some(d) = duration_s {
+            memwall_spec::bounds::at_most("duration", d, memwall_spec::bounds::MAX_SECONDS, "seconds")?;
+            if !(d.is_finite() && d > 0.0) {
+                return Err(spec_err(SpecError::invalid("duration", d, "must be a number of seconds > 0")));
+            }
+        }
+        memwall_io::simulate_in_memory(exp, duration_s, trace, trace_limit_bytes, &mut check)
+    });
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    let (results, batches) = result.map_err(|e| to_py(py, e))?;
+    let mut table = memwall_io::TableBuilder::summaries(exp, results.len());
+    for r in &results {
+        table.append(exp, r.point.index as u64, &r.point.scenario, &r.point.choice, &r.summary);
+    }
+    let summary = table.finish().map_err(|e| to_py(py, e))?;
+    let trace = trace.then(|| {
+        let rows = batches.iter().map(RecordBatch::num_rows).sum();
+        ArrowStream::new(memwall_io::trace::trace_schema(), batches, rows)
+    });
+    Ok((one_batch(summary), trace))
+}
+
+/// The key-value metadata memwall writes into its Parquet files for `experiment`: the
+/// version, commit, experiment text and seed, and the specs its points resolved to.
+#[pyfunction]
+pub fn metadata(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> PyResult<Vec<(String, String)>> {
+    {
+        let exp = &experiment.exp;
+        let r = py.detach(|| -> Result<_, IoError> {
+            let mut meta = memwall_io::metadata(Some(exp));
+            meta.extend(memwall_io::Sweep::new(exp)?.resolved_metadata());
+            Ok(meta)
+        });
+        r.map_err(|e| to_py(py, e))
+    }
+}
+
+/// Leave-one-device-out validation of decode tok/s against published measurements: the
+/// report rows (the columns of `memwall validate --out`) and the rows set aside with why.
+#[pyfunction]
+#[pyo3(signature = (table=None))]
+pub fn validate_devices(py: Python<'_>, table: Option<&str>) -> PyResult<(ArrowStream, Vec<(String, String)>)> {
+    let r = py.detach(|| -> Result<_, IoError> {
+        let rows = match table {
+            Some(p) => memwall_io::validation::read_table(std::path::Path::new(p))?,
+            None => memwall_io::validation::parse_table(
+                memwall_io::presets::VALIDATION_DECODE_CSV,
+                "validation_decode.csv",
+            )?,
+        };
+        let v = memwall_io::validation::validate(&rows)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::validation::REPORT_COLUMNS, &v.validated)?;
+        Ok((batch, v.excluded))
+    });
+    let (batch, excluded) = r.map_err(|e| to_py(py, e))?;
+    Ok((one_batch(batch), excluded))
+}
+
+/// Run memwall's reference engine on the host-validation designs whose id contains `only`
+/// (all when None) and predict each with the host profile at `host` (its `.engine.toml`
+/// beside it): the rows of `memwall validate --host --out`.
+#[pyfunction]
+#[pyo3(signature = (host, tokens=8, only=None))]
+pub fn validate_host(py: Python<'_>, host: &str, tokens: usize, only: Option<&str>) -> PyResult<ArrowStream> {
+    use memwall_calib::hostval::{HOST_CONFIGS, profile_of};
+    if tokens == 0 {
+        return Err(to_py(py, spec_err(SpecError::invalid("tokens", 0, "time at least one token"))));
+    }
+    let configs: Vec<_> = HOST_CONFIGS.iter().filter(|c| only.is_none_or(|o| c.id.contains(o))).cloned().collect();
+    if configs.is_empty() {
+        return Err(to_py(
+            py,
+            spec_err(SpecError::invalid("only", only.unwrap_or_default(), "no design id contains it")),
+        ));
+    }
+    let engine_path = {
+        let p = std::path::Path::new(host);
+        let stem = p.file_stem().map_or_else(|| "host".into(), |s| s.to_string_lossy().into_owned());
+        p.with_file_name(format!("{stem}.engine.toml")).display().to_string()
+    };
+    let profile = py
+        .detach(|| -> Result<_, IoError> {
+            Ok(profile_of(memwall_io::load_device(host)?, memwall_io::load_engine(&engine_path)?))
+        })
+        .map_err(|e| to_py(py, e))?;
+    let load = |name: &str| memwall_io::load_model(name).map_err(|e| e.to_string());
+    let rows = py
+        .detach(|| memwall_calib::hostval::validate_host(&profile, &configs, &load, tokens, &mut |_, _| {}))
+        .map_err(|e| CalibrationError::new_err(e.to_string()))?;
+    let batch =
+        memwall_io::columns::batch_of(memwall_io::validation::HOST_REPORT_COLUMNS, &rows).map_err(|e| to_py(py, e))?;
+    Ok(one_batch(batch))
+}
+
+/// Calibrate a device from llama-bench output (`path`) of `model` on `device` run by
+/// `engine`: the device and engine profiles as TOML text, and the per-row residuals before
+/// and after.
+#[pyfunction]
+pub fn calibrate_llama_bench(
+    py: Python<'_>,
+    path: &str,
+    device: &str,
+    model: &str,
+    engine: &str,
+) -> PyResult<(String, String, ArrowStream)> {
+    let r = py.detach(|| -> Result<_, IoError> {
+        let text = std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.into(), source })?;
+        let rows = memwall_io::llama_bench::parse(&text, path)?;
+        let c = memwall_io::llama_bench::calibrate(
+            &rows,
+            &memwall_io::load_model(model)?,
+            &memwall_io::load_device(device)?,
+            &memwall_io::load_engine(engine)?,
+        )?;
+        let device_toml = toml::to_string(&c.device).map_err(write_err)?;
+        let engine_toml = toml::to_string(&c.engine).map_err(write_err)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::llama_bench::RESIDUAL_COLUMNS, &c.residuals)?;
+        Ok((device_toml, engine_toml, batch))
+    });
+    let (d, e, batch) = r.map_err(|e| to_py(py, e))?;
+    Ok((d, e, one_batch(batch)))
+}
+
+/// Calibrate this machine with memwall's kernels and engine (`quick`: the short probe set,
+/// about 2 minutes): the device and engine profiles as TOML, the raw measurements as CSV, and
+/// the fitted figures with their 95 % intervals. `progress(line)` gets a line per probe.
+#[pyfunction]
+#[pyo3(signature = (name="host", quick=true, threads=None, progress=None))]
+pub fn calibrate_host(
+    py: Python<'_>,
+    name: &str,
+    quick: bool,
+    threads: Option<usize>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(String, String, String, ArrowStream)> {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let max_threads = threads.unwrap_or(cpus);
+    if max_threads == 0 || max_threads > 4 * cpus {
+        return Err(to_py(
+            py,
+            spec_err(SpecError::invalid("threads", max_threads, format!("must be 1 to {} (4 × the CPUs)", 4 * cpus))),
+        ));
+    }
+    let plan = memwall_calib::host::Plan { quick, max_threads };
+    let p = py
+        .detach(|| {
+            memwall_calib::hostfit::calibrate_host(name, plan, &mut |line| {
+                if let Some(f) = &progress {
+                    Python::attach(|py| {
+                        // A failing callback only loses a progress line.
+                        let _ = f.call1(py, (line,));
+                    });
+                }
+            })
+        })
+        .map_err(|e| CalibrationError::new_err(e.to_string()))?;
+    let r = (|| -> Result<_, IoError> {
+        let device_toml = toml::to_string(&p.device).map_err(write_err)?;
+        let engine_toml = toml::to_string(&p.engine).map_err(write_err)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::validation::FITTED_COLUMNS, &p.fitted)?;
+        Ok((device_toml, engine_toml, memwall_calib::hostfit::measurements_csv(&p.measurements), batch))
+    })();
+    let (d, e, csv, batch) = r.map_err(|e| to_py(py, e))?;
+    Ok((d, e, csv, one_batch(batch)))
+}
