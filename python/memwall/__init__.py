@@ -15,27 +15,52 @@ from __future__ import annotations
 import os
 from typing import Any, Mapping, Sequence
 
+from . import _native
+from ._errors import bad
 from ._native import (
     ArrowStream,
+    CalibrationError,
     ConfigError,
     GgufError,
     MemwallError,
     MemwallIOError,
+    SimulationError,
     SpecError,
     parse_experiment,
     presets,
 )
 
+# Every memwall error names the field and value it is about, or None.
+MemwallError.field = None  # type: ignore[attr-defined]
+MemwallError.value = None  # type: ignore[attr-defined]
+
 __all__ = [
+    "CalibrationError",
+    "Calibration",
     "ConfigError",
+    "Device",
+    "Engine",
+    "Footprint",
     "GgufError",
     "MemwallError",
     "MemwallIOError",
+    "Model",
+    "Quant",
     "Results",
+    "SimulationError",
+    "Simulation",
     "SpecError",
+    "Workload",
+    "calibrate",
+    "design",
     "estimate",
+    "footprint",
     "presets",
+    "seconds",
+    "simulate",
     "sweep",
+    "validate",
+    "write_parquet",
 ]
 
 
@@ -46,20 +71,22 @@ def _toml_value(v: Any, path: str) -> str:
         return str(v)
     if isinstance(v, float):
         if v != v or v in (float("inf"), float("-inf")):
-            raise SpecError(f"invalid `{path}` = {v}: must be a finite number")
+            raise bad(path, v, f"invalid `{path}` = {v}: must be a finite number")
         return repr(v)
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x, f"{path}[{i}]") for i, x in enumerate(v)) + "]"
     if isinstance(v, Mapping):
-        return "{" + ", ".join(f"{_key(k)} = {_toml_value(x, f'{path}.{k}')}" for k, x in v.items()) + "}"
-    raise SpecError(f"`{path}`: a {type(v).__name__} cannot be a memwall value")
+        # None is "not set" (TOML has no null).
+        items = [(k, x) for k, x in v.items() if x is not None]
+        return "{" + ", ".join(f"{_key(k)} = {_toml_value(x, f'{path}.{k}')}" for k, x in items) + "}"
+    raise bad(path, repr(v), f"`{path}`: a {type(v).__name__} cannot be a memwall value")
 
 
 def _key(k: str) -> str:
     if not isinstance(k, str):
-        raise SpecError(f"`{k!r}`: keys are strings")
+        raise bad(repr(k), repr(k), f"`{k!r}`: keys are strings")
     return k if k.replace("_", "").replace("-", "").isalnum() else _toml_value(k, k)
 
 
@@ -70,19 +97,31 @@ def _experiment_text(base: Mapping[str, Any], grid: Mapping[str, Sequence[Any]],
     lines.append("[grid]")
     for k, values in grid.items():
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-            raise SpecError(f"invalid `grid.{k}`: a grid axis is a list of values")
+            raise bad(f"grid.{k}", repr(values), f"invalid `grid.{k}`: a grid axis is a list of values")
         lines.append(f"{_toml_value(k, 'grid')} = {_toml_value(list(values), f'grid.{k}')}")
     return "\n".join(lines) + "\n"
 
 
 class Results:
-    """The rows of a sweep. Arrow consumers take it directly (``pyarrow.table(r)``,
-    ``polars.DataFrame(r)``) through ``__arrow_c_stream__``; the columns move, not copy. A
-    result is read once; ``to_pyarrow()`` keeps the table."""
+    """The rows of a sweep, simulation or validation. Arrow consumers take it directly
+    (``pyarrow.table(r)``, ``polars.DataFrame(r)``) through ``__arrow_c_stream__``; the columns
+    move, not copy. A result is read once; ``to_pyarrow()`` keeps the table. ``metadata`` is
+    what memwall writes into Parquet files beside the rows (version, commit, the experiment's
+    TOML and seed, the specs it resolved to); ``write_parquet`` writes both."""
 
-    def __init__(self, stream: ArrowStream | None = None, table=None):
+    def __init__(self, stream: ArrowStream | None = None, table=None, metadata=None):
         self._stream = stream
         self._table = table
+        self._metadata = metadata
+        self.excluded: list = []
+
+    @property
+    def metadata(self) -> dict:
+        """Key-value metadata of these rows (computed on first use)."""
+        m = self._metadata
+        if callable(m):
+            m = self._metadata = dict(m())
+        return dict(m or {})
 
     def __len__(self) -> int:
         return self._table.num_rows if self._table is not None else len(self._stream)
@@ -108,14 +147,19 @@ class Results:
         return f"<memwall.Results: {len(self)} rows>"
 
 
-def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, part: int):
+def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, part: int, engine: str = "analytic"):
     """One partition of a distributed sweep, on a worker: a pyarrow Table, or the path of the
     Parquet file it was written to."""
     import pyarrow as pa
 
     from memwall._native import parse_experiment as parse
+    from memwall._native import simulate
 
-    table = pa.table(parse(text, origin).sweep(start, end))
+    exp = parse(text, origin)
+    if engine == "des":
+        table = pa.table(simulate(exp, start, end, trace=False)[0])
+    else:
+        table = pa.table(exp.sweep(start, end))
     if out is None:
         return table
     import pyarrow.parquet as pq
@@ -127,7 +171,7 @@ def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, p
     return path
 
 
-def _distributed(text: str, origin: str, client, partitions: int | None, out: str | None):
+def _distributed(text: str, origin: str, client, partitions: int | None, out: str | None, engine: str):
     n = len(parse_experiment(text, origin))
     workers = len(client.scheduler_info().get("workers", {})) or 1
     k = max(1, min(n, partitions or 2 * workers))
@@ -135,13 +179,16 @@ def _distributed(text: str, origin: str, client, partitions: int | None, out: st
     ends = [(i + 1) * n // k for i in range(k)]
     if out is not None:
         os.makedirs(out, exist_ok=True)
-    futures = client.map(_sweep_part, [text] * k, [origin] * k, starts, ends, [out] * k, list(range(k)), pure=False)
+    futures = client.map(
+        _sweep_part, [text] * k, [origin] * k, starts, ends, [out] * k, list(range(k)), [engine] * k, pure=False
+    )
     parts = client.gather(futures)
     if out is not None:
         return parts
     import pyarrow as pa
 
-    return Results(table=pa.concat_tables(parts))
+    exp = parse_experiment(text, origin)
+    return Results(table=pa.concat_tables(parts), metadata=lambda: _native.metadata(exp))
 
 
 #: Points per call into Rust when a sweep is chunked (for progress, and so that Ctrl-C, which
@@ -152,8 +199,9 @@ CHUNK_POINTS = 250_000
 def _local(text: str, origin: str, progress: bool | None) -> Results:
     exp = parse_experiment(text, origin)
     n = len(exp)
+    meta = lambda: _native.metadata(exp)  # noqa: E731
     if n <= CHUNK_POINTS and not progress:
-        return Results(exp.sweep())
+        return Results(exp.sweep(), metadata=meta)
     import pyarrow as pa
 
     bar = None
@@ -174,7 +222,7 @@ def _local(text: str, origin: str, progress: bool | None) -> Results:
     finally:
         if bar is not None:
             bar.close()
-    return Results(table=pa.concat_tables(parts))
+    return Results(table=pa.concat_tables(parts), metadata=meta)
 
 
 def sweep(
@@ -186,11 +234,15 @@ def sweep(
     partitions: int | None = None,
     out: str | os.PathLike | None = None,
     progress: bool | None = None,
+    engine: str = "analytic",
 ):
     """Evaluate every point of ``grid`` (dotted paths of the scenario to lists of values) over
-    the ``base`` scenario with the analytic estimator; ``base`` may also be an experiment
-    TOML file (then ``grid`` must be None). Model, device and engine take preset names or
-    paths (TOML, a GGUF file or a config.json).
+    the ``base`` scenario (a mapping, e.g. from ``design()``) with the analytic estimator, or
+    with ``engine="des"`` the discrete-event simulator (one summary row per point: sustained
+    tok/s under throttling, kills, ...); ``base`` may also be an experiment TOML file (then
+    ``grid`` must be None). Model, device and inference engine (``base["engine"]``) take
+    preset names, paths (TOML, a GGUF file or a config.json) or ``Model``/``Device``/``Engine``
+    objects.
 
     With ``client`` (a ``dask.distributed.Client``) the grid is split into ``partitions``
     ranges of points (default: two per worker), each swept in Rust on a worker; the rows are
@@ -200,9 +252,11 @@ def sweep(
     Grids beyond ``CHUNK_POINTS`` points are swept in chunks: a progress bar (tqdm, in a
     notebook too, when installed; ``progress=False`` hides it, ``True`` shows it for any
     size), and Ctrl-C stops the sweep after the chunk in flight."""
+    if engine not in ("analytic", "des"):
+        raise bad("engine", engine, f"unknown `engine` = {engine!r}: the evaluator is 'analytic' or 'des'")
     if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):
         if grid is not None:
-            raise SpecError("`grid`: give either an experiment file or a base scenario with a grid")
+            raise bad("grid", None, "`grid`: give either an experiment file or a base scenario with a grid")
         path = os.fspath(base)
         try:
             with open(path, encoding="utf-8") as f:
@@ -211,36 +265,82 @@ def sweep(
             raise MemwallIOError(f"{path}: {e}") from None
         origin = path
     elif isinstance(base, Mapping):
-        text, origin = _experiment_text(base, grid or {}, name), "python"
+        text, origin = _experiment_text(_objects_to_values(base), grid or {}, name), "python"
     else:
-        raise SpecError(f"`base`: a mapping or an experiment file, not a {type(base).__name__}")
+        raise bad("base", repr(base), f"`base`: a mapping or an experiment file, not a {type(base).__name__}")
     if client is not None:
-        return _distributed(text, origin, client, partitions, None if out is None else os.fspath(out))
+        return _distributed(text, origin, client, partitions, None if out is None else os.fspath(out), engine)
     if out is not None:
-        raise SpecError("`out`: writing partitions needs a `client`; write a local result with pyarrow.parquet")
+        raise bad("out", out, "`out`: writing partitions needs a `client`; write a local result with write_parquet")
+    if engine == "des":
+        import pyarrow as pa
+
+        exp = parse_experiment(text, origin)
+        summary, _ = _native.simulate(exp, trace=False)
+        return Results(table=pa.table(summary), metadata=lambda: _native.metadata(exp))
     return _local(text, origin, progress)
 
 
-def estimate(model: str, device: str, weights: str = "Q4_K_M", **workload: Any) -> dict:
-    """One design point: footprint, decode and prefill speed, energy and the binding term, as a
-    dict of the same columns a sweep has. ``workload`` sets ``workload.*`` fields
-    (``context_tokens``, ``prompt_tokens``, ``gen_tokens``, ``batch``, ``threads``, ...);
-    ``kv`` sets the KV format of K and V (``"q8_0"``) and ``engine`` the engine profile."""
-    base: dict[str, Any] = {"model": model, "device": device, "weights": {"mix": weights}}
-    kv = workload.pop("kv", None)
-    if kv is not None:
-        base["kv"] = {"k": kv, "v": kv}
-    engine = workload.pop("engine", None)
-    if engine is not None:
-        base["engine"] = engine
-    if workload:
-        base["workload"] = dict(workload)
+def _objects_to_values(base: Mapping[str, Any]) -> dict:
+    """A base scenario whose model, device and engine may be objects, as plain values."""
+    out = dict(base)
+    for key, cls in (("model", Model), ("device", Device), ("engine", Engine)):
+        if isinstance(out.get(key), cls):
+            out[key] = out[key]._value()
+    return out
+
+
+def write_parquet(results: Any, path: str | os.PathLike, metadata: Mapping[str, str] | None = None) -> str:
+    """Write ``results`` (``Results``, a ``Simulation``'s ``summary``/``trace``, a pyarrow
+    Table or anything with ``__arrow_c_stream__``) to a Parquet file with memwall's metadata
+    (``results.metadata``) and ``metadata`` on the Arrow schema, where
+    ``pyarrow.parquet.read_table(path).schema.metadata`` finds it. The file appears whole or
+    not at all (written beside the target, then renamed). Returns the path."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = results.to_pyarrow() if isinstance(results, Results) else pa.table(results)
+    meta: dict[str, str] = dict(results.metadata) if isinstance(results, Results) else {}
+    for k, v in (metadata or {}).items():
+        if not isinstance(k, str) or not isinstance(v, str):
+            raise bad("metadata", repr(k), f"invalid `metadata` entry {k!r}: keys and values are strings")
+        meta[k] = v
+    schema_meta = dict(table.schema.metadata or {})
+    schema_meta.update({k.encode(): v.encode() for k, v in meta.items()})
+    table = table.replace_schema_metadata(schema_meta)
+    p = os.fspath(path)
+    if os.path.isdir(p):
+        raise MemwallIOError(f"{p}: is a directory")
+    parent = os.path.dirname(os.path.abspath(p))
+    if not os.path.isdir(parent):
+        raise MemwallIOError(f"{p}: the directory {parent} does not exist")
+    tmp = os.path.join(parent, f".memwall-{os.getpid()}-{os.path.basename(p)}.tmp")
     try:
-        rows = sweep(base).to_pyarrow().to_pylist()
-    except MemwallError as e:
-        # The scenario was built here: name its fields as the caller wrote them.
-        field = getattr(e, "field", None)
-        if isinstance(field, str) and field.startswith("base."):
-            e.field = field[len("base."):]
+        pq.write_table(table, tmp)
+        os.replace(tmp, p)
+    except BaseException as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        if isinstance(e, OSError):
+            raise MemwallIOError(f"{p}: {e}") from None
         raise
-    return rows[0]
+    return p
+
+
+from ._design import (  # noqa: E402  (the objects use the helpers above)
+    Calibration,
+    Device,
+    Engine,
+    Footprint,
+    Model,
+    Quant,
+    Simulation,
+    Workload,
+    calibrate,
+    design,
+    estimate,
+    footprint,
+    seconds,
+    simulate,
+    validate,
+)

@@ -1,10 +1,22 @@
 """Type stubs of memwall's native module (checked against it by mypy's stubtest)."""
 
-from typing import Any, final
+from typing import Any, Callable, final
 
 __all__ = [
+    "calibrate_host",
+    "calibrate_llama_bench",
+    "describe",
+    "footprint",
+    "metadata",
+    "parse_duration",
     "parse_experiment",
+    "parse_format",
+    "parse_mix",
     "presets",
+    "simulate",
+    "spec_json",
+    "validate_devices",
+    "validate_host",
     "ArrowStream",
     "Experiment",
     "MemwallError",
@@ -12,6 +24,8 @@ __all__ = [
     "GgufError",
     "ConfigError",
     "MemwallIOError",
+    "CalibrationError",
+    "SimulationError",
 ]
 
 class MemwallError(Exception): ...
@@ -19,6 +33,8 @@ class SpecError(MemwallError): ...
 class GgufError(MemwallError): ...
 class ConfigError(MemwallError): ...
 class MemwallIOError(MemwallError): ...
+class CalibrationError(MemwallError): ...
+class SimulationError(MemwallError): ...
 
 @final
 class ArrowStream:
@@ -33,3 +49,30 @@ class Experiment:
 
 def parse_experiment(text: str, origin: str) -> Experiment: ...
 def presets(kind: str) -> list[str]: ...
+def parse_duration(text: str) -> float: ...
+def parse_mix(field: str, text: str) -> str: ...
+def parse_format(field: str, text: str) -> str: ...
+def spec_json(kind: str, source: str) -> str: ...
+def describe(kind: str, source: str | None = None, json: str | None = None) -> dict[str, Any]: ...
+def footprint(experiment: Experiment) -> tuple[dict[str, Any], ArrowStream]: ...
+def simulate(
+    experiment: Experiment,
+    start: int | None = None,
+    end: int | None = None,
+    duration_s: float | None = None,
+    trace: bool = True,
+    trace_limit_bytes: int = 2000000000,
+    progress: Callable[[int, float], object] | None = None,
+) -> tuple[ArrowStream, ArrowStream | None]: ...
+def metadata(experiment: Experiment) -> list[tuple[str, str]]: ...
+def validate_devices(table: str | None = None) -> tuple[ArrowStream, list[tuple[str, str]]]: ...
+def validate_host(host: str, tokens: int = 8, only: str | None = None) -> ArrowStream: ...
+def calibrate_llama_bench(
+    path: str, device: str, model: str, engine: str
+) -> tuple[dict[str, str], ArrowStream]: ...
+def calibrate_host(
+    name: str = "host",
+    quick: bool = True,
+    threads: int | None = None,
+    progress: Callable[[str], object] | None = None,
+) -> tuple[dict[str, str], ArrowStream]: ...

@@ -175,18 +175,19 @@ pub fn simulation_metadata<'a>(
     meta
 }
 
-/// Build and check every point of `exp` before any work or file: `duration_s` overrides each
+/// Build and check the points `range` of `exp` before any work or file: `duration_s` overrides each
 /// point's `sim.duration_s` (its turns repeat until then), and with `trace` a run whose trace
 /// would exceed `trace_limit_bytes` ([`trace_rows_estimate`]) is refused.
 fn prepare(
     exp: &Experiment,
+    range: std::ops::Range<usize>,
     duration_s: Option<f64>,
     trace: bool,
     trace_limit_bytes: u64,
 ) -> Result<Vec<(Point, Simulator)>> {
     let mut trace_rows = 0.0;
-    let mut points = Vec::with_capacity(exp.len());
-    for i in 0..exp.len() {
+    let mut points = Vec::with_capacity(range.len());
+    for i in range {
         let mut p = exp.point(i)?;
         if let Some(d) = duration_s {
             p.scenario.sim.duration_s = Some(d);
@@ -221,7 +222,8 @@ fn prepare(
     Ok(points)
 }
 
-/// Run the prepared points in order, their rows into `sink` tagged with the point's index,
+/// Run the prepared points in order, their rows into `sink` tagged with the point's index in
+/// the grid,
 /// keeping a plot series per point when `plot`. `progress(point, simulated seconds)` is
 /// called every few thousand events; when it returns false the run stops with
 /// [`IoError::Interrupted`].
@@ -235,7 +237,8 @@ fn run_points(
     let mut results = Vec::with_capacity(points.len());
     let mut series = Vec::new();
     let stop = Cell::new(false);
-    for (i, (point, mut sim)) in points.into_iter().enumerate() {
+    for (point, mut sim) in points {
+        let i = point.index;
         let mut null = NullSink;
         let inner: &mut dyn TraceSink = match &mut sink {
             Some(p) => {
@@ -278,7 +281,7 @@ pub fn simulate_experiment(
     out: Outputs,
     progress: &mut dyn FnMut(usize, f64),
 ) -> Result<Vec<Simulated>> {
-    let points = prepare(exp, duration_s, out.trace.is_some(), out.trace_limit_bytes)?;
+    let points = prepare(exp, 0..exp.len(), duration_s, out.trace.is_some(), out.trace_limit_bytes)?;
     let mut sink = match out.trace {
         Some(path) => {
             let meta = simulation_metadata(exp, duration_s, points.iter().map(|(p, _)| &p.scenario));
@@ -300,18 +303,27 @@ pub fn simulate_experiment(
     Ok(results)
 }
 
-/// Simulate every point of `exp` like [`simulate_experiment`], keeping the per-token trace
-/// (when `trace`) in memory as record batches of [`crate::trace::trace_schema`] instead of a
-/// file. `progress(point, simulated seconds)` returning false stops the run
-/// ([`IoError::Interrupted`]).
+/// Simulate the points `range` of `exp` like [`simulate_experiment`] (a range is a partition
+/// of a distributed run; rows keep their point's index in the whole grid), keeping the
+/// per-token trace (when `trace`) in memory as record batches of
+/// [`crate::trace::trace_schema`] instead of a file. `progress(point, simulated seconds)`
+/// returning false stops the run ([`IoError::Interrupted`]).
 pub fn simulate_in_memory(
     exp: &Experiment,
+    range: std::ops::Range<usize>,
     duration_s: Option<f64>,
     trace: bool,
     trace_limit_bytes: u64,
     progress: &mut dyn FnMut(usize, f64) -> bool,
 ) -> Result<(Vec<Simulated>, Vec<RecordBatch>)> {
-    let points = prepare(exp, duration_s, trace, trace_limit_bytes)?;
+    if range.start > range.end || range.end > exp.len() {
+        return Err(IoError::Spec(memwall_spec::SpecError::invalid(
+            "range",
+            format!("{}..{}", range.start, range.end),
+            format!("the experiment has points 0..{}", exp.len()),
+        )));
+    }
+    let points = prepare(exp, range, duration_s, trace, trace_limit_bytes)?;
     let mut sink = trace.then(BatchTraceSink::default);
     let (results, _) = run_points(exp, points, sink.as_mut().map(|s| s as &mut dyn PointSink), false, progress)?;
     let batches = sink.map(BatchTraceSink::finish).transpose()?.unwrap_or_default();

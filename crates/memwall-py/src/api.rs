@@ -23,7 +23,10 @@ fn from_json<T: serde::de::DeserializeOwned>(kind: &str, json: &str) -> Result<T
         let path = e.path().to_string();
         let field = if path == "." || path.is_empty() { kind.to_string() } else { format!("{kind}.{path}") };
         let message = e.into_inner().to_string();
-        spec_err(SpecError::Field { field, message: message.lines().next().unwrap_or_default().to_string() })
+        // serde_json places the error in the JSON text memwall made, which means nothing here.
+        let first = message.lines().next().unwrap_or_default();
+        let message = first.rfind(" at line ").map_or(first, |i| &first[..i]).to_string();
+        spec_err(SpecError::Field { field, message })
     })
 }
 
@@ -164,10 +167,6 @@ fn one_batch(batch: RecordBatch) -> ArrowStream {
     ArrowStream::new(batch.schema(), vec![batch], rows)
 }
 
-fn write_err(e: impl ToString) -> IoError {
-    IoError::Write { path: "<record batch>".into(), message: e.to_string() }
-}
-
 /// The footprint of the first point of `experiment`: a dict of components and totals, and one
 /// row per weight tensor (class, layer, shape, format, bytes).
 #[pyfunction]
@@ -211,16 +210,19 @@ pub fn footprint<'py>(
     }
 }
 
-/// Simulate every point of `experiment` through time: the summaries (one row per point, the
-/// columns of `memwall simulate --summary`) and, with `trace`, the per-token trace (the
-/// columns of `--trace`). `duration_s` overrides `sim.duration_s`. `progress(point, seconds)`
+/// Simulate the points `start..end` (default all) of `experiment` through time: the
+/// summaries (one row per point, the columns of `memwall simulate --summary`) and, with
+/// `trace`, the per-token trace (the columns of `--trace`). `duration_s` overrides `sim.duration_s`. `progress(point, seconds)`
 /// is called a few times a second with the GIL held; Ctrl-C (or an exception it raises) stops
 /// the run.
 #[pyfunction]
-#[pyo3(signature = (experiment, duration_s=None, trace=true, trace_limit_bytes=2_000_000_000, progress=None))]
+#[pyo3(signature = (experiment, start=None, end=None, duration_s=None, trace=true, trace_limit_bytes=2_000_000_000, progress=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn simulate(
     experiment: PyRef<'_, Experiment>,
     py: Python<'_>,
+    start: Option<usize>,
+    end: Option<usize>,
     duration_s: Option<f64>,
     trace: bool,
     trace_limit_bytes: u64,
@@ -255,7 +257,8 @@ pub fn simulate(
                 return Err(spec_err(SpecError::invalid("duration", d, "must be a number of seconds > 0")));
             }
         }
-        memwall_io::simulate_in_memory(exp, duration_s, trace, trace_limit_bytes, &mut check)
+        let range = start.unwrap_or(0)..end.unwrap_or(exp.len());
+        memwall_io::simulate_in_memory(exp, range, duration_s, trace, trace_limit_bytes, &mut check)
     });
     if let Some(e) = raised {
         return Err(e);
@@ -345,17 +348,27 @@ pub fn validate_host(py: Python<'_>, host: &str, tokens: usize, only: Option<&st
     Ok(one_batch(batch))
 }
 
+/// A calibrated device and engine as TOML (to write) and JSON (to build Python objects from).
+fn profiles<'py>(py: Python<'py>, device: &DeviceSpec, engine: &EngineSpec) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let fail = |e: &dyn std::fmt::Display| MemwallError::new_err(format!("serializing a calibrated profile: {e}"));
+    d.set_item("device_toml", toml::to_string(device).map_err(|e| fail(&e))?)?;
+    d.set_item("engine_toml", toml::to_string(engine).map_err(|e| fail(&e))?)?;
+    d.set_item("device_json", serde_json::to_string(device).map_err(|e| fail(&e))?)?;
+    d.set_item("engine_json", serde_json::to_string(engine).map_err(|e| fail(&e))?)?;
+    Ok(d)
+}
+
 /// Calibrate a device from llama-bench output (`path`) of `model` on `device` run by
-/// `engine`: the device and engine profiles as TOML text, and the per-row residuals before
-/// and after.
+/// `engine`: the profiles ([`profiles`]) and the per-row residuals before and after.
 #[pyfunction]
-pub fn calibrate_llama_bench(
-    py: Python<'_>,
+pub fn calibrate_llama_bench<'py>(
+    py: Python<'py>,
     path: &str,
     device: &str,
     model: &str,
     engine: &str,
-) -> PyResult<(String, String, ArrowStream)> {
+) -> PyResult<(Bound<'py, PyDict>, ArrowStream)> {
     let r = py.detach(|| -> Result<_, IoError> {
         let text = std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.into(), source })?;
         let rows = memwall_io::llama_bench::parse(&text, path)?;
@@ -365,27 +378,26 @@ pub fn calibrate_llama_bench(
             &memwall_io::load_device(device)?,
             &memwall_io::load_engine(engine)?,
         )?;
-        let device_toml = toml::to_string(&c.device).map_err(write_err)?;
-        let engine_toml = toml::to_string(&c.engine).map_err(write_err)?;
         let batch = memwall_io::columns::batch_of(memwall_io::llama_bench::RESIDUAL_COLUMNS, &c.residuals)?;
-        Ok((device_toml, engine_toml, batch))
+        Ok((c, batch))
     });
-    let (d, e, batch) = r.map_err(|e| to_py(py, e))?;
-    Ok((d, e, one_batch(batch)))
+    let (c, batch) = r.map_err(|e| to_py(py, e))?;
+    Ok((profiles(py, &c.device, &c.engine)?, one_batch(batch)))
 }
 
 /// Calibrate this machine with memwall's kernels and engine (`quick`: the short probe set,
-/// about 2 minutes): the device and engine profiles as TOML, the raw measurements as CSV, and
-/// the fitted figures with their 95 % intervals. `progress(line)` gets a line per probe.
+/// about 2 minutes): the profiles ([`profiles`]) with the raw measurements as CSV
+/// (`measurements_csv`), and the fitted figures with their 95 % intervals. `progress(line)`
+/// gets a line per probe.
 #[pyfunction]
 #[pyo3(signature = (name="host", quick=true, threads=None, progress=None))]
-pub fn calibrate_host(
-    py: Python<'_>,
+pub fn calibrate_host<'py>(
+    py: Python<'py>,
     name: &str,
     quick: bool,
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<(String, String, String, ArrowStream)> {
+) -> PyResult<(Bound<'py, PyDict>, ArrowStream)> {
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let max_threads = threads.unwrap_or(cpus);
     if max_threads == 0 || max_threads > 4 * cpus {
@@ -407,12 +419,21 @@ pub fn calibrate_host(
             })
         })
         .map_err(|e| CalibrationError::new_err(e.to_string()))?;
-    let r = (|| -> Result<_, IoError> {
-        let device_toml = toml::to_string(&p.device).map_err(write_err)?;
-        let engine_toml = toml::to_string(&p.engine).map_err(write_err)?;
-        let batch = memwall_io::columns::batch_of(memwall_io::validation::FITTED_COLUMNS, &p.fitted)?;
-        Ok((device_toml, engine_toml, memwall_calib::hostfit::measurements_csv(&p.measurements), batch))
-    })();
-    let (d, e, csv, batch) = r.map_err(|e| to_py(py, e))?;
-    Ok((d, e, csv, one_batch(batch)))
+    let batch =
+        memwall_io::columns::batch_of(memwall_io::validation::FITTED_COLUMNS, &p.fitted).map_err(|e| to_py(py, e))?;
+    let d = profiles(py, &p.device, &p.engine)?;
+    d.set_item("measurements_csv", memwall_calib::hostfit::measurements_csv(&p.measurements))?;
+    Ok((d, one_batch(batch)))
+}
+
+/// A weight mix in its canonical spelling (`q4_k_m` → `Q4_K_M`), or the error naming `field`.
+#[pyfunction]
+pub fn parse_mix(py: Python<'_>, field: &str, text: &str) -> PyResult<String> {
+    text.parse::<memwall_spec::Mix>().map(|m| m.to_string()).map_err(|e| to_py(py, spec_err(e.within(field))))
+}
+
+/// A tensor format (a KV format: `q8_0`) in its canonical spelling, or the error naming `field`.
+#[pyfunction]
+pub fn parse_format(py: Python<'_>, field: &str, text: &str) -> PyResult<String> {
+    text.parse::<memwall_spec::QuantFormat>().map(|f| f.to_string()).map_err(|e| to_py(py, spec_err(e.within(field))))
 }

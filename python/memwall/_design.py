@@ -1,0 +1,589 @@
+"""Designs as Python objects (Model, Device, Engine, Quant, Workload) and the functions that
+evaluate one design: footprint(), estimate(), simulate(), calibrate(), validate()."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+from typing import Any, Callable, Mapping
+
+from . import _native
+from ._errors import bad as _bad
+
+def _merge(into: dict, fields: Mapping[str, Any], path: str) -> None:
+    """Set ``fields`` in ``into``; a mapping value merges into a table of the same name."""
+    for k, v in fields.items():
+        if not isinstance(k, str):
+            raise _bad(path, k, f"`{path}`: field names are strings, not {k!r}")
+        if isinstance(v, Mapping) and isinstance(into.get(k), dict):
+            _merge(into[k], v, f"{path}.{k}")
+        else:
+            into[k] = copy.deepcopy(dict(v)) if isinstance(v, Mapping) else copy.deepcopy(v)
+
+
+def _gb(b: float) -> str:
+    return f"{b / 1e9:.2f} GB"
+
+
+class _Spec:
+    """A model, device or engine: a preset name, a file (TOML; for a model also GGUF or a
+    Hugging Face config.json), a dict of its fields, or any of these with fields changed by
+    keyword arguments. Checked when built: a wrong field raises ``SpecError`` naming it."""
+
+    _kind = ""
+
+    def __init__(self, source: Any = None, /, **fields: Any):
+        self._source: str | None = None
+        self._fields: dict | None = None
+        if isinstance(source, _Spec):
+            if type(source) is not type(self):
+                raise _bad(self._kind, type(source).__name__, f"`{self._kind}`: a {type(source).__name__} is not a {type(self).__name__}")
+            self._source, self._fields = source._source, copy.deepcopy(source._fields)
+        elif isinstance(source, (str, os.PathLike)):
+            self._source = os.fspath(source)
+        elif isinstance(source, Mapping):
+            self._fields = {}
+            _merge(self._fields, source, self._kind)
+        elif source is None:
+            if not fields:
+                raise _bad(self._kind, None, f"`{self._kind}`: give a preset name, a file, a dict or keyword fields")
+            self._fields = {}
+        else:
+            raise _bad(
+                self._kind, repr(source), f"`{self._kind}`: a preset name, a path or a dict, not a {type(source).__name__}"
+            )
+        if fields:
+            if self._fields is None:
+                self._fields = json.loads(_native.spec_json(self._kind, self._source))
+                self._source = None
+            _merge(self._fields, fields, self._kind)
+        self._info = (
+            _native.describe(self._kind, source=self._source)
+            if self._source is not None
+            else _native.describe(self._kind, json=json.dumps(self._fields, allow_nan=False))
+        )
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]):
+        """The spec in a file."""
+        p = os.fspath(path)
+        if not os.path.exists(p):
+            from ._native import MemwallIOError
+
+            raise MemwallIOError(f"{p}: no such file")
+        return cls(p)
+
+    @classmethod
+    def from_dict(cls, fields: Mapping[str, Any]):
+        """A spec from all its fields."""
+        return cls(dict(fields))
+
+    @property
+    def name(self) -> str:
+        return self._info["name"]
+
+    @property
+    def info(self) -> dict:
+        """The checked facts a repr shows (layers, parameters, RAM, bandwidth, ...)."""
+        return dict(self._info)
+
+    @property
+    def spec(self) -> dict:
+        """Every field, as the spec file has them (a copy: change it with ``replace``)."""
+        if self._fields is not None:
+            return copy.deepcopy(self._fields)
+        return json.loads(_native.spec_json(self._kind, self._source))
+
+    def replace(self, **fields: Any):
+        """A copy with ``fields`` changed (a dict value merges into that table)."""
+        return type(self)(self, **fields)
+
+    def _value(self) -> Any:
+        """What a scenario's ``model``/``device``/``engine`` entry holds: the name or path when
+        unchanged (a GGUF model keeps its tensors), else the fields."""
+        return self._source if self._source is not None else self._fields
+
+    def _origin(self) -> str:
+        return repr(self._source) if self._source is not None else f"{{{self.name!r} from fields}}"
+
+
+class Model(_Spec):
+    """A model architecture: ``Model("llama-3.2-1b")``, ``Model("file.gguf")``,
+    ``Model("config.json")``, ``Model({...})``, ``Model("qwen3-4b", n_layers=24)``."""
+
+    _kind = "model"
+
+    def __repr__(self) -> str:
+        i = self._info
+        kinds = ", ".join(f"{n} {k}" for k, n in i["layer_kinds"])
+        moe = f", {i['experts'][0]} experts top-{i['experts'][1]}" if i["experts"] else ""
+        params = f"{i['params'] / 1e9:.2f} B params" + (
+            f" ({i['active_params'] / 1e9:.2f} B active)" if i["active_params"] < 0.9 * i["params"] else ""
+        )
+        return (
+            f"Model({self._origin()}: {i['layers']} layers ({kinds}), hidden {i['hidden']}, "
+            f"{i['heads']} heads / {i['kv_heads']} KV heads of {i['head_dim']}{moe}, {params}, vocab {i['vocab']})"
+        )
+
+
+class Device(_Spec):
+    """A device: ``Device("raspberry-pi-5-16gb")``, ``Device("my-phone.toml")``, or a preset with
+    fields changed, ``Device("pixel-8", memory={"ram_bytes": 12_000_000_000})``."""
+
+    _kind = "device"
+
+    def __repr__(self) -> str:
+        i = self._info
+        kind = f"{i['kind']}, " if i["kind"] else ""
+        units = "".join(f" + {u.upper()}" for u in ("gpu", "npu") if i[u])
+        return (
+            f"Device({self._origin()}: {kind}{_gb(i['ram_bytes'])} RAM ({_gb(i['available_bytes'])} available), "
+            f"{i['peak_gbps']:.1f} GB/s peak × {i['achievable_fraction']:.2f}, {i['cores']} cores "
+            f"({i['big_cores']} big, {i['max_ghz']:.2f} GHz){units}"
+            f"{', thermal network' if i['thermal'] else ''})"
+        )
+
+
+class Engine(_Spec):
+    """An inference engine profile: ``Engine("llama.cpp")``, ``Engine("mlc-llm")``, a TOML file,
+    or the profile a calibration wrote."""
+
+    _kind = "engine"
+
+    def __repr__(self) -> str:
+        i = self._info
+        return f"Engine({self._origin()}: units {', '.join(i['units']) or 'none'})"
+
+
+class Quant:
+    """Weight and KV-cache formats: ``Quant("Q4_K_M", kv="q8_0")``; ``kv_k``/``kv_v`` set K and V
+    apart. ``weights`` is a llama.cpp file type (Q4_K_M, IQ4_XS, TQ1_0, ...), a format
+    (q4_0, int4-g128, ...) or ``"stored"`` (a GGUF model's own types)."""
+
+    def __init__(self, weights: str = "Q4_K_M", kv: str = "f16", *, kv_k: str | None = None, kv_v: str | None = None):
+        for name, v in (("weights", weights), ("kv", kv), ("kv_k", kv_k), ("kv_v", kv_v)):
+            if v is not None and not isinstance(v, str):
+                raise _bad(name, repr(v), f"invalid `{name}` = {v!r}: a format name (a string)")
+        self.weights = _native.parse_mix("weights", weights)
+        both = _native.parse_format("kv", kv)
+        self.kv_k = _native.parse_format("kv_k", kv_k) if kv_k is not None else both
+        self.kv_v = _native.parse_format("kv_v", kv_v) if kv_v is not None else both
+
+    def __repr__(self) -> str:
+        kv = f"kv={self.kv_k!r}" if self.kv_k == self.kv_v else f"kv_k={self.kv_k!r}, kv_v={self.kv_v!r}"
+        return f"Quant({self.weights!r}, {kv})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Quant) and (self.weights, self.kv_k, self.kv_v) == (other.weights, other.kv_k, other.kv_v)
+
+
+class Workload:
+    """What is run: ``Workload(context_tokens=8192, prompt_tokens=512, gen_tokens=256, batch=1)``
+    and any other ``workload.*`` field (``threads``, ``backend``, ``context_policy``,
+    ``margin_bytes``, ...). Checked when a design using it is evaluated."""
+
+    def __init__(self, **fields: Any):
+        for k, v in fields.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
+                raise _bad(f"workload.{k}", v, f"invalid `workload.{k}` = {v}: must be >= 0")
+        self.fields = dict(fields)
+
+    def __repr__(self) -> str:
+        return "Workload(" + ", ".join(f"{k}={v!r}" for k, v in self.fields.items()) + ")"
+
+
+def _spec_value(cls: type, v: Any, what: str) -> Any:
+    if isinstance(v, cls):
+        return v._value()
+    if isinstance(v, _Spec):
+        raise _bad(what, type(v).__name__, f"`{what}`: a {type(v).__name__} is not a {cls.__name__}")
+    if isinstance(v, os.PathLike):
+        return os.fspath(v)
+    if isinstance(v, (str, Mapping)):
+        return v
+    raise _bad(what, repr(v), f"`{what}`: a preset name, a path, a dict or a {cls.__name__}, not a {type(v).__name__}")
+
+
+def design(
+    model: Any,
+    device: Any,
+    weights: Any = None,
+    *,
+    kv: Any = None,
+    engine: Any = None,
+    workload: Workload | Mapping[str, Any] | None = None,
+    sim: Mapping[str, Any] | None = None,
+    assume_defaults: bool = False,
+    **fields: Any,
+) -> dict:
+    """The scenario of one design, as the mapping ``sweep`` takes as its base: ``model``,
+    ``device`` and ``engine`` are objects, preset names, paths or dicts; ``weights`` a mix name
+    or a ``Quant`` (which sets the KV formats too); ``kv`` a format for K and V; the other
+    keywords are ``workload`` fields (``context_tokens=8192``)."""
+    base: dict[str, Any] = {"model": _spec_value(Model, model, "model"), "device": _spec_value(Device, device, "device")}
+    if isinstance(weights, Quant):
+        if kv is not None:
+            raise _bad("kv", kv, "`kv`: the Quant given as `weights` sets the KV formats already")
+        base["weights"] = {"mix": weights.weights}
+        base["kv"] = {"k": weights.kv_k, "v": weights.kv_v}
+    else:
+        if weights is None:
+            stored = isinstance(model, Model) and model.info.get("stored_tensors") is not None
+            stored = stored or (isinstance(model, (str, os.PathLike)) and os.fspath(model).lower().endswith(".gguf"))
+            weights = "stored" if stored else "Q4_K_M"
+        base["weights"] = dict(weights) if isinstance(weights, Mapping) else {"mix": weights}
+        if kv is not None:
+            base["kv"] = dict(kv) if isinstance(kv, Mapping) else {"k": kv, "v": kv}
+    if engine is not None:
+        base["engine"] = _spec_value(Engine, engine, "engine")
+    w: dict[str, Any] = {}
+    if workload is not None:
+        w.update(workload.fields if isinstance(workload, Workload) else dict(workload))
+    w.update(Workload(**fields).fields)
+    if w:
+        base["workload"] = w
+    if sim is not None:
+        base["sim"] = dict(sim)
+    if assume_defaults:
+        base["assume_defaults"] = True
+    return base
+
+
+class Footprint:
+    """Where the bytes of one design go: ``weight_bytes``, ``kv_bytes``, ``state_bytes``,
+    ``compute_bytes``, ``overhead_bytes``, ``total_bytes`` against ``available_bytes`` less
+    ``margin_bytes``; ``fits``; and ``tensors``, one row per weight tensor (a pyarrow Table)."""
+
+    def __init__(self, facts: dict, tensors):
+        self._facts = facts
+        self.tensors = tensors
+        for k, v in facts.items():
+            setattr(self, k, v)
+
+    def to_dict(self) -> dict:
+        return dict(self._facts)
+
+    def __repr__(self) -> str:
+        f = self._facts
+        lines = [
+            f"Footprint of {f['model']} on {f['device']} ({f['weights']}, KV {f['kv_k']}/{f['kv_v']}, "
+            f"{f['kv_tokens']} tokens): {'fits' if f['fits'] else 'DOES NOT FIT'}"
+        ]
+        for label, key in (
+            ("weights", "weight_bytes"),
+            ("kv cache", "kv_bytes"),
+            ("recurrent state", "state_bytes"),
+            ("compute buffers", "compute_bytes"),
+            ("runtime", "overhead_bytes"),
+            ("total", "total_bytes"),
+            ("available", "available_bytes"),
+            ("margin", "margin_bytes"),
+            ("headroom", "headroom_bytes"),
+        ):
+            lines.append(f"  {label:<16} {f[key] / 1e9:9.3f} GB")
+        lines.append(f"  {f['bits_per_weight']:.3f} bits/weight over {f['params'] / 1e9:.3f} B parameters")
+        return "\n".join(lines)
+
+
+def _experiment(base: Mapping[str, Any], grid: Mapping[str, Any] | None, name: str):
+    from . import _experiment_text
+
+    text = _experiment_text(base, grid or {}, name)
+    return _native.parse_experiment(text, "python"), text
+
+
+def _strip_base(e: Exception) -> None:
+    # The scenario was built here: name its fields as the caller wrote them.
+    field = getattr(e, "field", None)
+    if isinstance(field, str) and field.startswith("base."):
+        e.field = field[len("base.") :]  # type: ignore[attr-defined]
+
+
+def footprint(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> Footprint:
+    """Memory footprint of one design by component, whether it fits the device with the
+    margin, and the bytes of every weight tensor. Arguments as ``design``."""
+    import pyarrow as pa
+
+    try:
+        exp, _ = _experiment(design(model, device, weights, **kwargs), None, "footprint")
+        facts, tensors = _native.footprint(exp)
+    except _native.MemwallError as e:
+        _strip_base(e)
+        raise
+    return Footprint(facts, pa.table(tensors))
+
+
+def estimate(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> dict:
+    """One design point: footprint, decode and prefill speed, energy and the binding term, as a
+    dict of the columns a sweep has. Arguments as ``design`` (``kv="q8_0"``,
+    ``engine="llama.cpp"``, workload fields such as ``context_tokens=8192``)."""
+    from . import sweep
+
+    try:
+        rows = sweep(design(model, device, weights, **kwargs)).to_pyarrow().to_pylist()
+    except _native.MemwallError as e:
+        _strip_base(e)
+        raise
+    return rows[0]
+
+
+def seconds(duration: float | int | str) -> float:
+    """A duration in seconds: a number, or text with a unit (``"90s"``, ``"10m"``, ``"1.5h"``)."""
+    if isinstance(duration, str):
+        return _native.parse_duration(duration)
+    if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+        raise _bad("duration", repr(duration), f"invalid `duration` = {duration!r}: seconds, or text such as '10m'")
+    return _native.parse_duration(repr(float(duration)))
+
+
+class Simulation:
+    """A simulated run: ``summary`` (one row per design point: burst and sustained tok/s,
+    throttling times, J/token, peak memory, temperatures, kills, policy actions) and ``trace``
+    (one row per decoded token, prefill chunk and pause: time, phase, latency, clock and
+    bandwidth scales, die and skin temperature, power, resident and free memory, events), both
+    ``memwall.Results``; ``metadata`` as memwall writes it into Parquet files."""
+
+    def __init__(self, summary, trace, metadata: Callable[[], dict]):
+        self.summary = summary
+        self.trace = trace
+        self._metadata = metadata
+
+    @property
+    def metadata(self) -> dict:
+        return self._metadata()
+
+    def __repr__(self) -> str:
+        t = f", trace of {len(self.trace)} rows" if self.trace is not None else ""
+        return f"<memwall.Simulation: {len(self.summary)} points{t}>"
+
+
+def _bar(total: float | None, desc: str, show: bool | None):
+    if show is False:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit="s" if total else "pt")
+
+
+def simulate(
+    model: Any,
+    device: Any = None,
+    weights: Any = None,
+    *,
+    duration: float | str | None = None,
+    grid: Mapping[str, Any] | None = None,
+    trace: bool = True,
+    trace_limit: str = "2GB",
+    progress: bool | None = None,
+    **kwargs: Any,
+) -> Simulation:
+    """Simulate a design through time with the discrete-event simulator: thermal throttling,
+    memory pressure and background apps, the session's turns and pauses, policies.
+
+    ``model`` and ``device`` as in ``design`` (``sim={...}`` sets ``sim.*``: ``session``,
+    ``thermal``, ``policies``, ``background``, ``duration_s``, ...); or ``model`` is a whole
+    base scenario (a mapping) or an experiment TOML file and ``device`` is None. ``grid``
+    simulates every point. ``duration`` (seconds or ``"10m"``) overrides ``sim.duration_s`` and
+    repeats the session's turns until then. A progress bar (tqdm) shows simulated time;
+    Ctrl-C stops the run."""
+    import pyarrow as pa
+
+    from . import MemwallIOError, Results, _experiment_text
+
+    if device is None and isinstance(model, Mapping):
+        base, text = dict(model), None
+    elif device is None and isinstance(model, (str, os.PathLike)):
+        if grid is not None:
+            raise _bad("grid", None, "`grid`: give either an experiment file or a base scenario with a grid")
+        path = os.fspath(model)
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise MemwallIOError(f"{path}: {e}") from None
+        base = None
+    else:
+        base, text = design(model, device, weights, **kwargs), None
+    duration_s = None if duration is None else seconds(duration)
+    try:
+        if text is None:
+            text = _experiment_text(base, grid or {}, "simulate")
+            exp = _native.parse_experiment(text, "python")
+        else:
+            exp = _native.parse_experiment(text, os.fspath(model))
+        limit_bytes = _bytes(trace_limit)
+        n = len(exp)
+        bar = _bar(n * duration_s if duration_s else None, "memwall simulate", progress)
+        done = [0.0]
+
+        def tick(point: int, t: float) -> None:
+            if bar is not None and duration_s:
+                pos = point * duration_s + min(t, duration_s)
+                bar.update(max(0.0, pos - done[0]))
+                done[0] = max(done[0], pos)
+
+        try:
+            summary, tr = _native.simulate(
+                exp, duration_s=duration_s, trace=trace, trace_limit_bytes=limit_bytes, progress=tick
+            )
+        finally:
+            if bar is not None:
+                bar.close()
+    except _native.MemwallError as e:
+        _strip_base(e)
+        raise
+    meta_cache: dict = {}
+
+    def metadata() -> dict:
+        if not meta_cache:
+            meta_cache.update(dict(_native.metadata(exp)))
+            if duration_s is not None:
+                meta_cache["duration_s"] = repr(duration_s)
+        return meta_cache
+
+    return Simulation(
+        Results(table=pa.table(summary), metadata=metadata),
+        None if tr is None else Results(table=pa.table(tr), metadata=metadata),
+        metadata,
+    )
+
+
+def _bytes(text: str | int) -> int:
+    if isinstance(text, int) and not isinstance(text, bool):
+        if text <= 0:
+            raise _bad("trace_limit", text, f"invalid `trace_limit` = {text}: must be > 0")
+        return text
+    if not isinstance(text, str):
+        raise _bad("trace_limit", repr(text), f"invalid `trace_limit` = {text!r}: bytes, or text such as '2GB'")
+    units = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
+    t = text.strip()
+    i = len(t)
+    while i > 0 and t[i - 1].isalpha():
+        i -= 1
+    num, unit = t[:i].strip(), t[i:].upper()
+    try:
+        v = float(num)
+    except ValueError:
+        v = float("nan")
+    if unit not in units or not (v > 0 and v != float("inf")):
+        raise _bad("trace_limit", text, f"invalid `trace_limit` = {text!r}: a size such as '500MB' or '2GB'")
+    return int(v * units[unit])
+
+
+class Calibration:
+    """A calibrated ``device`` and ``engine`` (use them together), ``table`` (a pyarrow Table:
+    per llama-bench row the measured and predicted tok/s before and after, or per fitted
+    figure its value and 95 % interval) and, for a host, ``measurements_csv``."""
+
+    def __init__(self, profiles: dict, table):
+        self.device = Device(json.loads(profiles["device_json"]))
+        self.engine = Engine(json.loads(profiles["engine_json"]))
+        self.table = table
+        self.measurements_csv: str | None = profiles.get("measurements_csv")
+        self._toml = (profiles["device_toml"], profiles["engine_toml"])
+
+    def write(self, device_path: str | os.PathLike[str], engine_path: str | os.PathLike[str] | None = None) -> None:
+        """Write the device profile and the engine profile beside it (``NAME.engine.toml``) as
+        ``memwall calibrate`` does; each file appears whole or not at all."""
+        d = os.fspath(device_path)
+        stem, _ = os.path.splitext(d)
+        e = os.fspath(engine_path) if engine_path is not None else stem + ".engine.toml"
+        _write_text(d, self._toml[0])
+        _write_text(e, self._toml[1])
+        if self.measurements_csv is not None:
+            _write_text(stem + ".measurements.csv", self.measurements_csv)
+
+    def __repr__(self) -> str:
+        return f"<memwall.Calibration: {self.device.name} with {self.engine.name}, {self.table.num_rows} rows>"
+
+
+def _write_text(path: str, text: str) -> None:
+    from . import MemwallIOError
+
+    tmp = f"{path}.memwall-tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise MemwallIOError(f"{path}: {e}") from None
+
+
+def calibrate(
+    llama_bench: str | os.PathLike[str] | None = None,
+    *,
+    device: Any = None,
+    model: Any = None,
+    engine: str = "llama.cpp",
+    host: bool = False,
+    quick: bool = True,
+    threads: int | None = None,
+    name: str = "host",
+    progress: bool = True,
+) -> Calibration:
+    """Calibrate a device. With ``llama_bench`` (a file of llama-bench output of ``model`` on
+    ``device``, run by ``engine``): fit the unit's bandwidth share and the engine's fixed
+    costs and KV reads there. With ``host=True``: probe this machine with memwall's kernels and
+    engine (``quick``: about 2 minutes) and fit a device and an engine profile with 95 %
+    intervals. ``Calibration.write(path)`` saves the profiles as ``memwall calibrate`` does."""
+    import pyarrow as pa
+
+    if (llama_bench is None) == (not host):
+        raise _bad("llama_bench", llama_bench, "`calibrate`: give either `llama_bench` (a file) or `host=True`")
+    if host:
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)):
+            raise _bad("threads", repr(threads), f"invalid `threads` = {threads!r}: a number of threads")
+        cb = (lambda line: print(line, flush=True)) if progress else None
+        profiles, table = _native.calibrate_host(name=name, quick=quick, threads=threads, progress=cb)
+        return Calibration(profiles, pa.table(table))
+    for what, v in (("device", device), ("model", model)):
+        if v is None:
+            raise _bad(what, None, f"`{what}`: calibrating from llama-bench output needs the {what} it ran")
+    dev = _file_or_name(Device, device, "device")
+    mod = _file_or_name(Model, model, "model")
+    eng = _file_or_name(Engine, engine, "engine")
+    profiles, table = _native.calibrate_llama_bench(os.fspath(llama_bench), dev, mod, eng)
+    return Calibration(profiles, pa.table(table))
+
+
+def _file_or_name(cls: type, v: Any, what: str) -> str:
+    if isinstance(v, cls) and v._source is not None:
+        return v._source
+    if isinstance(v, (str, os.PathLike)):
+        return os.fspath(v)
+    raise _bad(what, repr(v), f"`{what}`: a preset name, a file or an unchanged {cls.__name__} read from one")
+
+
+def validate(
+    *,
+    devices: bool = False,
+    host: str | os.PathLike[str] | None = None,
+    table: str | os.PathLike[str] | None = None,
+    tokens: int = 8,
+    only: str | None = None,
+):
+    """Check predictions against measurements. ``devices=True``: leave-one-device-out over
+    the published decode measurements (``table``, default the shipped one); the report has
+    per row the measured, cross-validated predicted, in-sample and roofline tok/s, and
+    ``.excluded`` lists the rows set aside. ``host=PATH``: run memwall's engine here on the
+    validation designs (those whose id contains ``only``) and predict each with the host
+    profile at PATH (``PATH.engine.toml`` beside it). Returns ``memwall.Results``."""
+    import pyarrow as pa
+
+    from . import Results
+
+    if devices == (host is not None):
+        raise _bad("host", host, "`validate`: give either `devices=True` or `host` (a host profile)")
+    if devices:
+        report, excluded = _native.validate_devices(None if table is None else os.fspath(table))
+        r = Results(table=pa.table(report))
+        r.excluded = excluded
+        return r
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+        raise _bad("tokens", repr(tokens), f"invalid `tokens` = {tokens!r}: time at least one token")
+    return Results(table=pa.table(_native.validate_host(os.fspath(host), tokens=tokens, only=only)))
