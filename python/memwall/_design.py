@@ -429,6 +429,8 @@ def simulate(
             summary, tr = _native.simulate(
                 exp, duration_s=duration_s, trace=trace, trace_limit_bytes=limit_bytes, progress=tick
             )
+            if bar is not None and duration_s:
+                bar.update(max(0.0, n * duration_s - done[0]))
         finally:
             if bar is not None:
                 bar.close()
@@ -551,7 +553,7 @@ def calibrate(
     return Calibration(profiles, pa.table(table))
 
 
-def _file_or_name(cls: type, v: Any, what: str) -> str:
+def _file_or_name(cls: type[_Spec], v: Any, what: str) -> str:
     if isinstance(v, cls) and v._source is not None:
         return v._source
     if isinstance(v, (str, os.PathLike)):

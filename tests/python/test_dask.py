@@ -31,6 +31,15 @@ def test_a_distributed_sweep_has_the_local_rows(client):
     assert remote.equals(local)
 
 
+def test_a_distributed_simulation_has_the_local_summaries(client):
+    base = dict(BASE, sim={"duration_s": 20.0})
+    grid = {"workload.context_tokens": [1024, 4096, 8192]}
+    local = memwall.sweep(base, grid=grid, engine="des").to_pyarrow()
+    remote = memwall.sweep(base, grid=grid, engine="des", client=client, partitions=3).to_pyarrow()
+    assert remote.num_rows == 3 and remote.equals(local)
+    assert remote.column("point").to_pylist() == [0, 1, 2]
+
+
 def test_partitions_can_go_to_a_parquet_dataset(client, tmp_path):
     import pyarrow.parquet as pq
 

@@ -230,13 +230,14 @@ pub fn simulate(
 ) -> PyResult<(ArrowStream, Option<ArrowStream>)> {
     let exp = &experiment.exp;
     let mut raised: Option<PyErr> = None;
-    let mut last = std::time::Instant::now();
+    // The first call goes through; later ones at most every 0.1 s of wall time.
+    let mut last: Option<std::time::Instant> = None;
     let result = py.detach(|| {
         let mut check = |i: usize, t: f64| -> bool {
-            if last.elapsed().as_secs_f64() < 0.1 {
+            if last.is_some_and(|l| l.elapsed().as_secs_f64() < 0.1) {
                 return true;
             }
-            last = std::time::Instant::now();
+            last = Some(std::time::Instant::now());
             Python::attach(|py| {
                 let r = py.check_signals().and_then(|()| match &progress {
                     Some(f) => f.call1(py, (i, t)).map(drop),
