@@ -5,12 +5,16 @@
 The grids of `cargo bench --bench sweep`: (a) fixed (model, mix) pairs, sweeping context,
 KV formats, batch, prompt and generated tokens (1.2 M points); (b) an arbitrary grid of 5
 models × 5 mixes × 4 KV formats × 100 contexts × 100 batch sizes (1 M points). Prints points/s (wall time from the call to a
-pyarrow Table in hand) and the process's peak RSS. Run with the package installed
-(`pip install .`).
+pyarrow Table in hand) and the process's peak RSS. Then the peer models of bench/python/peers.py
+(GenZ, `pip install genz-llm`; LLM-Viewer is not on PyPI) are timed on an even sample of grid
+(b) for `--peer-budget` seconds each, and the ratio of points/s printed. Run with the package
+installed (`pip install .`).
 """
 
 import argparse
+import os
 import resource
+import sys
 import time
 
 import pyarrow as pa
@@ -34,6 +38,7 @@ def run(label, base, grid):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--points-scale", type=float, default=1.0, help="shrink the grids (0.1: a tenth of the points)")
+    ap.add_argument("--peer-budget", type=float, default=20.0, help="seconds each peer model is timed for")
     a = ap.parse_args()
     # The grids of `cargo bench --bench sweep`, so the two figures compare: the difference is
     # the crossing into Python.
@@ -56,7 +61,42 @@ def main():
         "workload.context_tokens": [2048 + 256 * i for i in range(n)],
         "workload.batch": list(range(1, n + 1)),
     }
-    run("arbitrary grid (models and mixes)", base, arbitrary)
+    memwall_rate = run("arbitrary grid (models and mixes)", base, arbitrary)
+    peers(arbitrary, memwall_rate, a.peer_budget)
+
+
+# Bits per weight and per KV element of the grid's formats, as the peers take them.
+WEIGHT_BITS = {"F16": 16, "Q8_0": 8, "Q6_K": 6, "Q4_K_M": 4, "Q2_K": 2}
+KV_BITS = {"f16": 16, "q8_0": 8, "q4_0": 4, "q4_1": 4}
+
+
+def peers(grid, memwall_rate, budget_s):
+    """Time the peer models on an evenly spread sample of the arbitrary grid's points for
+    `budget_s` seconds each (a million points would take them hours) and print their points/s
+    beside memwall's on the whole grid."""
+    import itertools
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import peers as peer_models
+
+    axes = [grid["model"], grid["weights.mix"], grid["kv.k+kv.v"], grid["workload.context_tokens"], grid["workload.batch"]]
+    every = list(itertools.product(*axes))
+    step = max(1, len(every) // 5000)
+    points = [
+        {"model": m, "bits": WEIGHT_BITS[w], "kv_bits": KV_BITS[kv], "context": c, "batch": b}
+        for (m, w, kv, c, b) in every[::step]
+    ]
+    for name, fn in (("GenZ", peer_models.time_genz), ("LLM-Viewer", peer_models.time_llm_viewer)):
+        r = fn(points, budget_s=budget_s)
+        if r is None:
+            print(f"{name:<38} not installed (see bench/python/peers.py)")
+            continue
+        rate = r["points_per_s"]
+        failed = r.get("failures", 0)
+        print(
+            f"{r['name']:<38} {r['points']:>9} points  {r['seconds']:7.2f} s  {rate:>12,.1f} points/s  "
+            f"({failed} did not fit)  memwall / {name}: {memwall_rate / rate:,.0f}x"
+        )
 
 
 if __name__ == "__main__":
