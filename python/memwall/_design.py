@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from . import _native
 from ._errors import bad as _bad
@@ -567,13 +567,14 @@ def validate(
     host: str | os.PathLike[str] | None = None,
     table: str | os.PathLike[str] | None = None,
     tokens: int = 8,
-    only: str | None = None,
+    only: str | Sequence[str] | None = None,
 ):
     """Check predictions against measurements. ``devices=True``: leave-one-device-out over
     the published decode measurements (``table``, default the shipped one); the report has
     per row the measured, cross-validated predicted, in-sample and roofline tok/s, and
     ``.excluded`` lists the rows set aside. ``host=PATH``: run memwall's engine here on the
-    validation designs (those whose id contains ``only``) and predict each with the host
+    validation designs (those whose id contains ``only``, or one of a list of substrings)
+    and predict each with the host
     profile at PATH (``PATH.engine.toml`` beside it). Returns ``memwall.Results``."""
     import pyarrow as pa
 
@@ -588,4 +589,7 @@ def validate(
         return r
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
         raise _bad("tokens", repr(tokens), f"invalid `tokens` = {tokens!r}: time at least one token")
-    return Results(table=pa.table(_native.validate_host(os.fspath(host), tokens=tokens, only=only)))
+    if only is None or isinstance(only, str):
+        return Results(table=pa.table(_native.validate_host(os.fspath(host), tokens=tokens, only=only)))
+    parts = [pa.table(_native.validate_host(os.fspath(host), tokens=tokens, only=o)) for o in only]
+    return Results(table=pa.concat_tables(parts))
