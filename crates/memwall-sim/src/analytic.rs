@@ -226,6 +226,46 @@ impl Conditions {
     pub const NOMINAL: Conditions = Conditions { freq_scale: 1.0, bandwidth_scale: 1.0, cached: None };
 }
 
+/// Core cycles of work on the lead cluster's cores.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cycles {
+    /// Arithmetic (multiply-add) cycles.
+    pub arith: f64,
+    /// Dequantization cycles.
+    pub dequant: f64,
+}
+
+/// One routed expert, summed over the MoE layers.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ExpertCost {
+    /// Weight bytes.
+    pub bytes: f64,
+    /// Weight elements.
+    pub elems: f64,
+    /// Core cycles.
+    pub cycles: Cycles,
+}
+
+/// The routing shape of a mixture of experts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoeShape {
+    /// Routed experts per MoE layer.
+    pub n_experts: u32,
+    /// Experts each token uses.
+    pub top_k: u32,
+    /// MoE layers.
+    pub layers: u64,
+}
+
+/// Expert work of a step: the distinct experts' bytes, elements and dequantization, and the
+/// arithmetic of every token's `top_k` experts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct ExpertWork {
+    bytes: f64,
+    arith: f64,
+    dequant: f64,
+}
+
 /// Per-scenario constants, computed once and shared by the analytic estimator and the
 /// simulator.
 #[derive(Debug, Clone)]
@@ -240,12 +280,12 @@ pub struct CostPlan {
     pub dense_bytes: f64,
     /// Weight elements read per token outside routed experts.
     pub dense_elems: f64,
-    /// Arithmetic and dequantization cycles (on the fastest cluster's cores) outside experts.
-    dense_cycles: (f64, f64),
-    /// Bytes, elements and (arith, dequant) cycles of one routed expert summed over the MoE layers.
-    pub(crate) expert: (f64, f64, (f64, f64)),
-    /// Routed experts per MoE layer, top-k, MoE layers.
-    pub(crate) moe: Option<(u32, u32, u64)>,
+    /// Cycles (on the fastest cluster's cores) outside experts.
+    dense_cycles: Cycles,
+    /// One routed expert summed over the MoE layers.
+    pub(crate) expert: ExpertCost,
+    /// The routing shape.
+    pub(crate) moe: Option<MoeShape>,
     /// Expected distinct experts per layer for one decode step of `batch` tokens.
     pub(crate) decode_distinct: f64,
     /// KV bytes per cached token, summed over the full-attention KV layers and the sliding ones.
@@ -262,7 +302,7 @@ pub struct CostPlan {
     act_bytes: f64,
     /// The K and V formats of the cache (per-layer KV bytes for the simulator's pipeline,
     /// [`crate::token::AttentionOp::kv_row_bytes`]).
-    pub(crate) kv_formats: (QuantFormat, QuantFormat),
+    pub(crate) kv_formats: memwall_spec::KvQuant,
     /// CPU cycles of attention per multiply-add and per KV byte ([`attention_cycles`]).
     attn_cycles: [f64; 2],
     /// Times a decode step reads the KV it attends over (`cost.attention_kv_reads`).
@@ -321,10 +361,10 @@ pub struct TensorPlan {
     dense_bytes: f64,
     /// Weight elements read per token outside routed experts.
     dense_elems: f64,
-    /// Arithmetic and dequantization cycles (on the fastest cluster's cores) outside experts.
-    dense_cycles: (f64, f64),
-    /// Bytes, elements and (arith, dequant) cycles of one routed expert summed over the MoE layers.
-    expert: (f64, f64, (f64, f64)),
+    /// Cycles (on the fastest cluster's cores) outside experts.
+    dense_cycles: Cycles,
+    /// One routed expert summed over the MoE layers.
+    expert: ExpertCost,
     /// MoE layers.
     n_moe_layers: u64,
     /// Recurrent-state bytes read + written per token, their multiply-adds, and the state
@@ -366,8 +406,12 @@ impl TensorPlan {
             active_params: m.params().active_per_token,
             dense_bytes: dense.bytes,
             dense_elems: dense.macs,
-            dense_cycles: (dense.arith_cycles, dense.dequant_cycles),
-            expert: (experts.bytes, experts.macs, (experts.arith_cycles, experts.dequant_cycles)),
+            dense_cycles: Cycles { arith: dense.arith_cycles, dequant: dense.dequant_cycles },
+            expert: ExpertCost {
+                bytes: experts.bytes,
+                elems: experts.macs,
+                cycles: Cycles { arith: experts.arith_cycles, dequant: experts.dequant_cycles },
+            },
             n_moe_layers: table.moe_layers(),
             table: Arc::new(table),
             state_rw_bytes,
@@ -494,16 +538,20 @@ impl CostPlan {
             dense_elems: tp.dense_elems,
             dense_cycles: tp.dense_cycles,
             expert: tp.expert,
-            moe: m.moe.as_ref().map(|mo| (mo.n_experts, mo.top_k, tp.n_moe_layers)),
+            moe: m.moe.as_ref().map(|mo| MoeShape {
+                n_experts: mo.n_experts,
+                top_k: mo.top_k,
+                layers: tp.n_moe_layers,
+            }),
             decode_distinct: m
                 .moe
                 .as_ref()
                 .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
-            kv_formats: (s.kv.k, s.kv.v),
+            kv_formats: s.kv,
             attn_cycles: attention_cycles(
                 u,
                 s.kv.k,
-                if tp.dense_elems > 0.0 { tp.dense_cycles.0 / tp.dense_elems } else { 0.0 },
+                if tp.dense_elems > 0.0 { tp.dense_cycles.arith / tp.dense_elems } else { 0.0 },
             ),
             kv_reads: u.attention_kv_reads,
             kv_full_per_token: kv_sum(LayerKind::Full),
@@ -554,20 +602,24 @@ impl CostPlan {
     }
 
     /// Expert bytes, elements and cycles read for `tokens` tokens processed together.
-    fn expert_work(&self, tokens: u64) -> (f64, f64, f64, f64) {
+    fn expert_work(&self, tokens: u64) -> ExpertWork {
         match self.moe {
-            Some((e, k, layers)) if layers > 0 => {
+            Some(MoeShape { n_experts, top_k, layers }) if layers > 0 => {
                 let distinct = if tokens == self.batch as u64 {
                     self.decode_distinct
                 } else {
-                    expected_distinct_experts(e, k, tokens, self.skew)
+                    expected_distinct_experts(n_experts, top_k, tokens, self.skew)
                 };
-                let (b, el, (a, q)) = self.expert;
+                let x = &self.expert;
                 // Bytes and dequantization scale with the distinct experts; arithmetic with
                 // the experts each token uses.
-                (distinct * b, distinct * el, tokens as f64 * k as f64 * a, distinct * q)
+                ExpertWork {
+                    bytes: distinct * x.bytes,
+                    arith: tokens as f64 * top_k as f64 * x.cycles.arith,
+                    dequant: distinct * x.cycles.dequant,
+                }
             }
-            _ => (0.0, 0.0, 0.0, 0.0),
+            _ => ExpertWork::default(),
         }
     }
 
@@ -590,25 +642,25 @@ impl CostPlan {
     /// and write of recurrent state).
     pub fn decode_work(&self, ctx: u64) -> StepWork {
         let b = self.batch as f64;
-        let (eb, _eel, ea, eq) = self.expert_work(self.batch as u64);
+        let ex = self.expert_work(self.batch as u64);
         let (kv_read, attn_macs) = self.attention(ctx + 1);
         let kv_write = self.kv_full_per_token + self.kv_sliding_per_token;
         StepWork {
-            weight_bytes: self.dense_bytes + eb,
+            weight_bytes: self.dense_bytes + ex.bytes,
             kv_bytes: b * (self.kv_reads * kv_read + kv_write + self.state_bytes),
             activation_bytes: b * self.act_bytes,
             weight_macs: b * self.dense_elems + self.expert_weight_macs(self.batch as u64),
             attn_macs: b * (attn_macs + self.state_macs),
-            arith_cycles: b * self.dense_cycles.0 + ea,
+            arith_cycles: b * self.dense_cycles.arith + ex.arith,
             // As in prefill, `prefill_dequant_reuse` sequences share one dequantization.
-            dequant_cycles: (b / self.prefill_reuse).max(1.0) * (self.dense_cycles.1 + eq),
+            dequant_cycles: (b / self.prefill_reuse).max(1.0) * (self.dense_cycles.dequant + ex.dequant),
             ops: self.ops_per_token,
         }
     }
 
     fn expert_weight_macs(&self, tokens: u64) -> f64 {
         match self.moe {
-            Some((_, k, layers)) if layers > 0 => tokens as f64 * k as f64 * self.expert.1,
+            Some(MoeShape { top_k, layers, .. }) if layers > 0 => tokens as f64 * top_k as f64 * self.expert.elems,
             _ => 0.0,
         }
     }
@@ -719,13 +771,13 @@ impl CostPlan {
     }
 
     /// Routed experts per MoE layer, top-k and the number of MoE layers.
-    pub fn moe(&self) -> Option<(u32, u32, u64)> {
+    pub fn moe(&self) -> Option<MoeShape> {
         self.moe
     }
 
     /// Bytes of one routed expert summed over the MoE layers.
     pub fn expert_bytes(&self) -> f64 {
-        self.expert.0
+        self.expert.bytes
     }
 
     /// Expected distinct experts per MoE layer for one decode step.
@@ -808,7 +860,7 @@ impl CostPlan {
     /// (the chunk's queries share that read; the knob only repeats decode's); arithmetic
     /// scales with tokens; dequantization is shared by `prefill_dequant_reuse` tokens.
     pub fn prefill_work(&self, start: u64, n: u64) -> StepWork {
-        let (eb, _eel, ea, eq) = self.expert_work(n);
+        let ex = self.expert_work(n);
         let (kv_read, _) = self.attention(start + n);
         // Σ over the chunk's queries of attended tokens: sum of an arithmetic sequence,
         // capped by the window for sliding layers.
@@ -816,13 +868,13 @@ impl CostPlan {
             + attended_sum(LayerKind::Sliding, start, n, self.window) * self.attn_sliding_macs;
         let reuse = (n as f64 / self.prefill_reuse).max(1.0);
         StepWork {
-            weight_bytes: self.dense_bytes + eb,
+            weight_bytes: self.dense_bytes + ex.bytes,
             kv_bytes: kv_read + n as f64 * (self.kv_full_per_token + self.kv_sliding_per_token + self.state_bytes),
             activation_bytes: n as f64 * self.act_bytes,
             weight_macs: n as f64 * self.dense_elems + self.expert_weight_macs(n),
             attn_macs: attn + n as f64 * self.state_macs,
-            arith_cycles: n as f64 * self.dense_cycles.0 + ea,
-            dequant_cycles: reuse * (self.dense_cycles.1 + eq),
+            arith_cycles: n as f64 * self.dense_cycles.arith + ex.arith,
+            dequant_cycles: reuse * (self.dense_cycles.dequant + ex.dequant),
             ops: self.ops_per_token,
         }
     }

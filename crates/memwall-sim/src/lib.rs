@@ -15,8 +15,8 @@ pub mod token;
 pub mod unit;
 
 pub use analytic::{
-    Binding, Conditions, CostPlan, Estimate, Estimator, StepTime, StepWork, TensorPlan, estimate,
-    expected_distinct_experts,
+    Binding, Conditions, CostPlan, Cycles, Estimate, Estimator, ExpertCost, MoeShape, StepTime, StepWork, TensorPlan,
+    estimate, expected_distinct_experts,
 };
 pub use footprint::{
     Fallback, Footprint, WeightBytes, gguf_file_bytes, ideal_weight_bytes, kv_cache_bytes, resident_weight_bytes,

@@ -385,7 +385,7 @@ impl Objects {
             }
         }
         let (n_experts, expert_bytes) = match plan.moe() {
-            Some((e, _, layers)) if layers > 0 => (e as usize, plan.expert_bytes() / layers as f64),
+            Some(m) if m.layers > 0 => (m.n_experts as usize, plan.expert_bytes() / m.layers as f64),
             _ => (0, 0.0),
         };
         Objects {
@@ -462,13 +462,13 @@ impl Run {
         let plan = CostPlan::new(s)?;
         let objects = Objects::new(s, &plan);
         let mut rng = SmallRng::seed_from_u64(cfg.seed);
-        let moe_layers = plan.moe().map_or(0, |m| m.2 as usize);
+        let moe_layers = plan.moe().map_or(0, |m| m.layers as usize);
         let levels = if cfg.cache == CacheMode::Lru { cache_levels(s, objects.count(moe_layers)) } else { Vec::new() };
         let router = match (plan.moe(), cfg.routing) {
-            (Some((e, k, layers)), Routing::Sampled { correlation }) if layers > 0 => Some(Router::new(
-                e,
-                k,
-                layers as usize,
+            (Some(m), Routing::Sampled { correlation }) if m.layers > 0 => Some(Router::new(
+                m.n_experts,
+                m.top_k,
+                m.layers as usize,
                 s.workload.batch,
                 s.workload.routing_skew,
                 correlation,
@@ -832,7 +832,7 @@ impl Run {
         s.weights = w;
         let plan = CostPlan::new(&s)?;
         self.objects = Objects::new(&s, &plan);
-        let moe_layers = plan.moe().map_or(0, |m| m.2 as usize);
+        let moe_layers = plan.moe().map_or(0, |m| m.layers as usize);
         if self.cur.sim.cache == CacheMode::Lru {
             self.levels = cache_levels(&s, self.objects.count(moe_layers));
         }

@@ -40,7 +40,7 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
     let t = &plan.table;
     let b = plan.batch as f64;
     let (distinct, top_k) = match plan.moe {
-        Some((_, k, layers)) if layers > 0 => (plan.decode_distinct, k as f64),
+        Some(m) if m.layers > 0 => (plan.decode_distinct, m.top_k as f64),
         _ => (0.0, 0.0),
     };
     let mut ops: Vec<Op> = Vec::with_capacity(t.weights.len() + t.attention.len() + t.state.len() + 1);
@@ -63,7 +63,7 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
             && !ops.iter().any(|o| o.layer == w.layer && o.kind == OpKind::Attention)
         {
             let attended = attended_tokens(a.kind, ctx + 1, plan.window) as f64;
-            let row = a.kv_row_bytes(plan.kv_formats.0, plan.kv_formats.1) as f64;
+            let row = a.kv_row_bytes(plan.kv_formats.k, plan.kv_formats.v) as f64;
             let kv = if a.owns_kv { (plan.kv_reads * attended + 1.0) * row } else { 0.0 };
             ops.push(Op {
                 layer: Some(a.layer),
