@@ -188,6 +188,8 @@ class Workload:
             if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
                 raise _bad(f"workload.{k}", v, f"invalid `workload.{k}` = {v}: must be >= 0")
         self.fields = dict(fields)
+        if isinstance(self.fields.get("backend"), str):
+            self.fields["backend"] = _native.parse_backend("workload.backend", self.fields["backend"])
 
     def __repr__(self) -> str:
         return "Workload(" + ", ".join(f"{k}={v!r}" for k, v in self.fields.items()) + ")"

@@ -52,6 +52,7 @@ def test_objects_come_from_presets_files_dicts_and_keywords():
         (lambda: memwall.Quant("Q4_K_M", kv="q9"), "kv", "q9"),
         (lambda: memwall.Quant(4), "weights", "4"),
         (lambda: memwall.Workload(batch=-1), "workload.batch", "-1"),
+        (lambda: memwall.Workload(backend="tpu"), "workload.backend", "tpu"),
         (lambda: memwall.footprint("llama-3.2-1b", memwall.Model("llama-3.2-1b")), "device", "Model"),
         (lambda: memwall.simulate("llama-3.2-1b", DEVICE, duration="-3s"), "duration", "-3s"),
         (lambda: memwall.simulate("llama-3.2-1b", DEVICE, duration=True), "duration", "True"),

@@ -17,8 +17,8 @@ pub struct DecodeArgs {
     #[arg(long)]
     model: String,
     /// Weight mix: a llama.cpp file type (Q4_K_M, Q2_K, TQ2_0, ...) or a ggml format.
-    #[arg(long, default_value = "Q4_K_M")]
-    weights: String,
+    #[arg(long, default_value = "Q4_K_M", value_parser = crate::flag::<memwall_spec::Mix>("weights"))]
+    weights: memwall_spec::Mix,
     #[command(flatten)]
     kv: crate::KvArgs,
     /// Threads (default: the CPUs available).
@@ -43,8 +43,8 @@ pub struct DecodeArgs {
 
 pub fn decode(a: &DecodeArgs) -> Result<()> {
     let model = load_model(&a.model)?;
-    let weights = WeightQuant::new(a.weights.parse().map_err(|e: memwall_spec::SpecError| e.within("weights"))?);
-    let kv = a.kv.formats()?;
+    let weights = WeightQuant::new(a.weights);
+    let kv = a.kv.formats();
     let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if a.tokens == 0 {
         anyhow::bail!("invalid `--tokens` = 0: decode at least one token");

@@ -9,10 +9,12 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use memwall_io::{Experiment, QualityTable, load_device, load_model};
+use memwall_io::{EngineProfile, Experiment, QualityTable, load_device, load_model};
 use memwall_sim::{Estimate, WeightBytes, estimate};
-use memwall_spec::units::{GB, to_gb};
-use memwall_spec::{Backend, ContextPolicy, KvQuant, QuantFormat, Scenario, WeightQuant, Workload};
+use memwall_spec::units::{ByteSize, GB, Seconds, to_gb};
+use memwall_spec::{
+    Backend, ContextPolicy, FileType, KvQuant, Mix, QuantFormat, Scenario, SpecError, WeightQuant, Workload,
+};
 
 mod stdio;
 
@@ -34,6 +36,14 @@ macro_rules! eprintln {
 
 mod calibrate;
 mod decode;
+
+/// A clap value parser for a type read from text ([`std::str::FromStr`]), whose errors name
+/// `field`: the same parsing the experiment files and the Python bindings use.
+pub(crate) fn flag<T: std::str::FromStr<Err = SpecError>>(
+    field: &'static str,
+) -> impl Fn(&str) -> std::result::Result<T, SpecError> + Clone + Send + Sync + 'static {
+    move |text| text.parse::<T>().map_err(|e| e.within(field))
+}
 mod quality;
 
 #[derive(Parser)]
@@ -77,8 +87,8 @@ enum Command {
         /// (a `[grid]` simulates every point).
         scenario: PathBuf,
         /// Simulated time per point (`90s`, `10m`, `1h`); the session's turns repeat until then.
-        #[arg(long)]
-        duration: Option<String>,
+        #[arg(long, value_parser = flag::<Seconds>("duration"))]
+        duration: Option<Seconds>,
         /// Per-token trace output (Parquet).
         #[arg(long)]
         trace: Option<PathBuf>,
@@ -89,8 +99,8 @@ enum Command {
         #[arg(long)]
         plot: Option<PathBuf>,
         /// Refuse a run whose trace would exceed this size (`500MB`, `2GB`, `10GB`).
-        #[arg(long, default_value = "2GB")]
-        trace_limit: String,
+        #[arg(long, default_value = "2GB", value_parser = flag::<ByteSize>("--trace-limit"))]
+        trace_limit: ByteSize,
     },
     /// Calibrate a device. Without `--from-llama-bench`: probe this machine with memwall's
     /// kernels and engine (read bandwidth by threads and working set, the GEMV of each weight
@@ -182,8 +192,8 @@ struct ScenarioArgs {
     /// Weight mix: a llama.cpp file type (Q4_K_M, Q2_K, IQ4_XS, TQ1_0, ...), a format (q4_0,
     /// int4-g128, ...) or `stored` (a GGUF's own types) [default: stored for a GGUF file,
     /// Q4_K_M otherwise].
-    #[arg(long)]
-    weights: Option<String>,
+    #[arg(long, value_parser = flag::<Mix>("weights"))]
+    weights: Option<Mix>,
     #[command(flatten)]
     kv: KvArgs,
     /// Context the KV cache is allocated for, tokens.
@@ -205,12 +215,12 @@ struct ScenarioArgs {
     #[arg(long)]
     threads: Option<u32>,
     /// Compute unit: cpu, gpu or npu.
-    #[arg(long, default_value = "cpu")]
-    backend: String,
+    #[arg(long, default_value = "cpu", value_parser = flag::<Backend>("backend"))]
+    backend: Backend,
     /// Inference engine: a profile name (llama.cpp, ollama, llama.cpp-cuda, llama.cpp-vulkan,
     /// llama.cpp-opencl, mlc-llm, executorch, litert-lm, mlx, mnn, generic, ...) or a TOML path.
-    #[arg(long, default_value = "generic")]
-    engine: String,
+    #[arg(long, default_value = "generic", value_parser = |s: &str| s.parse::<EngineProfile>())]
+    engine: EngineProfile,
     /// Use the class default for a figure the device lacks for the unit (a GPU's bandwidth
     /// share), labelled as assumed in the output, instead of refusing.
     #[arg(long)]
@@ -222,13 +232,8 @@ struct ScenarioArgs {
 
 impl ScenarioArgs {
     fn scenario(&self) -> Result<Scenario> {
-        let kv = self.kv.formats()?;
-        let backend = match self.backend.as_str() {
-            "cpu" => Backend::Cpu,
-            "gpu" => Backend::Gpu,
-            "npu" => Backend::Npu,
-            other => anyhow::bail!("unknown backend `{other}` for `--backend`; expected cpu, gpu or npu"),
-        };
+        let kv = self.kv.formats();
+        let backend = self.backend;
         if !(self.margin_gb.is_finite() && self.margin_gb >= 0.0) {
             anyhow::bail!("invalid `--margin-gb` = {}: must be a finite number >= 0", self.margin_gb);
         }
@@ -258,16 +263,14 @@ impl ScenarioArgs {
         } else {
             load_model(name)?
         };
-        let weights = self
-            .weights
-            .clone()
-            .unwrap_or_else(|| if model.stored.is_some() { "stored".to_string() } else { "Q4_K_M".to_string() });
+        let weights =
+            self.weights.unwrap_or(if model.stored.is_some() { Mix::Stored } else { Mix::File(FileType::Q4_K_M) });
         let s = Scenario {
             model,
             device: load_device(&self.device)?,
-            engine: memwall_io::load_engine(&self.engine)?,
+            engine: self.engine.0.clone(),
             assume_defaults: self.assume_defaults,
-            weights: WeightQuant::new(weights.parse().map_err(|e: memwall_spec::SpecError| e.within("weights"))?),
+            weights: WeightQuant::new(weights),
             kv,
             workload,
             cost: Default::default(),
@@ -307,27 +310,20 @@ fn report_import(path: &str, i: &memwall_import::Imported) {
 #[derive(Args)]
 struct KvArgs {
     /// KV-cache format for both K and V (f16, q8_0, q4_0, ...).
-    #[arg(long, default_value = "f16")]
-    kv: String,
+    #[arg(long, default_value = "f16", value_parser = flag::<QuantFormat>("kv"))]
+    kv: QuantFormat,
     /// K-cache format (overrides --kv).
-    #[arg(long)]
-    kv_k: Option<String>,
+    #[arg(long, value_parser = flag::<QuantFormat>("kv_k"))]
+    kv_k: Option<QuantFormat>,
     /// V-cache format (overrides --kv).
-    #[arg(long)]
-    kv_v: Option<String>,
+    #[arg(long, value_parser = flag::<QuantFormat>("kv_v"))]
+    kv_v: Option<QuantFormat>,
 }
 
 impl KvArgs {
     /// The formats (`--kv-k` and `--kv-v` override `--kv`).
-    fn formats(&self) -> Result<KvQuant> {
-        let fmt = |field: &str, v: &str| -> Result<QuantFormat> {
-            v.parse::<QuantFormat>().map_err(|e| e.within(field)).context("bad KV format")
-        };
-        let both = fmt("kv", &self.kv)?;
-        Ok(KvQuant {
-            k: self.kv_k.as_deref().map(|v| fmt("kv_k", v)).transpose()?.unwrap_or(both),
-            v: self.kv_v.as_deref().map(|v| fmt("kv_v", v)).transpose()?.unwrap_or(both),
-        })
+    fn formats(&self) -> KvQuant {
+        KvQuant { k: self.kv_k.unwrap_or(self.kv), v: self.kv_v.unwrap_or(self.kv) }
     }
 }
 
@@ -682,7 +678,7 @@ fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize, max_points
 
 fn simulate(
     path: &std::path::Path,
-    duration: Option<&str>,
+    duration_s: Option<f64>,
     out: memwall_io::Outputs,
     summary: Option<&std::path::Path>,
 ) -> Result<()> {
@@ -693,7 +689,6 @@ fn simulate(
         &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
         &outputs.iter().filter_map(|&(flag, p)| Some((flag, p?))).collect::<Vec<_>>(),
     )?;
-    let duration_s = duration.map(memwall_io::parse_duration).transpose()?;
     let n = exp.len();
     eprintln!("{}: simulating {} design point{}", exp.name, n, if n == 1 { "" } else { "s" });
     // Progress in simulated seconds when the length is known, else per point.
@@ -1054,16 +1049,12 @@ fn main() -> ExitCode {
                 ))
             }
         }
-        Command::Simulate { scenario, duration, trace, summary, plot, trace_limit } => {
-            memwall_io::parse_bytes("--trace-limit", trace_limit).map_err(Into::into).and_then(|limit| {
-                simulate(
-                    scenario,
-                    duration.as_deref(),
-                    memwall_io::Outputs { trace: trace.as_deref(), plot: plot.as_deref(), trace_limit_bytes: limit },
-                    summary.as_deref(),
-                )
-            })
-        }
+        Command::Simulate { scenario, duration, trace, summary, plot, trace_limit } => simulate(
+            scenario,
+            duration.map(|d| d.0),
+            memwall_io::Outputs { trace: trace.as_deref(), plot: plot.as_deref(), trace_limit_bytes: trace_limit.0 },
+            summary.as_deref(),
+        ),
     };
     let result = result.and_then(|()| stdio::finish().context("writing to stdout"));
     let signal = SIGNAL.load(std::sync::atomic::Ordering::SeqCst);

@@ -29,7 +29,7 @@ pub use columns::TableBuilder;
 pub use error::{IoError, OutputProblem, Result};
 pub use experiment::{Axis, Experiment, Point};
 pub use outputs::{check_outputs, default_output, experiment_inputs};
-pub use presets::{load_device, load_engine, load_model};
+pub use presets::{EngineProfile, load_device, load_engine, load_model};
 pub use quality::{Quality, QualityTable};
 pub use results::{GIT_COMMIT, Resolved, metadata, write_parquet};
 pub use simulate::{

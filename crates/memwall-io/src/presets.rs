@@ -63,6 +63,19 @@ pub fn load_engine(name: &str) -> Result<EngineSpec> {
     load(name, "engine", ENGINES, EngineSpec::validate)
 }
 
+/// An engine profile as named on a command line or from Python: a preset name (or alias) or a
+/// TOML path, loaded and validated ([`load_engine`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineProfile(pub EngineSpec);
+
+impl std::str::FromStr for EngineProfile {
+    type Err = IoError;
+
+    fn from_str(name: &str) -> Result<Self> {
+        load_engine(name).map(EngineProfile)
+    }
+}
+
 /// Raw TOML text of a model preset.
 pub fn model_text(name: &str) -> Option<&'static str> {
     find(MODELS, name)

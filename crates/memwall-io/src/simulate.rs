@@ -45,61 +45,16 @@ pub struct Simulated {
     pub summary: Summary,
 }
 
-/// Parse a duration: a number of seconds, or a number with a unit `ms`, `s`, `m`, `h`
-/// (`90`, `10m`, `1.5h`).
+/// Parse a duration ([`memwall_spec::units::Seconds`]): a number of seconds, or a number
+/// with a unit `ms`, `s`, `m`, `h` (`90`, `10m`, `1.5h`); errors name `duration`.
 pub fn parse_duration(text: &str) -> Result<f64> {
-    let t = text.trim();
-    let (num, scale) = if let Some(n) = t.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = t.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = t.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (t, 1.0)
-    };
-    let v: f64 = num.trim().parse().map_err(|_| {
-        IoError::Spec(memwall_spec::SpecError::invalid("duration", text, "expected a number with s, m or h (`10m`)"))
-    })?;
-    if !(v.is_finite() && v > 0.0) {
-        return Err(IoError::Spec(memwall_spec::SpecError::invalid("duration", text, "must be > 0")));
-    }
-    let seconds = v * scale;
-    memwall_spec::bounds::at_most("duration", seconds, memwall_spec::bounds::MAX_SECONDS, "seconds")?;
-    Ok(seconds)
+    Ok(text.parse::<memwall_spec::units::Seconds>().map_err(|e| e.within("duration"))?.0)
 }
 
-/// Parse a size in bytes: a number with an optional decimal unit `B`, `kB`/`KB`, `MB`, `GB`,
-/// `TB` (`500MB`, `2GB`, `1.5 TB`, `4096`).
+/// Parse a size in bytes ([`memwall_spec::units::ByteSize`]): a number with an optional
+/// decimal unit (`500MB`, `2GB`, `4096`); errors name `field`.
 pub fn parse_bytes(field: &str, text: &str) -> Result<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let scale = match unit.trim().to_ascii_uppercase().as_str() {
-        "" | "B" => 1.0,
-        "KB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
-        _ => {
-            return Err(IoError::Spec(memwall_spec::SpecError::invalid(
-                field,
-                text,
-                "expected a size such as `500MB` or `2GB`",
-            )));
-        }
-    };
-    let v: f64 = num.trim().parse().map_err(|_| {
-        IoError::Spec(memwall_spec::SpecError::invalid(field, text, "expected a size such as `500MB` or `2GB`"))
-    })?;
-    let bytes = v * scale;
-    if !(bytes.is_finite() && bytes > 0.0) {
-        return Err(IoError::Spec(memwall_spec::SpecError::invalid(field, text, "must be > 0")));
-    }
-    memwall_spec::bounds::at_most(field, bytes, memwall_spec::bounds::MAX_BYTES as f64, "bytes")?;
-    Ok(bytes as u64)
+    Ok(text.parse::<memwall_spec::units::ByteSize>().map_err(|e| e.within(field))?.0)
 }
 
 /// Default cap on the size of a trace ([`Outputs::trace_limit_bytes`]): 2 GB.

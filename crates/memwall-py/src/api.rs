@@ -438,3 +438,9 @@ pub fn parse_mix(py: Python<'_>, field: &str, text: &str) -> PyResult<String> {
 pub fn parse_format(py: Python<'_>, field: &str, text: &str) -> PyResult<String> {
     text.parse::<memwall_spec::QuantFormat>().map(|f| f.to_string()).map_err(|e| to_py(py, spec_err(e.within(field))))
 }
+
+/// A compute unit (`cpu`, `gpu`, `npu`) in its canonical spelling, or the error naming `field`.
+#[pyfunction]
+pub fn parse_backend(py: Python<'_>, field: &str, text: &str) -> PyResult<String> {
+    text.parse::<memwall_spec::Backend>().map(|b| b.to_string()).map_err(|e| to_py(py, spec_err(e.within(field))))
+}

@@ -30,6 +30,32 @@ pub enum Backend {
     Npu,
 }
 
+impl std::str::FromStr for Backend {
+    type Err = crate::SpecError;
+
+    /// `cpu`, `gpu` or `npu` (any case). Errors name no field: callers place them with
+    /// [`crate::SpecError::within`].
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "cpu" => Ok(Backend::Cpu),
+            "gpu" => Ok(Backend::Gpu),
+            "npu" => Ok(Backend::Npu),
+            _ => Err(crate::SpecError::Unknown {
+                field: String::new(),
+                what: "compute unit",
+                value: s.to_string(),
+                hint: "; expected cpu, gpu or npu".into(),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl Backend {
     /// Lower-case name.
     pub fn name(self) -> &'static str {
