@@ -236,7 +236,7 @@ mod tests {
             energy_j: 1.0,
             resident_bytes: 0,
             free_bytes: 0,
-            events: String::new(),
+            events: Default::default(),
         }
     }
 

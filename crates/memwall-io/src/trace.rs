@@ -154,7 +154,11 @@ impl Columns {
         self.energy_j.append_value(r.energy_j);
         self.resident_bytes.append_value(r.resident_bytes);
         self.free_bytes.append_value(r.free_bytes);
-        self.events.append_value(&r.events);
+        if r.events.is_empty() {
+            self.events.append_value("");
+        } else {
+            self.events.append_value(r.events.to_string());
+        }
         self.len += 1;
     }
 
@@ -324,6 +328,7 @@ mod tests {
     use super::*;
     use crate::IoError;
     use arrow::array::{Array, Float64Array, Int64Array, StringArray, UInt32Array, UInt64Array};
+    use memwall_sim::des::{Events, SimEvent};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use std::fs::File;
 
@@ -348,7 +353,11 @@ mod tests {
             energy_j: 0.1 * i as f64,
             resident_bytes: 3_000_000_000 + i,
             free_bytes: 1_000_000 - 20 * i as i64,
-            events: if i.is_multiple_of(1000) { format!("throttle {}→{}", i % 4, i % 4 + 1) } else { String::new() },
+            events: if i.is_multiple_of(1000) {
+                Events::from(vec![SimEvent::Throttle { from: (i % 4) as usize, to: (i % 4 + 1) as usize }])
+            } else {
+                Events::default()
+            },
         }
     }
 
@@ -419,7 +428,7 @@ mod tests {
             assert_eq!(token.value(i), r.token);
             assert_eq!(time.value(i), r.time_s);
             assert_eq!(free.value(i), r.free_bytes);
-            assert_eq!(events.value(i), r.events);
+            assert_eq!(events.value(i), r.events.to_string());
             assert_eq!(phase_names.value(phase.keys().value(i) as usize), r.phase.name());
             assert_eq!(col::<UInt32Array>(&batch, "level").value(i), r.level);
             assert_eq!(col::<Float64Array>(&batch, "die_c").value(i), r.die_c);

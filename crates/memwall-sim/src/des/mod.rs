@@ -6,14 +6,21 @@
 
 pub mod cache;
 pub mod engine;
+pub mod event;
+mod heat;
+mod memory;
 pub mod pipeline;
 pub mod policy;
 pub mod queue;
 pub mod routing;
+mod session;
+mod stats;
 pub mod thermal;
 pub mod trace;
+mod walk;
 
 pub use engine::{Simulator, Summary, simulate};
+pub use event::{Action, ActionKind, Events, SimEvent};
 pub use pipeline::{Op, OpKind, decode_ops};
 pub use policy::{MemoryAction, Policy, View};
 pub use queue::{EventQueue, Nanos};

@@ -79,9 +79,9 @@ pub struct TraceRow {
     pub resident_bytes: u64,
     /// Free memory after the step (RAM − OS − apps − model − background), bytes.
     pub free_bytes: i64,
-    /// Events during the step (`throttle 0→1`, `alloc +3.0 GB`, `kill`, policy actions),
-    /// `; `-separated; empty when none.
-    pub events: String,
+    /// Events during the step (governor steps, background apps, context shifts, policy
+    /// actions, the kill); written `throttle 0→1; alloc +3.00 GB`.
+    pub events: super::event::Events,
 }
 
 /// Where trace rows go.

@@ -1,0 +1,143 @@
+//! The run's thermal state: the RC network chosen for the scenario (its own, the device's,
+//! or the generic phone network), its governor, and the time up to which temperatures have
+//! been integrated.
+
+use memwall_spec::{Scenario, ThermalSpec};
+
+use super::queue::{Nanos, to_s};
+use super::thermal::{Governor, ThermalModel};
+use crate::SimError;
+
+/// Temperatures and governor of a run (none when `sim.thermal` is off).
+#[derive(Debug)]
+pub(crate) struct Heat {
+    net: Option<(ThermalModel, Governor)>,
+    /// Time up to which temperatures are integrated.
+    last: Nanos,
+    ambient_c: f64,
+}
+
+impl Heat {
+    /// The network of `s`: `sim.thermal.spec`, else the device's `[thermal]`, else the
+    /// generic phone network; refused when the device's static power alone would run it
+    /// away.
+    pub fn new(s: &Scenario) -> Result<Self, SimError> {
+        let cfg = &s.sim;
+        if !cfg.thermal.enabled {
+            return Ok(Heat { net: None, last: 0, ambient_c: 25.0 });
+        }
+        let (spec, origin): (ThermalSpec, &str) = match (&cfg.thermal.spec, &s.device.thermal) {
+            (Some(t), _) => (t.clone(), "sim.thermal.spec"),
+            (None, Some(t)) => (t.clone(), "device.thermal"),
+            (None, None) => (ThermalSpec::generic_phone(), "generic phone network"),
+        };
+        let start = cfg.thermal.start_c.unwrap_or(spec.ambient_c);
+        // Errors about the network's own fields get its path; `power.static_w` and
+        // `thermal.start_c` already name theirs.
+        let generic = origin == "generic phone network";
+        let model = ThermalModel::new(&spec, s.device.power.static_w, start).map_err(|e| match e {
+            // The generic network cannot describe a device whose static power runs it away.
+            SimError::Spec(memwall_spec::SpecError::Invalid { field, reason, .. })
+                if generic && field == "leakage_per_c" =>
+            {
+                SimError::Spec(memwall_spec::SpecError::invalid(
+                    "power.static_w",
+                    s.device.power.static_w,
+                    format!(
+                        "on the generic phone network (the device has no [thermal] table) the static power alone \
+                         runs the die away ({reason}): no governor can hold it, so that network does not describe \
+                         this device; give the device its own [thermal] table, set sim.thermal.spec, or disable \
+                         sim.thermal"
+                    ),
+                ))
+            }
+            SimError::Spec(memwall_spec::SpecError::Invalid { field, value, reason })
+                if !field.starts_with("power.") && !field.starts_with("thermal.") =>
+            {
+                SimError::Spec(memwall_spec::SpecError::Invalid { field, value, reason }.within(origin))
+            }
+            other => other,
+        })?;
+        check_holds_idle(&model, &spec, origin, s.device.power.static_w)?;
+        let ambient_c = model.ambient_c();
+        Ok(Heat { net: Some((model, Governor::new(&spec.governor))), last: 0, ambient_c })
+    }
+
+    /// Die temperature, °C (ambient without a network).
+    pub fn die_c(&self) -> f64 {
+        self.net.as_ref().map_or(self.ambient_c, |t| t.0.die_c())
+    }
+
+    /// Skin temperature, °C (ambient without a network).
+    pub fn skin_c(&self) -> f64 {
+        self.net.as_ref().map_or(self.ambient_c, |t| t.0.skin_c())
+    }
+
+    /// The governor's level (0 without one).
+    pub fn level(&self) -> usize {
+        self.net.as_ref().map_or(0, |t| t.1.level())
+    }
+
+    /// Whether a network is simulated.
+    pub fn enabled(&self) -> bool {
+        self.net.is_some()
+    }
+
+    /// Seconds between governor polls (None without a governor).
+    pub fn poll_s(&self) -> Option<f64> {
+        self.net.as_ref().map(|(_, g)| g.poll_s())
+    }
+
+    /// Let the governor read the temperatures: the level change `(from, to)`, if any.
+    pub fn poll(&mut self) -> Option<(usize, usize)> {
+        let (th, g) = self.net.as_mut()?;
+        g.poll(th.die_c(), th.skin_c())
+    }
+
+    /// The governor's frequency, voltage and memory-bandwidth scales and duty cycle (all 1
+    /// without one).
+    pub fn scales(&self) -> (f64, f64, f64, f64) {
+        self.net
+            .as_ref()
+            .map_or((1.0, 1.0, 1.0, 1.0), |(_, g)| (g.freq_scale(), g.volt_scale(), g.mem_scale(), g.duty()))
+    }
+
+    /// Integrate the network up to `t` under `dynamic_w` and `dram_w`: the energy of the
+    /// interval, J, or None when `t` is not later than the last integration or there is no
+    /// network.
+    pub fn advance(&mut self, t: Nanos, dynamic_w: f64, dram_w: f64) -> Option<f64> {
+        if t <= self.last {
+            return None;
+        }
+        let dt = to_s(t - self.last);
+        self.last = t;
+        let (th, _) = self.net.as_mut()?;
+        Some(th.advance(dt, dynamic_w, dram_w))
+    }
+}
+
+/// Refuse a network on which the device's static power alone settles the die above its
+/// critical temperature: no governor (DVFS or idle injection) can hold such a die, so the
+/// temperatures and the throttling it would report describe another device (typically the
+/// generic phone network applied to a laptop or a module with watts of static power).
+fn check_holds_idle(model: &ThermalModel, spec: &ThermalSpec, origin: &str, static_w: f64) -> Result<(), SimError> {
+    let Some(critical) = spec.governor.critical_c() else { return Ok(()) };
+    let idle_c = model.steady_state_c(0.0, 0.0)[0];
+    if idle_c.is_finite() && idle_c <= critical {
+        return Ok(());
+    }
+    let network = match origin {
+        "sim.thermal.spec" => "the network of sim.thermal.spec",
+        "device.thermal" => "the device's own network",
+        _ => "the generic phone network (the device has no [thermal] table)",
+    };
+    Err(SimError::Spec(memwall_spec::SpecError::invalid(
+        "power.static_w",
+        static_w,
+        format!(
+            "on {network} the static power alone settles the die at {idle_c:.0} °C, above its critical \
+             temperature ({critical} °C): no governor can hold it, so that network does not describe this device; give \
+             the device its own [thermal] table, set sim.thermal.spec, or disable sim.thermal"
+        ),
+    )))
+}
