@@ -53,11 +53,13 @@ class _Spec:
             raise _bad(
                 self._kind, repr(source), f"`{self._kind}`: a preset name, a path or a dict, not a {type(source).__name__}"
             )
+        self._changed: list[str] = list(source._changed) if isinstance(source, _Spec) else []
         if fields:
             if self._fields is None:
                 self._fields = json.loads(_native.spec_json(self._kind, self._source))
                 self._source = None
             _merge(self._fields, fields, self._kind)
+            self._changed += [k for k in fields if k not in self._changed]
         self._info = (
             _native.describe(self._kind, source=self._source)
             if self._source is not None
@@ -105,7 +107,10 @@ class _Spec:
         return self._source if self._source is not None else self._fields
 
     def _origin(self) -> str:
-        return repr(self._source) if self._source is not None else f"{{{self.name!r} from fields}}"
+        if self._source is not None:
+            return repr(self._source)
+        changed = f" with {', '.join(self._changed)} changed" if self._changed else " from fields"
+        return f"{self.name!r}{changed}"
 
 
 class Model(_Spec):
@@ -367,7 +372,8 @@ def _bar(total: float | None, desc: str, show: bool | None):
         from tqdm.auto import tqdm
     except ImportError:
         return None
-    return tqdm(total=total, desc=desc, unit="s" if total else "pt")
+    # Shown only for runs that last (after half a second), unless asked for.
+    return tqdm(total=total, desc=desc, unit="s" if total else "pt", delay=0.0 if show else 0.5)
 
 
 def simulate(
