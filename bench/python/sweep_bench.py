@@ -40,6 +40,9 @@ def main():
     ap.add_argument("--points-scale", type=float, default=1.0, help="shrink the grids (0.1: a tenth of the points)")
     ap.add_argument("--peer-budget", type=float, default=20.0, help="seconds each peer model is timed for")
     a = ap.parse_args()
+    # Warm-up, untimed: pyarrow's first `pa.table()` of a stream loads modules (a quarter of
+    # a second once per process), which is no part of a sweep.
+    pa.table(memwall.sweep(memwall.design("llama-3.2-1b", "snapdragon-8-gen3-16gb"), progress=False))
     # The grids of `cargo bench --bench sweep`, so the two figures compare: the difference is
     # the crossing into Python.
     contexts = max(1, round(2000 * a.points_scale))

@@ -191,38 +191,30 @@ def _distributed(text: str, origin: str, client, partitions: int | None, out: st
     return Results(table=pa.concat_tables(parts), metadata=lambda: _native.metadata(exp))
 
 
-#: Points per call into Rust when a sweep is chunked (for progress, and so that Ctrl-C, which
-#: Python sees when a call returns, stops a long sweep within a fraction of a second).
-CHUNK_POINTS = 250_000
+#: Grids of more points than this show a progress bar unless ``progress=False``.
+PROGRESS_POINTS = 250_000
 
 
 def _local(text: str, origin: str, progress: bool | None) -> Results:
     exp = parse_experiment(text, origin)
     n = len(exp)
     meta = lambda: _native.metadata(exp)  # noqa: E731
-    if n <= CHUNK_POINTS and not progress:
-        return Results(exp.sweep(), metadata=meta)
-    import pyarrow as pa
-
     bar = None
-    if progress or progress is None:
+    if progress or (progress is None and n > PROGRESS_POINTS):
         try:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=n, unit="pt", desc="memwall sweep")
         except ImportError:
             bar = None
-    parts = []
+    if bar is None:
+        return Results(exp.sweep(), metadata=meta)
     try:
-        for start in range(0, n, CHUNK_POINTS):
-            end = min(n, start + CHUNK_POINTS)
-            parts.append(pa.table(exp.sweep(start, end)))
-            if bar is not None:
-                bar.update(end - start)
+        stream = exp.sweep(progress=lambda done: bar.update(done - bar.n))
+        bar.update(n - bar.n)
     finally:
-        if bar is not None:
-            bar.close()
-    return Results(table=pa.concat_tables(parts), metadata=meta)
+        bar.close()
+    return Results(stream, metadata=meta)
 
 
 def sweep(
@@ -249,9 +241,9 @@ def sweep(
     those of the local sweep, in the same order. With ``out`` as well, each worker writes its
     part to ``out/part-NNNNN.parquet`` (a Parquet dataset) and the paths are returned.
 
-    Grids beyond ``CHUNK_POINTS`` points are swept in chunks: a progress bar (tqdm, in a
-    notebook too, when installed; ``progress=False`` hides it, ``True`` shows it for any
-    size), and Ctrl-C stops the sweep after the chunk in flight."""
+    Grids beyond ``PROGRESS_POINTS`` points show a progress bar (tqdm, in a notebook too,
+    when installed; ``progress=False`` hides it, ``True`` shows it for any size); Ctrl-C
+    stops a sweep within a batch of points (``KeyboardInterrupt``)."""
     if engine not in ("analytic", "des"):
         raise bad("engine", engine, f"unknown `engine` = {engine!r}: the evaluator is 'analytic' or 'des'")
     if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):

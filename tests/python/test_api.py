@@ -103,34 +103,39 @@ def test_presets_are_listed():
     assert "raspberry-pi-5-16gb" in memwall.presets("devices")
 
 
-def test_chunked_sweeps_have_the_same_rows(monkeypatch):
+def test_a_sweep_with_progress_has_the_same_rows():
     grid = {"workload.context_tokens": list(range(1024, 1024 + 64 * 37, 64)), "kv.k+kv.v": ["f16", "q8_0"]}
     whole = memwall.sweep(BASE, grid=grid, progress=False).to_pyarrow()
-    monkeypatch.setattr(memwall, "CHUNK_POINTS", 10)
-    chunked = memwall.sweep(BASE, grid=grid, progress=True).to_pyarrow()
-    assert chunked.num_rows == whole.num_rows == 74
-    assert chunked.equals(whole)
+    shown = memwall.sweep(BASE, grid=grid, progress=True).to_pyarrow()
+    assert shown.num_rows == whole.num_rows == 74
+    assert shown.equals(whole)
+    seen = []
+    exp = memwall.parse_experiment(memwall._experiment_text(BASE, grid, "t"), "t")
+    import pyarrow as pa
+
+    assert pa.table(exp.sweep(progress=seen.append)).equals(whole)
+    assert all(0 <= x <= 74 for x in seen)
 
 
-def test_ctrl_c_between_chunks_stops_the_sweep(monkeypatch):
-    monkeypatch.setattr(memwall, "CHUNK_POINTS", 5)
-    calls = []
-    real = memwall.parse_experiment
+def test_ctrl_c_stops_a_sweep():
+    import os
+    import signal
+    import threading
+    import time
 
-    class Interrupting:
-        def __init__(self, exp):
-            self.exp = exp
-
-        def __len__(self):
-            return len(self.exp)
-
-        def sweep(self, start=None, end=None):
-            calls.append(start)
-            if len(calls) == 2:
-                raise KeyboardInterrupt
-            return self.exp.sweep(start, end)
-
-    monkeypatch.setattr(memwall, "parse_experiment", lambda text, origin: Interrupting(real(text, origin)))
+    # Long enough to be interrupted: 4 M points (seconds of work).
+    grid = {"workload.context_tokens": list(range(1024, 1024 + 2000 * 16, 16)), "workload.batch": list(range(1, 2001))}
+    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
+    start = time.perf_counter()
+    timer.start()
     with pytest.raises(KeyboardInterrupt):
-        memwall.sweep(BASE, grid={"workload.context_tokens": list(range(1024, 1024 + 64 * 30, 64))}, progress=False)
-    assert calls == [0, 5]
+        memwall.sweep(BASE, grid=grid, progress=False)
+    assert time.perf_counter() - start < 2.0
+    # An exception raised by the progress callback stops it too.
+    exp = memwall.parse_experiment(memwall._experiment_text(BASE, grid, "t"), "t")
+
+    def fail(done):
+        raise RuntimeError("stop here")
+
+    with pytest.raises(RuntimeError, match="stop here"):
+        exp.sweep(progress=fail)

@@ -89,17 +89,22 @@ impl Builder {
         }
     }
 
-    /// The values so far; the builder is replaced by an empty one sized for `rows` rows.
+    /// The values so far; the builder is replaced by an empty one sized for `rows` rows (text
+    /// at the bytes per row this batch took, so the next one does not grow its buffer).
     fn take(&mut self, rows: usize) -> ArrayRef {
-        let dt = match self {
-            Builder::U64(_) => DataType::UInt64,
-            Builder::U32(_) => DataType::UInt32,
-            Builder::I64(_) => DataType::Int64,
-            Builder::F64(_) => DataType::Float64,
-            Builder::Bool(_) => DataType::Boolean,
-            Builder::Str(_) => DataType::Utf8,
+        let next = match self {
+            Builder::U64(_) => Builder::for_type(&DataType::UInt64, rows),
+            Builder::U32(_) => Builder::for_type(&DataType::UInt32, rows),
+            Builder::I64(_) => Builder::for_type(&DataType::Int64, rows),
+            Builder::F64(_) => Builder::for_type(&DataType::Float64, rows),
+            Builder::Bool(_) => Builder::for_type(&DataType::Boolean, rows),
+            Builder::Str(b) => {
+                let built = b.offsets_slice().len().saturating_sub(1).max(1);
+                let per_row = b.values_slice().len().div_ceil(built).max(16);
+                Builder::Str(StringBuilder::with_capacity(rows, per_row * rows))
+            }
         };
-        std::mem::replace(self, Builder::for_type(&dt, rows)).finish()
+        std::mem::replace(self, next).finish()
     }
 
     fn finish(&mut self) -> ArrayRef {

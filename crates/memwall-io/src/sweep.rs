@@ -353,11 +353,32 @@ impl<'e> Sweep<'e> {
         &self,
         range: std::ops::Range<usize>,
     ) -> Result<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
+        self.batches_watched(range, &std::sync::atomic::AtomicBool::new(false), &|_| {})
+    }
+
+    /// [`Sweep::batches_range`] that reports the points done to `progress` after each batch
+    /// (`4 × threads × BATCH_POINTS` points) and stops with [`IoError::Interrupted`] at the
+    /// next batch once `stop` is set (by another thread: a caller watching for Ctrl-C).
+    pub fn batches_watched(
+        &self,
+        range: std::ops::Range<usize>,
+        stop: &std::sync::atomic::AtomicBool,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<(arrow::datatypes::SchemaRef, Vec<RecordBatch>)> {
         let mut batches = Vec::new();
-        self.run_range(range, BATCH_POINTS, &|_| {}, &mut |b| {
+        // Record batches of BATCH_POINTS rows (each thread's share of a batch is one record
+        // batch): a consumer importing them pays per batch and column, not per row.
+        let batch_points = 4 * rayon::current_num_threads().max(1) * BATCH_POINTS;
+        self.run_range(range, batch_points, progress, &mut |b| {
+            if stop.load(Ordering::Relaxed) {
+                return Err(IoError::Interrupted);
+            }
             batches.extend(b);
             Ok(())
         })?;
+        if stop.load(Ordering::Relaxed) {
+            return Err(IoError::Interrupted);
+        }
         Ok((TableBuilder::estimates(self.exp, 0).schema(), batches))
     }
 }

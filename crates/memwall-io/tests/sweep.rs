@@ -229,3 +229,48 @@ fn one_seed_drives_the_simulator() {
     let only_sim = base.replace("seed = 5\n", "") + "[base.sim]\nseed = 9\n";
     assert_eq!(Experiment::parse(&only_sim, "s.toml").unwrap().seed, 9);
 }
+
+/// A keyed estimator reuses the cost plan between points that differ only in token counts:
+/// every point still equals a fresh estimate, whatever changes in between (token counts,
+/// then a KV format, a batch, a key).
+#[test]
+fn points_differing_only_in_tokens_equal_fresh_estimates() {
+    use memwall_spec::{KvQuant, Scenario, WeightQuant, Workload};
+    let base = |model: &str| Scenario {
+        model: memwall_io::load_model(model).unwrap(),
+        device: memwall_io::load_device("snapdragon-8-gen3-16gb").unwrap(),
+        weights: WeightQuant::new("Q4_K_M".parse().unwrap()),
+        kv: KvQuant::default(),
+        workload: Workload::default(),
+        engine: Default::default(),
+        assume_defaults: false,
+        cost: Default::default(),
+        sim: Default::default(),
+    };
+    let mut est = memwall_sim::Estimator::new();
+    let mut points = Vec::new();
+    for (key, model) in [(0u64, "llama-3.2-1b"), (1, "qwen3-30b-a3b"), (0, "llama-3.2-1b")] {
+        for (ctx, prompt, generated, kv, batch) in [
+            (2048, 512, 128, "f16", 1),
+            (4096, 512, 128, "f16", 1),
+            (4096, 2048, 1024, "f16", 1),
+            (8192, 2048, 1024, "q8_0", 1),
+            (16384, 64, 64, "q8_0", 1),
+            (16384, 64, 64, "q8_0", 4),
+            (32768, 64, 64, "q8_0", 4),
+        ] {
+            let mut s = base(model);
+            s.workload.context_tokens = ctx;
+            s.workload.prompt_tokens = prompt;
+            s.workload.gen_tokens = generated;
+            s.workload.batch = batch;
+            s.kv = KvQuant { k: kv.parse().unwrap(), v: kv.parse().unwrap() };
+            points.push((key, s));
+        }
+    }
+    for (key, s) in &points {
+        let keyed = est.estimate_keyed(*key, s).unwrap();
+        let fresh = memwall_sim::estimate(s).unwrap();
+        assert_eq!(format!("{keyed:?}"), format!("{fresh:?}"), "{} ctx {}", s.model.name, s.workload.context_tokens);
+    }
+}

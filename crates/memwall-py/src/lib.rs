@@ -4,6 +4,7 @@
 //! Rust errors become typed Python exceptions carrying the field and value they name.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use arrow::array::RecordBatch;
 use arrow::datatypes::SchemaRef;
@@ -162,12 +163,60 @@ impl Experiment {
 
     /// Every point's inputs and metrics, one row per point in grid order, computed in
     /// parallel with the GIL released; with `start` and `end`, the points `start..end` only
-    /// (a chunk, or a partition of a distributed sweep).
-    #[pyo3(signature = (start=None, end=None))]
-    fn sweep(&self, py: Python<'_>, start: Option<usize>, end: Option<usize>) -> PyResult<ArrowStream> {
+    /// (a partition of a distributed sweep). `progress(points done)` is called with the GIL
+    /// held every tenth of a second or so; Ctrl-C (or an exception `progress` raises) stops
+    /// the sweep within a batch.
+    #[pyo3(signature = (start=None, end=None, progress=None))]
+    fn sweep(
+        &self,
+        py: Python<'_>,
+        start: Option<usize>,
+        end: Option<usize>,
+        progress: Option<Py<PyAny>>,
+    ) -> PyResult<ArrowStream> {
         let exp = &self.exp;
-        let result =
-            py.detach(|| memwall_io::Sweep::new(exp)?.batches_range(start.unwrap_or(0)..end.unwrap_or(exp.len())));
+        let range = start.unwrap_or(0)..end.unwrap_or(exp.len());
+        let stop = AtomicBool::new(false);
+        let done = AtomicU64::new(0);
+        let mut raised: Option<PyErr> = None;
+        // The sweep runs on a thread of its own; this (the main) thread waits for it, and a
+        // few times a second takes the GIL to see Ctrl-C (Python delivers signals to the main
+        // thread only) and report progress.
+        let result = py.detach(|| {
+            std::thread::scope(|scope| {
+                let (tx, rx) = std::sync::mpsc::channel::<()>();
+                let (stop_ref, done_ref) = (&stop, &done);
+                let worker = scope.spawn(move || {
+                    let r = memwall_io::Sweep::new(exp)
+                        .and_then(|s| s.batches_watched(range, stop_ref, &|n| done_ref.store(n, Ordering::Relaxed)));
+                    let _ = tx.send(());
+                    r
+                });
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    rx.recv_timeout(std::time::Duration::from_millis(100))
+                {
+                    Python::attach(|py| {
+                        let r = py.check_signals().and_then(|()| match &progress {
+                            Some(f) => f.call1(py, (done.load(Ordering::Relaxed),)).map(drop),
+                            None => Ok(()),
+                        });
+                        if let Err(e) = r {
+                            raised.get_or_insert(e);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    });
+                }
+                worker.join().unwrap_or_else(|_| {
+                    Err(memwall_io::IoError::Write {
+                        path: "<sweep>".into(),
+                        message: "the sweep thread panicked".into(),
+                    })
+                })
+            })
+        });
+        if let Some(e) = raised {
+            return Err(e);
+        }
         let (schema, batches) = result.map_err(|e| to_py(py, e))?;
         let rows = batches.iter().map(RecordBatch::num_rows).sum();
         Ok(ArrowStream::new(schema, batches, rows))

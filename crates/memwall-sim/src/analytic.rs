@@ -11,7 +11,7 @@ use serde::Serialize;
 use std::sync::Arc;
 
 use crate::SimError;
-use crate::footprint::{Footprint, WeightBytes, kv_cache_bytes, recurrent_state_bytes};
+use crate::footprint::{ComputeShape, Footprint, KvLayout, WeightBytes, recurrent_state_bytes};
 use crate::token::{OpKind, TokenTable};
 
 /// Expected number of distinct routed experts hit when `tokens` tokens each pick `top_k` of
@@ -379,6 +379,14 @@ pub struct TensorPlan {
     formats: Vec<QuantFormat>,
     /// The operators of a token, which every sum above comes from.
     table: Arc<TokenTable>,
+    /// The model's KV-cache layers, grouped (the footprint's KV cache).
+    kv_layout: KvLayout,
+    /// The attention layers that own a KV cache, grouped (KV bytes per cached token).
+    attn_kv: KvLayout,
+    /// Attention multiply-adds per attended token, summed over full and over sliding layers.
+    attn_macs: [f64; 2],
+    /// What the compute buffer depends on.
+    compute_shape: ComputeShape,
 }
 
 impl TensorPlan {
@@ -402,7 +410,16 @@ impl TensorPlan {
             })
             .sum();
         let matrices = weights.tensors.iter().filter(|x| !x.0.is_vector()).count() as f64;
+        let window = m.sliding_window.unwrap_or(u64::MAX);
+        let attn = &table.attention;
+        let macs_sum = |k: LayerKind| -> f64 { attn.iter().filter(|a| a.kind == k).map(|a| a.macs).sum() };
+        let attn_macs = [macs_sum(LayerKind::Full), macs_sum(LayerKind::Sliding)];
+        let attn_kv = KvLayout::from_layers(attn.iter().filter(|a| a.owns_kv).map(|a| (a.kind, a.kv_elems)), window);
         TensorPlan {
+            kv_layout: KvLayout::of(m),
+            attn_kv,
+            attn_macs,
+            compute_shape: ComputeShape::of(m),
             active_params: m.params().active_per_token,
             dense_bytes: dense.bytes,
             dense_elems: dense.macs,
@@ -483,15 +500,9 @@ impl CostPlan {
         let threads = s.threads();
 
         let window = m.sliding_window.unwrap_or(u64::MAX);
-        let kv_held = kv_cache_bytes(m, s.kv.k, s.kv.v, wl.kv_tokens(), wl.ubatch, wl.batch);
-        // Per cached token: KV bytes of the layers that hold a cache, and attention
-        // multiply-adds per attended token of every attention layer, by kind.
-        let attn = &tp.table.attention;
-        let kv_sum = |k: LayerKind| -> f64 {
-            attn.iter().filter(|a| a.owns_kv && a.kind == k).map(|a| a.kv_row_bytes(s.kv.k, s.kv.v) as f64).sum()
-        };
-        let macs_sum = |k: LayerKind| -> f64 { attn.iter().filter(|a| a.kind == k).map(|a| a.macs).sum() };
-        let footprint = Footprint::from_parts(s, tp.weights.in_ram(), kv_held, tp.state_held_bytes * wl.batch as u128)?;
+        // Per cached token: KV bytes of the layers that hold a cache, by kind.
+        let kv_sum = |k: LayerKind| -> f64 { tp.attn_kv.token_bytes(k, s.kv.k, s.kv.v) as f64 };
+        let footprint = Self::footprint_of(s, tp)?;
 
         let unit = crate::unit::resolve(s)?;
         let u = &unit.costs;
@@ -557,8 +568,8 @@ impl CostPlan {
             kv_full_per_token: kv_sum(LayerKind::Full),
             kv_sliding_per_token: kv_sum(LayerKind::Sliding),
             window,
-            attn_full_macs: macs_sum(LayerKind::Full),
-            attn_sliding_macs: macs_sum(LayerKind::Sliding),
+            attn_full_macs: tp.attn_macs[0],
+            attn_sliding_macs: tp.attn_macs[1],
             state_bytes: tp.state_rw_bytes,
             state_macs: tp.state_macs,
             act_bytes: tp.act_bytes,
@@ -594,6 +605,27 @@ impl CostPlan {
             table: tp.table.clone(),
             assumed: unit.assumed,
         })
+    }
+
+    /// The footprint of `s` with the tensors of `tp`: the only part of a plan that depends on
+    /// the workload's token counts (the KV cache and compute buffer hold the context).
+    fn footprint_of(s: &Scenario, tp: &TensorPlan) -> Result<Footprint, memwall_spec::SpecError> {
+        let wl = &s.workload;
+        Footprint::from_parts(
+            s,
+            tp.weights.in_ram(),
+            tp.kv_layout.bytes(s.kv.k, s.kv.v, wl.kv_tokens(), wl.ubatch, wl.batch),
+            tp.state_held_bytes * wl.batch as u128,
+            tp.compute_shape.bytes(wl),
+        )
+    }
+
+    /// This plan for a scenario that differs from the one it was made for only in the
+    /// workload's token counts (prompt, generated, context): the footprint is redone, every
+    /// other term is the same.
+    fn with_tokens_of(&self, s: &Scenario, tp: &TensorPlan) -> Result<Self, SimError> {
+        let footprint = Self::footprint_of(s, tp)?;
+        Ok(CostPlan { paged: footprint.paged_fraction(), footprint, ..self.clone() })
     }
 
     /// Threads in use.
@@ -989,6 +1021,14 @@ pub struct Estimator {
     last: Option<Shared>,
     /// Plans by the caller's key ([`Estimator::estimate_keyed`]).
     keyed: std::collections::HashMap<u64, TensorPlan>,
+    /// The cost plan of the last keyed point, with its key, KV formats and workload (token
+    /// counts aside): a point that differs only in token counts reuses it.
+    last_plan: Option<(u64, memwall_spec::KvQuant, memwall_spec::Workload, CostPlan)>,
+}
+
+/// The workload with its token counts (prompt, generated, context) set to 0.
+fn without_tokens(w: &memwall_spec::Workload) -> memwall_spec::Workload {
+    memwall_spec::Workload { prompt_tokens: 0, gen_tokens: 0, context_tokens: 0, ..w.clone() }
 }
 
 #[derive(Debug)]
@@ -1037,9 +1077,11 @@ impl Estimator {
     }
 
     /// Estimate `s` with the plan kept under `key`, for a caller that knows which points
-    /// share a model, device, weight mix and cost model (a sweep numbering the combinations
-    /// of the axes that set them) and so need not compare them: **every scenario given one
-    /// key must have the same model, device, weights and cost model**. The first point of a
+    /// share a model, device, weight mix, cost model and engine (a sweep numbering the
+    /// combinations of the axes that set them) and so need not compare them: **every
+    /// scenario given one key must have the same model, device, weights, cost model, engine,
+    /// `assume_defaults` and `sim` settings**; consecutive points that differ only in the
+    /// workload's token counts share the rest of their cost plan too. The first point of a
     /// key is validated whole, the others as [`Scenario::validate_point`] does. Results are
     /// identical to [`estimate`]'s.
     pub fn estimate_keyed(&mut self, key: u64, s: &Scenario) -> Result<Estimate, SimError> {
@@ -1053,10 +1095,18 @@ impl Estimator {
                 if self.keyed.len() >= Self::MAX_KEYED_PLANS {
                     self.keyed.clear();
                 }
+                self.last_plan = None;
                 self.keyed.entry(key).or_insert_with(|| TensorPlan::new(s))
             }
         };
-        Ok(estimate_with(&CostPlan::with_tensors(s, tp)?, s))
+        let bare = without_tokens(&s.workload);
+        let plan = match &self.last_plan {
+            Some((k, kv, w, plan)) if *k == key && *kv == s.kv && *w == bare => plan.with_tokens_of(s, tp)?,
+            _ => CostPlan::with_tensors(s, tp)?,
+        };
+        let e = estimate_with(&plan, s);
+        self.last_plan = Some((key, s.kv, bare, plan));
+        Ok(e)
     }
 }
 

@@ -141,24 +141,67 @@ pub fn swa_cells(context: u64, window: u64, ubatch: u64) -> u64 {
     if span >= context { context } else { context.min(span.div_ceil(256) * 256) }
 }
 
-/// KV-cache bytes for `tokens` cached tokens and `batch` sequences:
-/// `Σ_kv layers cells(layer) × (row_bytes_K + row_bytes_V) × batch`, where a row holds one
-/// token of one layer (`n_kv_heads × head_dim` elements, or MLA's latent) and
-/// `cells = tokens` for full attention, `min(tokens, pad256(window + ubatch))` for sliding
-/// window. Quantized formats include their per-block scale bytes.
+/// The KV-cache layers of a model grouped by kind and row size, formed once per model: the
+/// per-point and per-token KV formulas walk a few groups instead of every layer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KvLayout {
+    /// (kind, K and V elements per cached token, layers), in order of first appearance.
+    groups: Vec<(LayerKind, (u64, u64), u64)>,
+    /// Sliding window, tokens (`u64::MAX` without one).
+    window: u64,
+}
+
+impl KvLayout {
+    /// The layers that hold a KV cache ([`ModelSpec::kv_cache_layers`]) of `model`.
+    pub fn of(model: &ModelSpec) -> Self {
+        Self::from_layers(
+            model.kv_cache_layers().into_iter().map(|(l, kind)| (kind, model.kv_row_elems_at(l))),
+            model.sliding_window.unwrap_or(u64::MAX),
+        )
+    }
+
+    /// Layers given as (kind, (K elements, V elements)) with the model's `window`.
+    pub fn from_layers(layers: impl IntoIterator<Item = (LayerKind, (u64, u64))>, window: u64) -> Self {
+        let mut groups: Vec<(LayerKind, (u64, u64), u64)> = Vec::new();
+        for (kind, elems) in layers {
+            match groups.iter_mut().find(|g| g.0 == kind && g.1 == elems) {
+                Some(g) => g.2 += 1,
+                None => groups.push((kind, elems, 1)),
+            }
+        }
+        KvLayout { groups, window }
+    }
+
+    /// KV-cache bytes for `tokens` cached tokens and `batch` sequences:
+    /// `Σ_kv layers cells(layer) × (row_bytes_K + row_bytes_V) × batch`, where a row holds one
+    /// token of one layer (`n_kv_heads × head_dim` elements, or MLA's latent) and
+    /// `cells = tokens` for full attention, `min(tokens, pad256(window + ubatch))` for sliding
+    /// window ([`swa_cells`]). Quantized formats include their per-block scale bytes. Exact in
+    /// `u128`, so no context can wrap it.
+    pub fn bytes(&self, k: QuantFormat, v: QuantFormat, tokens: u64, ubatch: u64, batch: u32) -> u128 {
+        let swa = swa_cells(tokens, self.window, ubatch) as u128;
+        let per_group = |&(kind, elems, layers): &(LayerKind, (u64, u64), u64)| {
+            kv_row_bytes(elems, k, v) as u128
+                * layers as u128
+                * if kind == LayerKind::Sliding { swa } else { tokens as u128 }
+        };
+        self.groups.iter().map(per_group).sum::<u128>() * batch as u128
+    }
+
+    /// Bytes one cached token takes summed over the layers of `kind`: `Σ row_bytes`.
+    pub fn token_bytes(&self, kind: LayerKind, k: QuantFormat, v: QuantFormat) -> u64 {
+        self.groups.iter().filter(|g| g.0 == kind).map(|&(_, elems, layers)| layers * kv_row_bytes(elems, k, v)).sum()
+    }
+}
+
+/// KV-cache bytes of `model` for `tokens` cached tokens and `batch` sequences
+/// ([`KvLayout::bytes`]).
 ///
 /// Example: 48 layers × 8 KV heads × 128 × 4096 tokens × 2 B × 2 (K and V) = 805,306,368 B.
 ///
-/// Exact in `u128`, so no context can wrap it; [`Footprint::of`] checks the result against
-/// [`MAX_BYTES`].
+/// [`Footprint::of`] checks the result against [`MAX_BYTES`].
 pub fn kv_cache_bytes(model: &ModelSpec, k: QuantFormat, v: QuantFormat, tokens: u64, ubatch: u64, batch: u32) -> u128 {
-    let window = model.sliding_window.unwrap_or(u64::MAX);
-    let swa = swa_cells(tokens, window, ubatch) as u128;
-    let per_layer = |(l, kind): (u32, LayerKind)| {
-        kv_row_bytes(model.kv_row_elems_at(l), k, v) as u128
-            * if kind == LayerKind::Sliding { swa } else { tokens as u128 }
-    };
-    model.kv_cache_layers().into_iter().map(per_layer).sum::<u128>() * batch as u128
+    KvLayout::of(model).bytes(k, v, tokens, ubatch, batch)
 }
 
 /// Recurrent state of the SSM and linear-attention layers, bytes: `Σ state_bytes × batch`
@@ -167,29 +210,55 @@ pub fn recurrent_state_bytes(model: &ModelSpec, batch: u32) -> u128 {
     model.layer_kinds().into_iter().map(|k| model.state_bytes(k) as u128).sum::<u128>() * batch as u128
 }
 
-/// Estimated compute buffer (activations and scratch) of llama.cpp's worst-case graph, bytes.
-///
-/// `4 × u × (vocab + 4 × hidden + 2 × f) + attention scratch`, with `u = min(ubatch,
-/// context) × batch` tokens in flight, `f` the widest FFN a token passes (the widest dense layer, or
-/// `top_k × expert_ffn + shared`), and the attention scratch `4 × u × n_heads × kv_tokens`
-/// without flash attention (the score matrix) or `4 × u × n_heads × 256` with it (one tile).
-///
-/// Exact in `u128`.
+/// What the compute buffer depends on in a model, formed once per model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ComputeShape {
+    /// The widest FFN a token passes: the widest dense layer, or `top_k × expert_ffn +
+    /// shared` when wider.
+    ffn: u64,
+    /// The most query heads of any layer.
+    heads: u64,
+    vocab: u64,
+    hidden: u64,
+}
+
+impl ComputeShape {
+    /// The shape of `model`.
+    pub fn of(model: &ModelSpec) -> Self {
+        let dense = (0..model.n_layers).map(|i| model.ffn_at(i)).max().unwrap_or(model.ffn);
+        let ffn = match &model.moe {
+            Some(m) => {
+                let routed = m.top_k as u64 * m.expert_ffn;
+                let shared = m.n_shared as u64 * m.shared_ffn.unwrap_or(m.expert_ffn);
+                (routed + shared).max(dense)
+            }
+            None => dense,
+        };
+        let heads = (0..model.n_layers).map(|i| model.n_heads_at(i)).max().unwrap_or(model.n_heads);
+        ComputeShape { ffn, heads, vocab: model.vocab, hidden: model.hidden }
+    }
+
+    /// Estimated compute buffer (activations and scratch) of llama.cpp's worst-case graph,
+    /// bytes.
+    ///
+    /// `4 × u × (vocab + 4 × hidden + 2 × f) + attention scratch`, with `u = min(ubatch,
+    /// context) × batch` tokens in flight, `f` the widest FFN a token passes (the widest dense
+    /// layer, or `top_k × expert_ffn + shared`), and the attention scratch `4 × u × n_heads ×
+    /// kv_tokens` without flash attention (the score matrix) or `4 × u × n_heads × 256` with
+    /// it (one tile).
+    ///
+    /// Exact in `u128`.
+    pub fn bytes(&self, w: &Workload) -> u128 {
+        let u = w.ubatch.min(w.context_tokens) as u128 * w.batch as u128;
+        let scores = if w.flash_attention { 256 } else { w.kv_tokens() };
+        let row = self.vocab as u128 + 4 * self.hidden as u128 + 2 * self.ffn as u128;
+        4 * u * row + 4 * u * self.heads as u128 * scores as u128
+    }
+}
+
+/// Estimated compute buffer of `model` under `w`, bytes ([`ComputeShape::bytes`]).
 pub fn compute_buffer_bytes(model: &ModelSpec, w: &Workload) -> u128 {
-    let u = w.ubatch.min(w.context_tokens) as u128 * w.batch as u128;
-    let dense = (0..model.n_layers).map(|i| model.ffn_at(i)).max().unwrap_or(model.ffn);
-    let f = match &model.moe {
-        Some(m) => {
-            let routed = m.top_k as u64 * m.expert_ffn;
-            let shared = m.n_shared as u64 * m.shared_ffn.unwrap_or(m.expert_ffn);
-            (routed + shared).max(dense)
-        }
-        None => dense,
-    };
-    let scores = if w.flash_attention { 256 } else { w.kv_tokens() };
-    let row = model.vocab as u128 + 4 * model.hidden as u128 + 2 * f as u128;
-    let heads = (0..model.n_layers).map(|i| model.n_heads_at(i)).max().unwrap_or(model.n_heads);
-    4 * u * row + 4 * u * heads as u128 * scores as u128
+    ComputeShape::of(model).bytes(w)
 }
 
 /// A footprint component as `u64` bytes, or an error naming the workload field that drove it
@@ -269,16 +338,18 @@ impl Footprint {
     pub fn with_weights(s: &Scenario, weights: u64) -> Result<Self, SpecError> {
         let wl = &s.workload;
         let kv = kv_cache_bytes(&s.model, s.kv.k, s.kv.v, wl.kv_tokens(), wl.ubatch, wl.batch);
-        Self::from_parts(s, weights, kv, recurrent_state_bytes(&s.model, wl.batch))
+        let compute = compute_buffer_bytes(&s.model, wl);
+        Self::from_parts(s, weights, kv, recurrent_state_bytes(&s.model, wl.batch), compute)
     }
 
-    /// Account with precomputed weight, KV-cache and recurrent-state bytes (the latter two
-    /// exact, as [`kv_cache_bytes`] and [`recurrent_state_bytes`] give them).
-    pub fn from_parts(s: &Scenario, weights: u64, kv: u128, state: u128) -> Result<Self, SpecError> {
+    /// Account with precomputed weight, KV-cache, recurrent-state and compute-buffer bytes
+    /// (exact, as [`kv_cache_bytes`], [`recurrent_state_bytes`] and [`compute_buffer_bytes`]
+    /// give them).
+    pub fn from_parts(s: &Scenario, weights: u64, kv: u128, state: u128, compute: u128) -> Result<Self, SpecError> {
         let wl = &s.workload;
         let kv = component(kv, "KV cache", "workload.context_tokens", wl.kv_tokens())?;
         let state = component(state, "recurrent state", "workload.batch", wl.batch as u64)?;
-        let compute = component(compute_buffer_bytes(&s.model, wl), "compute buffer", "workload.ubatch", wl.ubatch)?;
+        let compute = component(compute, "compute buffer", "workload.ubatch", wl.ubatch)?;
         let overhead = s.cost.runtime_overhead_bytes;
         bounds::bytes("cost.runtime_overhead_bytes", overhead)?;
         // Five components of at most 2^60 bytes each: the sum and the budget fit i64.

@@ -19,7 +19,8 @@ pub use analytic::{
     estimate, expected_distinct_experts,
 };
 pub use footprint::{
-    Fallback, Footprint, WeightBytes, gguf_file_bytes, ideal_weight_bytes, kv_cache_bytes, resident_weight_bytes,
+    ComputeShape, Fallback, Footprint, KvLayout, WeightBytes, compute_buffer_bytes, gguf_file_bytes,
+    ideal_weight_bytes, kv_cache_bytes, resident_weight_bytes,
 };
 
 pub use token::{OpKind, TokenTable};

@@ -290,7 +290,7 @@ impl Run {
             plan,
             walk,
             heat,
-            memory: Memory::default(),
+            memory: Memory::new(&s.model),
             stats: Stats::default(),
             queue: EventQueue::new(),
             now: 0,

@@ -1,18 +1,20 @@
 //! The model's memory against the device and the background apps: what is resident, what
 //! is paged from flash, how much is free, and the DRAM bandwidth other bus masters leave.
 
-use memwall_spec::Scenario;
+use memwall_spec::{ModelSpec, Scenario};
 
 use crate::analytic::CostPlan;
-use crate::footprint::{kv_cache_bytes, resident_weight_bytes, weights_memory_mapped};
+use crate::footprint::{KvLayout, resident_weight_bytes, weights_memory_mapped};
 
-/// Background apps' claims on memory and bandwidth.
-#[derive(Debug, Clone, Copy, Default)]
+/// Background apps' claims on memory and bandwidth, and the model's KV layout.
+#[derive(Debug, Clone)]
 pub(crate) struct Memory {
     /// Bytes background apps hold.
     pub bg_alloc: u64,
     /// Share of DRAM bandwidth background bus masters take.
     pub bg_share: f64,
+    /// The model's KV-cache layers (a run changes weights, never the model).
+    kv: KvLayout,
 }
 
 /// Where the model's memory stands.
@@ -33,6 +35,11 @@ pub(crate) struct Residency {
 }
 
 impl Memory {
+    /// No background apps yet, for `model`.
+    pub fn new(model: &ModelSpec) -> Self {
+        Memory { bg_alloc: 0, bg_share: 0.0, kv: KvLayout::of(model) }
+    }
+
     /// The DRAM share the background bus masters leave the model: `max(1 − share, 0.05)`.
     pub fn bandwidth_share(&self) -> f64 {
         (1.0 - self.bg_share).max(0.05)
@@ -47,8 +54,7 @@ impl Memory {
         let wl = &s.workload;
         let fp = &plan.footprint;
         // At most the validated footprint's KV cache (kv_tokens <= capacity), so within 2^60.
-        let kv =
-            u64::try_from(kv_cache_bytes(&s.model, s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch)).unwrap_or(u64::MAX);
+        let kv = u64::try_from(self.kv.bytes(s.kv.k, s.kv.v, kv_tokens, wl.ubatch, wl.batch)).unwrap_or(u64::MAX);
         let mut anon = kv + fp.state + fp.compute + fp.overhead;
         // Weights wanted in DRAM: all of them, or the dense part plus the expert cache.
         let experts = plan.expert_bytes() * n_experts as f64;
