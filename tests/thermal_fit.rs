@@ -405,6 +405,7 @@ fn governor(freq: Vec<f64>, trip_c: f64, spacing_c: f64) -> GovernorSpec {
         skin_limit_c: 45.0,
         poll_s: 0.1,
         critical_c: None,
+        shutdown_skin_c: None,
     }
 }
 

@@ -146,7 +146,7 @@ class Device(_Spec):
             f"Device({self._origin()}: {kind}{_gb(i['ram_bytes'])} RAM ({_gb(i['available_bytes'])} available), "
             f"{i['peak_gbps']:.1f} GB/s peak × {i['achievable_fraction']:.2f}, {i['cores']} cores "
             f"({i['big_cores']} big, {i['max_ghz']:.2f} GHz){units}"
-            f"{', thermal network' if i['thermal'] else ''})"
+            f"{', own thermal network' if i['thermal'] else ''}{', ' + i['cooling'] + ' cooling' if i['cooling'] else ''})"
         )
 
 
@@ -416,6 +416,10 @@ def simulate(
     else:
         base, text = design(model, device, weights, **kwargs), None
     duration_s = None if duration is None else seconds(duration)
+    if duration_s is not None and base is not None:
+        # The run's length belongs to the scenario too, so that a session repeated until the
+        # end (`repeat = 0`) is valid as written.
+        base["sim"] = dict(base.get("sim") or {}, duration_s=duration_s)
     try:
         if text is None:
             text = _experiment_text(base, grid or {}, "simulate")

@@ -296,6 +296,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             info.features.join(" ")
         ),
         kind: Some(DeviceKind::Desktop),
+        cooling: None,
         source: format!("memwall calibrate on {}; raw measurements in {name}.measurements.csv", info.date),
         memory: MemorySpec {
             ram_bytes: info.ram_bytes.max(1 << 30),
@@ -337,6 +338,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             attention_cycles,
             overlap: Some(overlap),
             formats: Vec::new(),
+            power_scale: None,
             error_ratio: None,
         }),
         gpu: None,

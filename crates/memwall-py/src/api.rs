@@ -147,6 +147,7 @@ pub fn describe<'py>(
                 dev.accelerators.npu_power_w.is_some() || dev.accelerators.npu_bandwidth_fraction.is_some(),
             )?;
             d.set_item("thermal", dev.thermal.is_some())?;
+            d.set_item("cooling", dev.cooling.map(|c| c.name()))?;
         }
         Spec::Engine(e) => {
             let units: Vec<&str> = [("cpu", e.cpu.is_some()), ("gpu", e.gpu.is_some()), ("npu", e.npu.is_some())]

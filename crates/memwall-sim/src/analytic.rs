@@ -536,9 +536,12 @@ impl CostPlan {
         let cpu_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
         let q40 = cluster_cycles_per_weight(QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0), lead, c, None, 1.0).1;
         let accel_dequant_macs_per_cycle = if q40 > 0.0 { u.dequant_ops_per_weight / 2.0 / q40 } else { 0.0 };
+        // The unit's power at full clock as this engine draws it; a unit without a figure
+        // (and no assumed default) adds none here, and the thermal simulator refuses it.
+        let power_scale = u.power_scale.unwrap_or(1.0);
         let (accel_macs_per_s, compute_w) = match unit.peak_macs_per_s {
-            Some(peak) => (Some(peak * u.compute_efficiency), unit.power_w.unwrap_or(0.0)),
-            None => (None, cpu_w),
+            Some(peak) => (Some(peak * u.compute_efficiency), unit.power_w.unwrap_or(0.0) * power_scale),
+            None => (None, cpu_w * power_scale),
         };
         let mem = &d.memory;
         let llc = d.last_level_cache();

@@ -43,6 +43,32 @@ pub mod defaults {
             _ => 10.0,
         }
     }
+
+    /// Power of an integrated GPU at full clock, W, by device class: phones 5 (the presets'
+    /// Adreno 830 at 5 W and A18 Pro GPU at 6 W), tablets 8, single-board computers 2,
+    /// modules 8 (a Jetson Orin Nano's GPU within its 15–25 W module budget), laptops 15 (the
+    /// M2 GPU's 15 W limit), desktops 40.
+    pub fn gpu_power_w(kind: Option<DeviceKind>) -> f64 {
+        match kind {
+            Some(DeviceKind::Tablet) => 8.0,
+            Some(DeviceKind::Sbc) => 2.0,
+            Some(DeviceKind::Module) => 8.0,
+            Some(DeviceKind::Laptop) => 15.0,
+            Some(DeviceKind::Desktop) => 40.0,
+            _ => 5.0,
+        }
+    }
+
+    /// Power of an NPU at full load, W, by device class: 2 on phones and tablets (Hexagon-class
+    /// NPUs run LLM decode at about 1–3 W), 3 on boards and modules (the Hailo-10H's "under
+    /// 5 W"), 5 on laptops and desktops (Copilot+ NPUs).
+    pub fn npu_power_w(kind: Option<DeviceKind>) -> f64 {
+        match kind {
+            Some(DeviceKind::Laptop | DeviceKind::Desktop) => 5.0,
+            Some(DeviceKind::Sbc | DeviceKind::Module) => 3.0,
+            _ => 2.0,
+        }
+    }
 }
 
 /// Everything the cost plan needs about the unit a design runs on.
@@ -58,8 +84,9 @@ pub struct UnitModel {
     pub per_core_gbps: Option<f64>,
     /// Accelerators: peak multiply-adds per second (`TFLOP/s × 1e12 / 2`).
     pub peak_macs_per_s: Option<f64>,
-    /// Accelerators: power at full load, W (`None` on the CPU, whose power comes from its
-    /// clusters).
+    /// Accelerators: power at full load, W: the device's figure, or the class default when
+    /// assumed; `None` on the CPU (whose power comes from its clusters) and on a unit whose
+    /// device states none.
     pub power_w: Option<f64>,
     /// The engine's costs on the unit, with the cost model's overrides applied.
     pub costs: UnitCosts,
@@ -94,6 +121,50 @@ fn figure(
         }
         None => Err(missing(field, &s.device.name, s.workload.backend.name())),
     }
+}
+
+/// A device figure the unit may lack without refusing every design: stated, the class
+/// default when `assume_defaults` allows it (listed), else `None` (for a unit's power: the
+/// estimate leaves its dynamic power out, and the thermal simulator refuses the design,
+/// [`require_power`]).
+fn optional(
+    stated: Option<f64>,
+    default: f64,
+    field: &'static str,
+    s: &Scenario,
+    assumed: &mut Vec<&'static str>,
+) -> Option<f64> {
+    stated.or_else(|| {
+        s.assume_defaults.then(|| {
+            assumed.push(field);
+            default
+        })
+    })
+}
+
+/// Refuse a unit without a power figure where power drives the result (a thermal
+/// simulation): heated at 0 W it would never throttle. The error names the field and the
+/// class default `--assume-defaults` would use.
+pub fn require_power(s: &Scenario, unit: &UnitModel) -> Result<(), SimError> {
+    let (field, default) = match unit.backend {
+        Backend::Cpu => return Ok(()),
+        Backend::Gpu => ("accelerators.gpu_power_w", defaults::gpu_power_w(s.device.kind)),
+        Backend::Npu => ("accelerators.npu_power_w", defaults::npu_power_w(s.device.kind)),
+    };
+    if unit.power_w.is_some() {
+        return Ok(());
+    }
+    Err(SimError::Spec(SpecError::invalid(
+        format!("device.{field}"),
+        "missing",
+        format!(
+            "device `{}` states no power for its {}, so a thermal simulation would heat it with 0 W and never \
+             throttle; add the figure (with its source), pass --assume-defaults (`assume_defaults = true`) to use the \
+             class default of {default} W, labelled in the results, or disable sim.thermal",
+            s.device.name,
+            unit.backend.name()
+        ),
+    )))
 }
 
 /// Resolve the unit `s` runs on (the scenario must be valid).
@@ -143,7 +214,8 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
                 s,
                 &mut assumed,
             )?;
-            (f, None, Some(t * 1e12 / 2.0), a.gpu_power_w)
+            let p = optional(a.gpu_power_w, defaults::gpu_power_w(kind), "accelerators.gpu_power_w", s, &mut assumed);
+            (f, None, Some(t * 1e12 / 2.0), p)
         }
         Backend::Npu => {
             let f = a.npu_bandwidth_fraction.or(mem.accel_achievable_fraction);
@@ -151,7 +223,8 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
                 figure(f, defaults::NPU_BANDWIDTH_FRACTION, "accelerators.npu_bandwidth_fraction", s, &mut assumed)?;
             let t =
                 figure(a.npu_int8_tops, defaults::npu_int8_tops(kind), "accelerators.npu_int8_tops", s, &mut assumed)?;
-            (f, None, Some(t * 1e12 / 2.0), a.npu_power_w)
+            let p = optional(a.npu_power_w, defaults::npu_power_w(kind), "accelerators.npu_power_w", s, &mut assumed);
+            (f, None, Some(t * 1e12 / 2.0), p)
         }
     };
     let fraction = c.bandwidth_fraction.unwrap_or(fraction);

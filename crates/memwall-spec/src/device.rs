@@ -158,6 +158,29 @@ pub struct PowerSpec {
     pub idle_w: f64,
 }
 
+/// How a device sheds heat (`cooling` in a device file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cooling {
+    /// No heatsink or fan: the case (or a bare board) sheds the heat by convection.
+    Passive,
+    /// A passive heatsink.
+    Heatsink,
+    /// A fan.
+    Fan,
+}
+
+impl Cooling {
+    /// Lower-case name as written in a device file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cooling::Passive => "passive",
+            Cooling::Heatsink => "heatsink",
+            Cooling::Fan => "fan",
+        }
+    }
+}
+
 /// The documented kinds of device (`kind` in a device file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -220,7 +243,13 @@ pub struct DeviceSpec {
     pub storage: StorageSpec,
     /// Static power.
     pub power: PowerSpec,
-    /// Thermal network and governor (absent: the simulator uses a generic phone network).
+    /// How the device sheds heat (`passive`, `heatsink`, `fan`); with `kind` it picks the
+    /// class network ([`ThermalSpec::for_class`]) of a device without its own `[thermal]`.
+    /// Absent: the class's usual cooling (phones, tablets and boards passive, laptops,
+    /// desktops and modules a fan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cooling: Option<Cooling>,
+    /// Thermal network and governor (absent: the class network of `kind` and `cooling`).
     #[serde(default)]
     pub thermal: Option<ThermalSpec>,
     /// Per-field provenance (a field path or section name → source).

@@ -81,6 +81,12 @@ pub struct UnitCosts {
     /// `int4-g32`; a trailing `*` matches a prefix); empty: every format.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub formats: Vec<String>,
+    /// Share of the unit's full-load power this engine's decode draws (a memory-bound kernel
+    /// set leaves ALUs idle; an NPU runtime draws far less than a GPU one), multiplying the
+    /// device's power figure for the unit (the CPU clusters' per-core power, the GPU's or
+    /// NPU's `*_power_w`). Absent: 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_scale: Option<f64>,
     /// Cross-validated spread of measured ÷ predicted decode tok/s for this engine and unit:
     /// the 10th and 90th percentiles of the ratio (an 80 % interval), from `memwall validate`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -153,6 +159,11 @@ impl UnitCosts {
                 name.parse::<QuantFormat>().map_err(|e| e.within(&format!("formats[{i}]")))?;
             }
         }
+        if let Some(p) = self.power_scale
+            && !(p.is_finite() && p > 0.0 && p <= 2.0)
+        {
+            return Err(SpecError::invalid("power_scale", p, "must lie in (0, 2]"));
+        }
         if let Some([lo, hi]) = self.error_ratio
             && !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi)
         {
@@ -216,6 +227,7 @@ impl EngineSpec {
             attention_cycles: BTreeMap::new(),
             overlap: None,
             formats: Vec::new(),
+            power_scale: None,
             error_ratio: None,
         };
         EngineSpec {

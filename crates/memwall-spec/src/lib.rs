@@ -29,7 +29,9 @@ pub mod units;
 pub mod workload;
 
 pub use cost::CostModel;
-pub use device::{AcceleratorSpec, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, MemorySpec, PowerSpec, StorageSpec};
+pub use device::{
+    AcceleratorSpec, CacheSpec, ClusterSpec, Cooling, DeviceKind, DeviceSpec, MemorySpec, PowerSpec, StorageSpec,
+};
 pub use engine::{EngineSpec, UnitCosts};
 pub use error::{Result, SpecError};
 pub use mix::{Assignment, FileType, LayerSelector, Mix, Override, WeightQuant};

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::device::{Cooling, DeviceKind};
 use crate::error::{Result, SpecError, fraction, non_negative, positive};
 
 /// One node of the RC chain.
@@ -46,6 +47,11 @@ pub struct GovernorSpec {
     /// the highest trip point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub critical_c: Option<f64>,
+    /// Skin temperature (°C) at which the operating system ends the app for heat (Android's
+    /// `THERMAL_STATUS_SHUTDOWN`, iOS's critical thermal state); the run stops there and the
+    /// summary reports the kill. Absent: never. Must lie above `skin_limit_c`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shutdown_skin_c: Option<f64>,
 }
 
 impl GovernorSpec {
@@ -85,6 +91,22 @@ fn half() -> f64 {
     0.5
 }
 
+/// A governor with levels `freq` (voltage `0.6 + 0.4 f`, memory unthrottled), trip points
+/// from `first_trip_c` every `step_c`, 2 °C hysteresis, a skin limit and a 0.1 s poll.
+fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64) -> GovernorSpec {
+    GovernorSpec {
+        volt_steps: freq.iter().map(|f| 0.6 + 0.4 * f).collect(),
+        mem_steps: Vec::new(),
+        freq_steps: freq.to_vec(),
+        trip_c: (0..freq.len() - 1).map(|i| first_trip_c + step_c * i as f64).collect(),
+        hysteresis_c: 2.0,
+        skin_limit_c,
+        poll_s: 0.1,
+        critical_c: None,
+        shutdown_skin_c: None,
+    }
+}
+
 impl ThermalSpec {
     /// A generic passively cooled phone for devices without a fitted network: the mean of
     /// the two fitted presets (A18 Pro and Snapdragon 8 Elite; `tests/thermal_fit.rs`):
@@ -111,10 +133,101 @@ impl ThermalSpec {
                 skin_limit_c: 45.0,
                 poll_s: 0.1,
                 critical_c: None,
+                shutdown_skin_c: None,
             },
             source:
                 "generic phone: mean of the fitted A18 Pro and Snapdragon 8 Elite networks (not fitted to this device)"
                     .into(),
+        }
+    }
+
+    /// The network of a device class, for a device without a `[thermal]` table of its own:
+    /// `kind` and `cooling` (absent: the class's usual cooling, [`Cooling`]). Phones and
+    /// devices of no stated kind get [`ThermalSpec::generic_phone`]; the others a three-node
+    /// chain (die → spreader or heatsink → case or board → ambient) whose resistances set the
+    /// steady die rise `P × ΣR` and whose outer capacitance the minutes-long approach to it,
+    /// with their vendors' trip points. Each network's `source` says how its numbers were
+    /// chosen: class estimates from published sustained-load behaviour, not fits.
+    pub fn for_class(kind: Option<DeviceKind>, cooling: Option<Cooling>) -> Self {
+        use Cooling::{Fan, Heatsink, Passive};
+        use DeviceKind::{Desktop, Laptop, Module, Phone, Sbc, Tablet};
+        let cooling = cooling.unwrap_or(match kind {
+            Some(Laptop | Desktop | Module) => Fan,
+            _ => Passive,
+        });
+        let node = |name: &str, c: f64, r: f64| ThermalNode {
+            name: name.into(),
+            capacitance_j_per_k: c,
+            resistance_k_per_w: r,
+        };
+        let spec = |nodes: Vec<ThermalNode>, governor: GovernorSpec, source: &str| ThermalSpec {
+            ambient_c: 25.0,
+            nodes,
+            leakage_per_c: 0.01,
+            dram_heat_in_die: 0.5,
+            governor,
+            source: source.into(),
+        };
+        match (kind, cooling) {
+            (None | Some(Phone), _) => Self::generic_phone(),
+            (Some(Tablet), _) => spec(
+                vec![node("die", 3.0, 4.0), node("board", 20.0, 4.5), node("skin", 400.0, 2.5)],
+                ladder(&[1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35], 72.0, 2.0, 45.0),
+                "class estimate (tablet, passive): the phone ladder on a chain of ΣR = 11 K/W (a larger \
+                 back shedding heat) with 3× the phone's skin capacitance: 6 W settles the die near 91 °C \
+                 and the skin over ~15 min; not fitted",
+            ),
+            (Some(Laptop), Passive | Heatsink) => spec(
+                vec![node("die", 5.0, 1.5), node("spreader", 50.0, 1.5), node("chassis", 700.0, 1.8)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 95.0, 2.0, 52.0),
+                "class estimate (fanless laptop): ΣR = 4.8 K/W, so a 15 W GPU load settles 72 K over \
+                 ambient and crosses the first trip (95 °C) after minutes, as fanless M-series laptops \
+                 throttle under sustained GPU load; the chassis (700 J/K) sets a ~20 min approach; not fitted",
+            ),
+            (Some(Laptop), Fan) => spec(
+                vec![node("die", 5.0, 0.6), node("heatsink", 40.0, 0.6), node("chassis", 500.0, 0.8)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 98.0, 2.0, 60.0),
+                "class estimate (fan-cooled laptop): ΣR = 2.0 K/W with the fan at speed, so 30 W settles \
+                 85 °C, below the first trip (98 °C): fan-cooled laptops hold LLM decode at full clock; \
+                 not fitted",
+            ),
+            (Some(Desktop), _) => spec(
+                vec![node("die", 8.0, 0.3), node("heatsink", 200.0, 0.3), node("case", 2000.0, 0.2)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.6], 95.0, 3.0, 80.0),
+                "class estimate (desktop): ΣR = 0.8 K/W, so 60 W settles 73 °C; not fitted",
+            ),
+            (Some(Sbc), Passive) => spec(
+                vec![node("die", 1.5, 3.0), node("board", 25.0, 6.0), node("air", 60.0, 1.5)],
+                ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
+                "class estimate (bare single-board computer, Raspberry Pi 5 class): ΣR = 10.5 K/W, so 6 W \
+                 of SoC load settles 88 °C and crosses the firmware's 80 °C soft limit within about two \
+                 minutes; the ladder steps the 2.4 GHz clock down by 0.2 GHz per degree to 1.5 GHz at 85 °C \
+                 (and 1.0 GHz beyond); not fitted",
+            ),
+            (Some(Sbc), Heatsink) => spec(
+                vec![node("die", 1.5, 2.5), node("heatsink", 30.0, 3.5), node("air", 60.0, 1.0)],
+                ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
+                "class estimate (single-board computer with a passive heatsink): ΣR = 7 K/W, so 6 W \
+                 settles 67 °C, under the 80 °C soft limit; not fitted",
+            ),
+            (Some(Sbc), Fan) => spec(
+                vec![node("die", 1.5, 2.0), node("heatsink", 30.0, 1.5), node("air", 60.0, 0.7)],
+                ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
+                "class estimate (single-board computer with a fan, the Pi 5 Active Cooler class): ΣR = \
+                 4.2 K/W, so 6 W settles 50 °C; not fitted",
+            ),
+            (Some(Module), Passive | Heatsink) => spec(
+                vec![node("die", 3.0, 1.5), node("heatsink", 80.0, 2.5), node("air", 150.0, 1.0)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 90.0, 2.0, 100.0),
+                "class estimate (compute module on a passive heatsink): ΣR = 5 K/W, so 15 W settles \
+                 100 °C and throttles from 90 °C; not fitted",
+            ),
+            (Some(Module), Fan) => spec(
+                vec![node("die", 3.0, 1.0), node("heatsink", 80.0, 1.2), node("air", 150.0, 0.5)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 95.0, 2.0, 100.0),
+                "class estimate (compute module with its fan heatsink, Jetson dev-kit class): ΣR = \
+                 2.7 K/W, so 15 W settles 66 °C and 25 W 93 °C, under the first trip (95 °C); not fitted",
+            ),
         }
     }
 
@@ -182,6 +295,19 @@ impl ThermalSpec {
         non_negative("governor.hysteresis_c", g.hysteresis_c)?;
         finite("governor.skin_limit_c", g.skin_limit_c)?;
         positive("governor.poll_s", g.poll_s)?;
+        if let Some(c) = g.shutdown_skin_c {
+            finite("governor.shutdown_skin_c", c)?;
+            if c <= g.skin_limit_c {
+                return Err(SpecError::invalid(
+                    "governor.shutdown_skin_c",
+                    c,
+                    format!(
+                        "must lie above the skin limit ({} °C): the governor acts before the OS ends the app",
+                        g.skin_limit_c
+                    ),
+                ));
+            }
+        }
         if let Some(c) = g.critical_c {
             finite("governor.critical_c", c)?;
             if let Some(&top) = g.trip_c.last()

@@ -130,6 +130,9 @@ impl Simulator {
                 )));
             }
         }
+        if s.sim.thermal.enabled {
+            crate::unit::require_power(s, &crate::unit::resolve(s)?)?;
+        }
         let policies = s.sim.policies.iter().map(policy::from_spec).collect();
         Ok(Simulator { scenario: s.clone(), policies })
     }
@@ -393,6 +396,13 @@ impl Run {
         }
         if after != before {
             self.retime();
+        }
+        let skin_c = self.heat.skin_c();
+        if !self.killed && self.heat.shutdown_skin_c().is_some_and(|limit| skin_c >= limit) {
+            self.killed = true;
+            self.done = true;
+            self.stats.summary.killed_at_s = Some(to_s(t));
+            self.act(to_s(t), ActionKind::ThermalShutdown { skin_c });
         }
     }
 

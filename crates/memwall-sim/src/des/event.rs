@@ -116,6 +116,12 @@ pub enum ActionKind {
         /// The killer's threshold, bytes.
         lmk_free_bytes: u64,
     },
+    /// The operating system ended the app for heat: the skin reached `skin_c`, past the
+    /// governor's `shutdown_skin_c`.
+    ThermalShutdown {
+        /// Skin temperature, °C.
+        skin_c: f64,
+    },
 }
 
 /// Written as on a trace row: `truncate_context: keep 2048 tokens`, `kill: free memory below
@@ -127,6 +133,7 @@ impl fmt::Display for ActionKind {
             ActionKind::SwitchWeights { policy, mix } => write!(f, "{policy}: reload as {mix}"),
             ActionKind::SwitchFailed { policy, reason } => write!(f, "{policy}: failed ({reason})"),
             ActionKind::Kill { lmk_free_bytes } => write!(f, "kill: free memory below {lmk_free_bytes} B"),
+            ActionKind::ThermalShutdown { skin_c } => write!(f, "kill: thermal shutdown at skin {skin_c:.1} °C"),
         }
     }
 }

@@ -8,6 +8,9 @@ use super::queue::{Nanos, to_s};
 use super::thermal::{Governor, ThermalModel};
 use crate::SimError;
 
+/// Where a network the device does not state comes from, as errors name it.
+const CLASS: &str = "class network";
+
 /// Temperatures and governor of a run (none when `sim.thermal` is off).
 #[derive(Debug)]
 pub(crate) struct Heat {
@@ -18,9 +21,9 @@ pub(crate) struct Heat {
 }
 
 impl Heat {
-    /// The network of `s`: `sim.thermal.spec`, else the device's `[thermal]`, else the
-    /// generic phone network; refused when the device's static power alone would run it
-    /// away.
+    /// The network of `s`: `sim.thermal.spec`, else the device's `[thermal]`, else the class
+    /// network of its kind and cooling ([`ThermalSpec::for_class`]); refused when the
+    /// device's static power alone would run it away.
     pub fn new(s: &Scenario) -> Result<Self, SimError> {
         let cfg = &s.sim;
         if !cfg.thermal.enabled {
@@ -29,12 +32,12 @@ impl Heat {
         let (spec, origin): (ThermalSpec, &str) = match (&cfg.thermal.spec, &s.device.thermal) {
             (Some(t), _) => (t.clone(), "sim.thermal.spec"),
             (None, Some(t)) => (t.clone(), "device.thermal"),
-            (None, None) => (ThermalSpec::generic_phone(), "generic phone network"),
+            (None, None) => (ThermalSpec::for_class(s.device.kind, s.device.cooling), CLASS),
         };
         let start = cfg.thermal.start_c.unwrap_or(spec.ambient_c);
         // Errors about the network's own fields get its path; `power.static_w` and
         // `thermal.start_c` already name theirs.
-        let generic = origin == "generic phone network";
+        let generic = origin == CLASS;
         let model = ThermalModel::new(&spec, s.device.power.static_w, start).map_err(|e| match e {
             // The generic network cannot describe a device whose static power runs it away.
             SimError::Spec(memwall_spec::SpecError::Invalid { field, reason, .. })
@@ -44,10 +47,10 @@ impl Heat {
                     "power.static_w",
                     s.device.power.static_w,
                     format!(
-                        "on the generic phone network (the device has no [thermal] table) the static power alone \
-                         runs the die away ({reason}): no governor can hold it, so that network does not describe \
-                         this device; give the device its own [thermal] table, set sim.thermal.spec, or disable \
-                         sim.thermal"
+                        "on the class network of its kind and cooling (the device has no [thermal] table) the \
+                         static power alone runs the die away ({reason}): no governor can hold it, so that network \
+                         does not describe this device; give the device its own [thermal] table, set \
+                         sim.thermal.spec, or disable sim.thermal"
                     ),
                 ))
             }
@@ -76,6 +79,11 @@ impl Heat {
     /// The governor's level (0 without one).
     pub fn level(&self) -> usize {
         self.net.as_ref().map_or(0, |t| t.1.level())
+    }
+
+    /// The skin temperature at which the OS ends the app (None: never, or no network).
+    pub fn shutdown_skin_c(&self) -> Option<f64> {
+        self.net.as_ref().and_then(|(_, g)| g.shutdown_skin_c())
     }
 
     /// Whether a network is simulated.
@@ -129,7 +137,7 @@ fn check_holds_idle(model: &ThermalModel, spec: &ThermalSpec, origin: &str, stat
     let network = match origin {
         "sim.thermal.spec" => "the network of sim.thermal.spec",
         "device.thermal" => "the device's own network",
-        _ => "the generic phone network (the device has no [thermal] table)",
+        _ => "the class network of its kind and cooling (the device has no [thermal] table)",
     };
     Err(SimError::Spec(memwall_spec::SpecError::invalid(
         "power.static_w",

@@ -465,6 +465,11 @@ impl Governor {
         self.spec.poll_s
     }
 
+    /// Skin temperature at which the OS ends the app, °C (None: never).
+    pub fn shutdown_skin_c(&self) -> Option<f64> {
+        self.spec.shutdown_skin_c
+    }
+
     /// One poll at die temperature `die_c` and skin temperature `skin_c` (°C).
     ///
     /// The target is the number of trip points the die exceeds (`T > trip_c[i]`). Above the
@@ -693,6 +698,60 @@ mod tests {
     }
 
     #[test]
+    fn class_networks_by_hand() {
+        use memwall_spec::{Cooling, DeviceKind};
+        let kinds = [
+            None,
+            Some(DeviceKind::Phone),
+            Some(DeviceKind::Tablet),
+            Some(DeviceKind::Laptop),
+            Some(DeviceKind::Desktop),
+            Some(DeviceKind::Sbc),
+            Some(DeviceKind::Module),
+        ];
+        let coolings = [None, Some(Cooling::Passive), Some(Cooling::Heatsink), Some(Cooling::Fan)];
+        let sum_r = |k, c| ThermalSpec::for_class(k, c).nodes.iter().map(|n| n.resistance_k_per_w).sum::<f64>();
+        for k in kinds {
+            for c in coolings {
+                let mut sp = ThermalSpec::for_class(k, c);
+                sp.validate().unwrap();
+                sp.leakage_per_c = 0.0;
+                let m = ThermalModel::new(&sp, 0.0, 25.0).unwrap();
+                let r: Vec<f64> = sp.nodes.iter().map(|n| n.resistance_k_per_w).collect();
+                let cap: Vec<f64> = sp.nodes.iter().map(|n| n.capacitance_j_per_k).collect();
+                // Steady state with 5 W into the die: 25 + 5 ΣR.
+                let want = 25.0 + 5.0 * r.iter().sum::<f64>();
+                assert!(close(m.steady_state_c(5.0, 0.0)[0], want, 1e-9), "{k:?} {c:?}");
+                // Σ time constants = trace(G⁻¹C) = Σ_i C_i Σ_{j≥i} R_j for a chain grounded at
+                // its far end (1 W injected at node i leaves through R_i..R_last).
+                let want: f64 = (0..r.len()).map(|i| cap[i] * r[i..].iter().sum::<f64>()).sum();
+                let got: f64 = m.time_constants_s().iter().sum();
+                assert!(close(got, want, 1e-9 * want), "{k:?} {c:?}: {got} vs {want}");
+            }
+        }
+        // A bare Raspberry-Pi-class board at 6 W settles 25 + 6 × 10.5 = 88 °C, past its 80 °C
+        // soft limit; with a heatsink 67 °C, with a fan 50.2 °C.
+        let sbc = |c| 25.0 + 6.0 * sum_r(Some(DeviceKind::Sbc), Some(c));
+        assert!(close(sbc(Cooling::Passive), 88.0, 1e-9) && close(sbc(Cooling::Heatsink), 67.0, 1e-9));
+        assert!(close(sbc(Cooling::Fan), 50.2, 1e-9));
+        // Cooling orders the classes: a fanless laptop sheds heat worse than a fan-cooled one,
+        // which sheds it worse than a desktop; a phone worst of all.
+        let laptop = |c| sum_r(Some(DeviceKind::Laptop), Some(c));
+        assert!(laptop(Cooling::Passive) > laptop(Cooling::Fan));
+        assert!(laptop(Cooling::Fan) > sum_r(Some(DeviceKind::Desktop), None));
+        assert!(sum_r(None, None) > sum_r(Some(DeviceKind::Tablet), None));
+        // Usual cooling when none is stated: laptops and modules a fan, boards none.
+        assert_eq!(
+            ThermalSpec::for_class(Some(DeviceKind::Laptop), None),
+            ThermalSpec::for_class(Some(DeviceKind::Laptop), Some(Cooling::Fan))
+        );
+        assert_eq!(
+            ThermalSpec::for_class(Some(DeviceKind::Sbc), None),
+            ThermalSpec::for_class(Some(DeviceKind::Sbc), Some(Cooling::Passive))
+        );
+    }
+
+    #[test]
     fn leakage_energy_matches_quadrature() {
         let sp = chain();
         let (s, pd, pm) = (1.5, 3.0, 0.8);
@@ -833,6 +892,7 @@ mod tests {
             skin_limit_c: 43.0,
             poll_s: 0.1,
             critical_c: Some(100.0),
+            shutdown_skin_c: None,
         }
     }
 
