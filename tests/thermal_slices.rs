@@ -227,3 +227,37 @@ fn a_phone_too_hot_to_hold_ends_the_app_and_the_summary_says_when() {
     bad.governor.shutdown_skin_c = Some(40.0);
     assert!(bad.validate().unwrap_err().to_string().contains("governor.shutdown_skin_c"));
 }
+
+#[test]
+fn the_trace_and_summary_carry_the_units_power_and_the_engine_scales_it() {
+    // At full clock (no thermal model) a decode step's unit power is the CPU clusters' power:
+    // 4 threads × the Pi 5's per-core figure; an engine drawing half (`power_scale = 0.5`)
+    // halves it, and the summary's decode mean agrees.
+    let mut s = scenario("llama-3.2-1b", "raspberry-pi-5-8gb", "Q4_K_M", 16, 32, 512);
+    s.sim.thermal.enabled = false;
+    s.workload.threads = Some(4);
+    let per_core = s.device.clusters[0].power_w_per_core;
+    let run = |s: &Scenario| {
+        let mut sink = VecSink::default();
+        let r = simulate(s, &mut sink).unwrap();
+        let decode: Vec<f64> = sink.rows.iter().filter(|x| x.phase == Phase::Decode).map(|x| x.unit_power_w).collect();
+        (r, decode)
+    };
+    let (r, decode) = run(&s);
+    assert!(!decode.is_empty());
+    for p in &decode {
+        assert!((p - 4.0 * per_core).abs() < 1e-9, "{p} vs {}", 4.0 * per_core);
+    }
+    assert!((r.unit_decode_power_w - 4.0 * per_core).abs() < 1e-9);
+    assert_eq!(r.max_level, 0);
+    assert!(r.mean_power_w > 0.0 && (r.mean_power_w - r.energy_j / r.duration_s).abs() < 1e-12);
+    let mut half = s.clone();
+    half.engine.cpu.as_mut().unwrap().power_scale = Some(0.5);
+    let (h, decode) = run(&half);
+    assert!((decode[0] - 2.0 * per_core).abs() < 1e-9);
+    assert!(h.j_per_token < r.j_per_token);
+    // Under throttling the level reached is reported.
+    let hot = scenario("hypothetical-35b-dense", "snapdragon-8-gen3-16gb", "Q4_K_M", 512, 4, 512);
+    let r = simulate(&hot, &mut VecSink::default()).unwrap();
+    assert!(r.max_level > 0 && r.throttle_onset_s.is_some());
+}

@@ -233,6 +233,7 @@ mod tests {
             die_c: die,
             skin_c: 30.0,
             power_w: 1.0,
+            unit_power_w: 0.0,
             energy_j: 1.0,
             resident_bytes: 0,
             free_bytes: 0,

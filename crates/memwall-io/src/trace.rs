@@ -65,6 +65,7 @@ pub fn trace_schema() -> SchemaRef {
                 f("die_c", DataType::Float64),
                 f("skin_c", DataType::Float64),
                 f("power_w", DataType::Float64),
+                f("unit_power_w", DataType::Float64),
                 f("energy_j", DataType::Float64),
                 f("resident_bytes", DataType::UInt64),
                 f("free_bytes", DataType::Int64),
@@ -93,6 +94,7 @@ struct Columns {
     die_c: Float64Builder,
     skin_c: Float64Builder,
     power_w: Float64Builder,
+    unit_power_w: Float64Builder,
     energy_j: Float64Builder,
     resident_bytes: UInt64Builder,
     free_bytes: Int64Builder,
@@ -124,6 +126,7 @@ impl Columns {
             die_c: Float64Builder::with_capacity(n),
             skin_c: Float64Builder::with_capacity(n),
             power_w: Float64Builder::with_capacity(n),
+            unit_power_w: Float64Builder::with_capacity(n),
             energy_j: Float64Builder::with_capacity(n),
             resident_bytes: UInt64Builder::with_capacity(n),
             free_bytes: Int64Builder::with_capacity(n),
@@ -151,6 +154,7 @@ impl Columns {
         self.die_c.append_value(r.die_c);
         self.skin_c.append_value(r.skin_c);
         self.power_w.append_value(r.power_w);
+        self.unit_power_w.append_value(r.unit_power_w);
         self.energy_j.append_value(r.energy_j);
         self.resident_bytes.append_value(r.resident_bytes);
         self.free_bytes.append_value(r.free_bytes);
@@ -184,6 +188,7 @@ impl Columns {
             Arc::new(self.die_c.finish()),
             Arc::new(self.skin_c.finish()),
             Arc::new(self.power_w.finish()),
+            Arc::new(self.unit_power_w.finish()),
             Arc::new(self.energy_j.finish()),
             Arc::new(self.resident_bytes.finish()),
             Arc::new(self.free_bytes.finish()),
@@ -350,6 +355,7 @@ mod tests {
             die_c: 40.0 + (i % 50) as f64 * 0.5,
             skin_c: 30.0 + (i % 20) as f64 * 0.25,
             power_w: 4.5,
+            unit_power_w: 3.0,
             energy_j: 0.1 * i as f64,
             resident_bytes: 3_000_000_000 + i,
             free_bytes: 1_000_000 - 20 * i as i64,
@@ -413,7 +419,7 @@ mod tests {
         let names: Vec<&str> = batch.schema_ref().fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(names[0], "point");
         assert_eq!(names[4], "phase");
-        assert_eq!(names[20], "events");
+        assert_eq!(names[21], "events");
 
         let point = col::<UInt32Array>(&batch, "point");
         assert_eq!((point.value(59_999), point.value(60_000), point.value(99_999)), (0, 1, 1));

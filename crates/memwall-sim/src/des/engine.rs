@@ -68,6 +68,13 @@ pub struct Summary {
     pub max_die_c: f64,
     /// Highest skin temperature, °C.
     pub max_skin_c: f64,
+    /// Deepest governor level reached (0: never throttled).
+    pub max_level: u32,
+    /// Mean power over the run, W (`energy_j / duration_s`).
+    pub mean_power_w: f64,
+    /// Mean dynamic power of the compute unit while it decoded, W (its energy over the decode
+    /// steps' time).
+    pub unit_decode_power_w: f64,
     /// Whether the low-memory killer ended the run, and when.
     pub killed_at_s: Option<f64>,
     /// Policy actions and the kill, in order (written `t=12.3s truncate_context: keep 2048
@@ -239,6 +246,8 @@ struct Step {
     /// `∫ freq dt` and `∫ bw dt` over the finished slices (the row reports time means).
     freq_s: f64,
     bw_s: f64,
+    /// `∫ dynamic_w dt` over the finished slices, J.
+    unit_j: f64,
 }
 
 /// What the summary is built from while the run goes.
@@ -248,6 +257,8 @@ struct Stats {
     rates: Rates,
     /// Energy of decode steps, J.
     decode_energy: f64,
+    /// The compute unit's dynamic energy during decode steps, J.
+    decode_unit_j: f64,
     /// Tokens generated (all sequences).
     tokens: u64,
     /// Latency and start of the last decode step, seconds.
@@ -372,6 +383,8 @@ impl Run {
         s.time_to_minus_10pct_s = st.rates.minus_10;
         s.time_to_minus_25pct_s = st.rates.minus_25;
         s.j_per_token = if s.decode_tokens > 0 { st.decode_energy / s.decode_tokens as f64 } else { 0.0 };
+        s.mean_power_w = if s.duration_s > 0.0 { s.energy_j / s.duration_s } else { 0.0 };
+        s.unit_decode_power_w = if s.decode_s > 0.0 { st.decode_unit_j / s.decode_s } else { 0.0 };
         Ok(s.clone())
     }
 
@@ -693,6 +706,7 @@ impl Run {
             bw,
             freq_s: 0.0,
             bw_s: 0.0,
+            unit_j: 0.0,
         });
         self.queue.push(to_ns(end_s).max(self.now), Ev::StepDone(id));
     }
@@ -740,6 +754,7 @@ impl Run {
         st.dram_w = if left_s > 0.0 { (1.0 - done) * st.dram_bytes * 8.0 * pj * 1e-12 / left_s } else { 0.0 };
         st.freq_s += st.freq * elapsed;
         st.bw_s += st.bw * elapsed;
+        st.unit_j += st.dynamic_w * elapsed;
         (st.id, st.dur_s, st.dynamic_w, st.done) = (id, end_s - st.start_s, dynamic_w, done);
         (st.seg_s, st.full_s, st.freq, st.bw) = (now_s, full, clocks.freq * clocks.duty, clocks.bw);
         self.clock_s = end_s;
@@ -798,6 +813,7 @@ impl Run {
                 stats.summary.decode_tokens += batch;
                 stats.summary.decode_s += st.dur_s;
                 stats.decode_energy += st.energy_j;
+                stats.decode_unit_j += st.unit_j + st.dynamic_w * last;
                 stats.rates.record(st.start_s, st.dur_s, batch);
                 (Phase::Decode, 1)
             }
@@ -805,6 +821,7 @@ impl Run {
         let Residency { resident, free, .. } = self.residency();
         let summary = &mut self.stats.summary;
         summary.peak_resident_bytes = summary.peak_resident_bytes.max(resident);
+        summary.max_level = summary.max_level.max(self.heat.level() as u32);
         let row = TraceRow {
             time_s: end_s,
             token: self.stats.tokens,
@@ -822,6 +839,7 @@ impl Run {
             die_c: self.heat.die_c(),
             skin_c: self.heat.skin_c(),
             power_w: if st.dur_s > 0.0 { st.energy_j / st.dur_s } else { 0.0 },
+            unit_power_w: if st.dur_s > 0.0 { (st.unit_j + st.dynamic_w * last) / st.dur_s } else { 0.0 },
             energy_j: st.energy_j,
             resident_bytes: resident,
             free_bytes: free,

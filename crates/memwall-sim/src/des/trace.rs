@@ -73,6 +73,9 @@ pub struct TraceRow {
     pub skin_c: f64,
     /// Mean power over the step, W.
     pub power_w: f64,
+    /// Mean dynamic power of the compute unit running the model over the step (its share of
+    /// `power_w`; the rest is static and DRAM power), W.
+    pub unit_power_w: f64,
     /// Energy of the step, J.
     pub energy_j: f64,
     /// Bytes the model holds in DRAM.
