@@ -869,3 +869,86 @@ fn presets_reproduce_published_sustained_load() {
     r.print();
     assert!(r.failures.is_empty(), "the presets no longer reproduce the published runs:\n{}", r.failures.join("\n"));
 }
+
+/// Leave-one-device-out for the phone class: each phone's published run predicted with the
+/// *other* phone's fitted network (its own figures otherwise), beside its own fit (in
+/// sample), the class network a phone without a fit gets (the mean of both fits: half in
+/// sample) and no thermal model at all. Printed as a table (`cargo test --release --test
+/// thermal_fit cross -- --nocapture`); asserted: the held-out prediction of the retained
+/// fraction is closer to the measurement than the no-thermal baseline's 1.0.
+#[test]
+fn phone_networks_cross_validated() {
+    let own_iphone = load_device(IPHONE).unwrap();
+    let own_s25 = load_device(S25).unwrap();
+    let with_network = |d: &DeviceSpec, net: Option<ThermalSpec>| {
+        let mut d = d.clone();
+        d.thermal = net;
+        d
+    };
+    let no_thermal = |s: &mut Scenario| s.sim.thermal.enabled = false;
+    println!("device | network | first tok/s | sustained tok/s | retained | time to -10 % / -25 %, s | mean power, W");
+    // iPhone: 20 iterations; retained = iterations 8-20 over iteration 1 (published 0.56).
+    let mut iphone_errors = Vec::new();
+    for (label, device, thermal) in [
+        ("own fit (in sample)", own_iphone.clone(), true),
+        ("S25's fit (held out)", with_network(&own_iphone, own_s25.thermal.clone()), true),
+        ("phone class (mean of both fits)", with_network(&own_iphone, None), true),
+        ("no thermal model", own_iphone.clone(), false),
+    ] {
+        let mut s = iphone_scenario(device);
+        if !thermal {
+            no_thermal(&mut s);
+        }
+        let mut obs = Observed::default();
+        obs.summary = simulate(&s, &mut obs).unwrap();
+        assert_eq!(obs.turns.len(), IPHONE_ITERATIONS as usize);
+        let fit = IphoneFit { obs };
+        let retained = fit.sustained() / fit.first();
+        let s = &fit.obs.summary;
+        println!(
+            "iPhone 16 Pro | {label} | {:.1} | {:.1} | {retained:.2} (measured 0.56) | {} / {} | {:.2}",
+            fit.first(),
+            fit.sustained(),
+            opt(s.time_to_minus_10pct_s),
+            opt(s.time_to_minus_25pct_s),
+            fit.obs.power_w(7)
+        );
+        iphone_errors.push((label, (retained - 0.56).abs()));
+    }
+    // S25: the 2048-token run from 31.7 °C; retained = mean rate over the 128-token run's
+    // (published 27.7 / 48.8 = 0.57, which mixes heat with the engine's context slowdown).
+    let mut s25_errors = Vec::new();
+    for (label, device, thermal) in [
+        ("own fit (in sample)", own_s25.clone(), true),
+        ("iPhone's fit (held out)", with_network(&own_s25, own_iphone.thermal.clone()), true),
+        ("phone class (mean of both fits)", with_network(&own_s25, None), true),
+        ("no thermal model", own_s25.clone(), false),
+    ] {
+        let rates: Vec<(f64, Summary)> = S25_RUNS[..2]
+            .iter()
+            .map(|run| {
+                let mut s = s25_scenario(device.clone(), run);
+                if !thermal {
+                    no_thermal(&mut s);
+                }
+                let o = Observed::run(&s);
+                (o.tok_s(), o.summary)
+            })
+            .collect();
+        let retained = rates[1].0 / rates[0].0;
+        let s = &rates[1].1;
+        println!(
+            "Galaxy S25 | {label} | {:.1} | {:.1} | {retained:.2} (measured 0.57) | {} / {} | {:.2}",
+            rates[0].0,
+            rates[1].0,
+            opt(s.time_to_minus_10pct_s),
+            opt(s.time_to_minus_25pct_s),
+            s.mean_power_w
+        );
+        s25_errors.push((label, (retained - 27.7 / 48.8).abs()));
+    }
+    let held_out = |e: &[(&str, f64)]| e.iter().find(|x| x.0.contains("held out")).unwrap().1;
+    let baseline = |e: &[(&str, f64)]| e.iter().find(|x| x.0.contains("no thermal")).unwrap().1;
+    assert!(held_out(&iphone_errors) < baseline(&iphone_errors), "{iphone_errors:?}");
+    assert!(held_out(&s25_errors) < baseline(&s25_errors), "{s25_errors:?}");
+}

@@ -171,24 +171,31 @@ impl ThermalSpec {
         match (kind, cooling) {
             (None | Some(Phone), _) => Self::generic_phone(),
             (Some(Tablet), _) => spec(
-                vec![node("die", 3.0, 4.0), node("board", 20.0, 4.5), node("skin", 400.0, 2.5)],
-                ladder(&[1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35], 72.0, 2.0, 45.0),
-                "class estimate (tablet, passive): the phone ladder on a chain of ΣR = 11 K/W (a larger \
-                 back shedding heat) with 3× the phone's skin capacitance: 6 W settles the die near 91 °C \
-                 and the skin over ~15 min; not fitted",
+                vec![node("die", 3.0, 2.5), node("board", 20.0, 2.0), node("skin", 550.0, 1.5)],
+                ladder(&[1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35], 85.0, 2.0, 44.0),
+                "class estimate (tablet, passive): a 550 J/K body shedding 1.5 K/W to the air and \
+                 ΣR = 6 K/W, so 10 W settles the die near 85 °C and the skin at 40 °C over ~14 min; an \
+                 iPad Pro (M2) keeps 68.5 % of its first loop over 20 loops of 3DMark Wild Life Extreme \
+                 (https://applech2.com/archives/20240515-ipad-pro-m4-thermal-performance.html); not fitted",
             ),
             (Some(Laptop), Passive | Heatsink) => spec(
-                vec![node("die", 5.0, 1.5), node("spreader", 50.0, 1.5), node("chassis", 700.0, 1.8)],
-                ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 95.0, 2.0, 52.0),
-                "class estimate (fanless laptop): ΣR = 4.8 K/W, so a 15 W GPU load settles 72 K over \
-                 ambient and crosses the first trip (95 °C) after minutes, as fanless M-series laptops \
-                 throttle under sustained GPU load; the chassis (700 J/K) sets a ~20 min approach; not fitted",
+                vec![node("die", 3.0, 1.0), node("spreader", 40.0, 3.5), node("chassis", 1100.0, 1.9)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 100.0, 2.0, 50.0),
+                "class estimate (fanless laptop, MacBook Air class): a 1.1 kg aluminium chassis (1100 J/K) \
+                 shedding 1.9 K/W, so 12 W holds it at 46 °C as measured on an M3 Air \
+                 (https://technosports.co.in/m3-macbook-air-peaks-at-114c-in-stress-test), ΣR = 6.4 K/W, \
+                 trips from 100 °C; a sustained load throttles after minutes and keeps sinking over the \
+                 chassis' ~35 min (an M2 Air lost 12 % over 30 min of Cinebench loops, \
+                 https://mactechnews.de/news/article/Test-Throttling-des-MacBook-Air-M2-Vergleich-mit-MacBook-Pro-M2-und-Air-M1-180601.html ); \
+                 not fitted",
             ),
             (Some(Laptop), Fan) => spec(
-                vec![node("die", 5.0, 0.6), node("heatsink", 40.0, 0.6), node("chassis", 500.0, 0.8)],
-                ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 98.0, 2.0, 60.0),
-                "class estimate (fan-cooled laptop): ΣR = 2.0 K/W with the fan at speed, so 30 W settles \
-                 85 °C, below the first trip (98 °C): fan-cooled laptops hold LLM decode at full clock; \
+                vec![node("die", 5.0, 0.7), node("heatsink", 40.0, 0.8), node("chassis", 1400.0, 0.6)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 100.0, 2.0, 60.0),
+                "class estimate (fan-cooled laptop, MacBook Pro class): ΣR = 2.1 K/W with the fan at \
+                 speed, so 30 W settles 88 °C, under the 100 °C limit: M3-generation MacBook Pros hold \
+                 their clocks for over an hour at full CPU load \
+                 (https://mac4ever.com/mac/180016-test-des-macbook-pro-m3-m3-pro-et-m3-max-temperatures-frequences-et-consommation); \
                  not fitted",
             ),
             (Some(Desktop), _) => spec(
@@ -197,36 +204,49 @@ impl ThermalSpec {
                 "class estimate (desktop): ΣR = 0.8 K/W, so 60 W settles 73 °C; not fitted",
             ),
             (Some(Sbc), Passive) => spec(
-                vec![node("die", 1.5, 3.0), node("board", 25.0, 6.0), node("air", 60.0, 1.5)],
+                vec![node("die", 2.0, 3.0), node("board", 25.0, 7.0), node("air", 5.0, 3.0)],
                 ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
-                "class estimate (bare single-board computer, Raspberry Pi 5 class): ΣR = 10.5 K/W, so 6 W \
-                 of SoC load settles 88 °C and crosses the firmware's 80 °C soft limit within about two \
-                 minutes; the ladder steps the 2.4 GHz clock down by 0.2 GHz per degree to 1.5 GHz at 85 °C \
-                 (and 1.0 GHz beyond); not fitted",
+                "class estimate (bare single-board computer, Raspberry Pi 5 class): ΣR = 13 K/W, so 6 W \
+                 of SoC load would settle 103 °C and crosses the firmware's 80 °C soft limit after about \
+                 4–5 min (a bare Pi 5 averages 81 °C and peaks at 89 °C over a benchmark suite, \
+                 https://www.phoronix.com/review/raspberry-pi-5-benchmarks/2); the ladder steps the 2.4 GHz \
+                 clock down to 1.5 GHz between 80 and 85 °C as the firmware does \
+                 (https://github.com/raspberrypi/documentation, frequency-management.adoc; floor 1.5 GHz \
+                 measured in https://github.com/raspberrypi/rpi-eeprom/issues/518), and to 1.0 GHz beyond \
+                 (assumed); not fitted",
             ),
             (Some(Sbc), Heatsink) => spec(
-                vec![node("die", 1.5, 2.5), node("heatsink", 30.0, 3.5), node("air", 60.0, 1.0)],
+                vec![node("die", 2.0, 3.0), node("board", 25.0, 0.5), node("case", 150.0, 3.0)],
                 ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
-                "class estimate (single-board computer with a passive heatsink): ΣR = 7 K/W, so 6 W \
-                 settles 67 °C, under the 80 °C soft limit; not fitted",
+                "class estimate (single-board computer in a passive aluminium case): ΣR = 6.5 K/W, so 6 W \
+                 settles 64 °C over ~10 min, as a Pi 5 in such a case reaches 60–63 °C under stressberry \
+                 (https://github.com/nschloe/stressberry/issues/138); not fitted",
             ),
             (Some(Sbc), Fan) => spec(
-                vec![node("die", 1.5, 2.0), node("heatsink", 30.0, 1.5), node("air", 60.0, 0.7)],
+                vec![node("die", 2.0, 3.0), node("heatsink", 20.0, 1.5), node("air", 20.0, 1.0)],
                 ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
                 "class estimate (single-board computer with a fan, the Pi 5 Active Cooler class): ΣR = \
-                 4.2 K/W, so 6 W settles 50 °C; not fitted",
+                 5.5 K/W, so 6 W settles 58 °C within minutes; a Pi 5 with the Active Cooler averages \
+                 56 °C over a benchmark suite at a steady 2.4 GHz \
+                 (https://www.phoronix.com/review/raspberry-pi-5-benchmarks/2) and sits near 61 °C under \
+                 stressberry (https://github.com/nschloe/stressberry/issues/139); not fitted",
             ),
             (Some(Module), Passive | Heatsink) => spec(
-                vec![node("die", 3.0, 1.5), node("heatsink", 80.0, 2.5), node("air", 150.0, 1.0)],
-                ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 90.0, 2.0, 100.0),
-                "class estimate (compute module on a passive heatsink): ΣR = 5 K/W, so 15 W settles \
-                 100 °C and throttles from 90 °C; not fitted",
+                vec![node("die", 5.0, 0.5), node("module", 30.0, 0.3), node("heatsink", 90.0, 5.0)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 99.0, 2.0, 100.0),
+                "class estimate (compute module on its heatsink with the fan stopped): ΣR = 5.8 K/W, so \
+                 15 W settles far above the 99 °C software throttle point (NVIDIA's, as recalled, not \
+                 verified); not fitted",
             ),
             (Some(Module), Fan) => spec(
-                vec![node("die", 3.0, 1.0), node("heatsink", 80.0, 1.2), node("air", 150.0, 0.5)],
-                ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 95.0, 2.0, 100.0),
+                vec![node("die", 5.0, 0.5), node("module", 30.0, 0.3), node("heatsink", 90.0, 1.5)],
+                ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 99.0, 2.0, 100.0),
                 "class estimate (compute module with its fan heatsink, Jetson dev-kit class): ΣR = \
-                 2.7 K/W, so 15 W settles 66 °C and 25 W 93 °C, under the first trip (95 °C); not fitted",
+                 2.3 K/W, as an Orin Nano Super at 19 W settles 67–68 °C \
+                 (https://picocluster-claw.com/reference/benchmarks/) and an Orin NX at 29 W 92 °C \
+                 (https://github.com/ARK-Electronics/ark_jetson_kernel/blob/main/docs/power.md), neither \
+                 throttling; trips from 99 °C (NVIDIA's software throttle point as recalled, not \
+                 verified); not fitted",
             ),
         }
     }
