@@ -952,3 +952,75 @@ fn phone_networks_cross_validated() {
     assert!(held_out(&iphone_errors) < baseline(&iphone_errors), "{iphone_errors:?}");
     assert!(held_out(&s25_errors) < baseline(&s25_errors), "{s25_errors:?}");
 }
+
+/// The fit recovers a network it did not see: a synthetic phone (the iPhone preset with a
+/// known board resistance, board capacitance and first trip point) runs a sustained workload;
+/// a Nelder–Mead search from 40 % off, on what such a run logs (each turn's generation rate
+/// and energy, the die temperature at the end of each turn), finds the three values again.
+#[test]
+fn a_synthetic_fit_recovers_known_parameters() {
+    let truth = [6.0, 15.0, 58.0]; // r_board K/W, c_board J/K, first trip °C
+    let device = |x: &[f64]| {
+        let mut d = load_device(IPHONE).unwrap();
+        let ladder = (0..5).map(|k| 0.85f64.powi(k)).collect();
+        d.thermal = Some(network(&IPHONE_STRUCTURE, 3.0, x[0], x[1], governor(ladder, x[2], 2.0), "synthetic"));
+        d
+    };
+    let scenario = |x: &[f64]| {
+        let mut s = iphone_scenario(device(x));
+        s.sim.session.turns[0].gen_tokens = 500;
+        s.sim.session.repeat = 10;
+        s
+    };
+    /// Per turn: decoded tokens, decode seconds, energy, die °C at its end.
+    struct Log(Vec<(u64, f64, f64, f64)>);
+    impl TraceSink for Log {
+        fn push(&mut self, row: &TraceRow) -> Result<(), SimError> {
+            let t = row.turn as usize;
+            if self.0.len() <= t {
+                self.0.resize(t + 1, (0, 0.0, 0.0, 0.0));
+            }
+            let e = &mut self.0[t];
+            if row.phase == Phase::Decode {
+                e.0 += row.tokens;
+                e.1 += row.latency_s;
+            }
+            e.2 += row.energy_j;
+            e.3 = row.die_c;
+            Ok(())
+        }
+    }
+    let observe = |x: &[f64]| -> Vec<[f64; 3]> {
+        let mut log = Log(Vec::new());
+        simulate(&scenario(x), &mut log).unwrap();
+        log.0.iter().filter(|t| t.1 > 0.0).map(|t| [t.0 as f64 / t.1, t.2, t.3]).collect()
+    };
+    let measured = observe(&truth);
+    assert!(measured.len() == 10 && measured[0][0] > 1.1 * measured[9][0], "the run must throttle: {measured:?}");
+    let params = [
+        Param { name: "r_board", lo: 1.0, hi: 20.0, grid: &[], center: 5.0, sigma: 1.0, log: true },
+        Param { name: "c_board", lo: 3.0, hi: 80.0, grid: &[], center: 20.0, sigma: 1.0, log: true },
+        Param { name: "trip", lo: 45.0, hi: 95.0, grid: &[], center: 80.0, sigma: 10.0, log: false },
+    ];
+    let loss = |u: &[f64]| -> f64 {
+        let x = to_box(&params, u);
+        let sim = observe(&x);
+        if sim.len() != measured.len() {
+            return 1e9;
+        }
+        sim.iter()
+            .zip(&measured)
+            .map(|(a, b)| {
+                ((a[0] - b[0]) / b[0]).powi(2) + ((a[1] - b[1]) / b[1]).powi(2) + ((a[2] - b[2]) / 10.0).powi(2)
+            })
+            .sum()
+    };
+    let start = [truth[0] * 1.4, truth[1] * 0.6, truth[2] + 8.0];
+    let u0 = from_box(&params, &start);
+    let (u, best) = nelder_mead(&loss, &u0, &[0.3, 0.3, 0.3], 120);
+    let x = to_box(&params, &u);
+    println!("synthetic fit: truth {truth:?}, start {start:?}, found {x:?}, loss {best:.2e}");
+    assert!((x[0] / truth[0] - 1.0).abs() < 0.05, "r_board {} vs {}", x[0], truth[0]);
+    assert!((x[1] / truth[1] - 1.0).abs() < 0.10, "c_board {} vs {}", x[1], truth[1]);
+    assert!((x[2] - truth[2]).abs() < 1.0, "trip {} vs {}", x[2], truth[2]);
+}
