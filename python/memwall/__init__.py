@@ -90,6 +90,18 @@ def _key(k: str) -> str:
     return k if k.replace("_", "").replace("-", "").isalnum() else _toml_value(k, k)
 
 
+def _read_experiment(path: str | os.PathLike, grid: Any) -> str:
+    """The text of an experiment file (a grid comes with it, never beside it)."""
+    if grid is not None:
+        raise bad("grid", None, "`grid`: give either an experiment file or a base scenario with a grid")
+    p = os.fspath(path)
+    try:
+        with open(p, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise MemwallIOError(f"{p}: {e}") from None
+
+
 def _experiment_text(base: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], name: str) -> str:
     lines = [f"name = {_toml_value(name, 'name')}", "[base]"]
     for k, v in base.items():
@@ -247,15 +259,7 @@ def sweep(
     if engine not in ("analytic", "des"):
         raise bad("engine", engine, f"unknown `engine` = {engine!r}: the evaluator is 'analytic' or 'des'")
     if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):
-        if grid is not None:
-            raise bad("grid", None, "`grid`: give either an experiment file or a base scenario with a grid")
-        path = os.fspath(base)
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise MemwallIOError(f"{path}: {e}") from None
-        origin = path
+        text, origin = _read_experiment(base, grid), os.fspath(base)
     elif isinstance(base, Mapping):
         text, origin = _experiment_text(_objects_to_values(base), grid or {}, name), "python"
     else:

@@ -399,20 +399,12 @@ def simulate(
     Ctrl-C stops the run."""
     import pyarrow as pa
 
-    from . import MemwallIOError, Results, _experiment_text
+    from . import Results, _experiment_text, _read_experiment
 
     if device is None and isinstance(model, Mapping):
         base, text = dict(model), None
     elif device is None and isinstance(model, (str, os.PathLike)):
-        if grid is not None:
-            raise _bad("grid", None, "`grid`: give either an experiment file or a base scenario with a grid")
-        path = os.fspath(model)
-        try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise MemwallIOError(f"{path}: {e}") from None
-        base = None
+        base, text = None, _read_experiment(model, grid)
     else:
         base, text = design(model, device, weights, **kwargs), None
     duration_s = None if duration is None else seconds(duration)
