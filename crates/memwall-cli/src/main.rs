@@ -95,7 +95,8 @@ enum Command {
         /// Summary output, one row per design point (Parquet).
         #[arg(long)]
         summary: Option<PathBuf>,
-        /// Figure of generation tok/s and die/skin temperature over time, one line per point (SVG).
+        /// Figure of generation tok/s, die/skin temperature, the compute unit's power and clock over
+        /// time, one line per point (SVG).
         #[arg(long)]
         plot: Option<PathBuf>,
         /// Refuse a run whose trace would exceed this size (`500MB`, `2GB`, `10GB`).

@@ -16,8 +16,51 @@ pub struct Series {
     pub label: String,
     /// Bucket width, seconds.
     bucket_s: f64,
-    /// Per bucket: (tokens, generation seconds, last die °C, last skin °C, seen).
-    buckets: Vec<(f64, f64, f64, f64, bool)>,
+    /// Per bucket: what its rows add up to.
+    buckets: Vec<Bucket>,
+}
+
+/// One time bucket of a series.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    /// Tokens generated and the generation seconds they took (decode steps and pauses).
+    tokens: f64,
+    gen_s: f64,
+    /// Die and skin temperature of the bucket's last row, °C.
+    die_c: f64,
+    skin_c: f64,
+    /// `Σ unit_power_w × latency`, `Σ freq_scale × latency` and `Σ latency` over its rows.
+    unit_j: f64,
+    clock_s: f64,
+    busy_s: f64,
+    seen: bool,
+}
+
+impl Default for Bucket {
+    fn default() -> Self {
+        Bucket {
+            tokens: 0.0,
+            gen_s: 0.0,
+            die_c: f64::NAN,
+            skin_c: f64::NAN,
+            unit_j: 0.0,
+            clock_s: 0.0,
+            busy_s: 0.0,
+            seen: false,
+        }
+    }
+}
+
+/// What one bucket draws: its middle time, tok/s (NaN when not generating), die and skin
+/// °C, the compute unit's mean power (W) and the mean clock (fraction of the maximum).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Point {
+    t: f64,
+    rate: f64,
+    die_c: f64,
+    skin_c: f64,
+    unit_w: f64,
+    clock: f64,
 }
 
 impl Series {
@@ -31,23 +74,31 @@ impl Series {
     pub fn push(&mut self, r: &TraceRow) {
         let i = (r.time_s / self.bucket_s) as usize;
         if self.buckets.len() <= i {
-            self.buckets.resize(i + 1, (0.0, 0.0, f64::NAN, f64::NAN, false));
+            self.buckets.resize(i + 1, Bucket::default());
         }
         let b = &mut self.buckets[i];
         if matches!(r.phase, Phase::Decode | Phase::Pause) {
-            b.0 += r.tokens as f64;
-            b.1 += r.latency_s;
+            b.tokens += r.tokens as f64;
+            b.gen_s += r.latency_s;
         }
-        b.2 = r.die_c;
-        b.3 = r.skin_c;
-        b.4 = true;
+        b.die_c = r.die_c;
+        b.skin_c = r.skin_c;
+        b.unit_j += r.unit_power_w * r.latency_s;
+        b.clock_s += r.freq_scale * r.latency_s;
+        b.busy_s += r.latency_s;
+        b.seen = true;
     }
 
-    /// (time at the bucket's middle, tok/s or NaN when not generating, die °C, skin °C).
-    fn points(&self) -> impl Iterator<Item = (f64, f64, f64, f64)> + '_ {
-        self.buckets.iter().enumerate().filter(|(_, b)| b.4).map(|(i, b)| {
-            let rate = if b.1 > 0.0 { b.0 / b.1 } else { f64::NAN };
-            ((i as f64 + 0.5) * self.bucket_s, rate, b.2, b.3)
+    /// The buckets with rows, as points to draw.
+    fn points(&self) -> impl Iterator<Item = Point> + '_ {
+        let mean = |x: f64, d: f64| if d > 0.0 { x / d } else { f64::NAN };
+        self.buckets.iter().enumerate().filter(|(_, b)| b.seen).map(move |(i, b)| Point {
+            t: (i as f64 + 0.5) * self.bucket_s,
+            rate: mean(b.tokens, b.gen_s),
+            die_c: b.die_c,
+            skin_c: b.skin_c,
+            unit_w: mean(b.unit_j, b.busy_s),
+            clock: mean(b.clock_s, b.busy_s),
         })
     }
 }
@@ -154,19 +205,27 @@ fn polylines(svg: &mut String, pts: impl Iterator<Item = (f64, f64)>, color: &st
     flush(&mut seg, svg);
 }
 
-/// Render the figure: generation tok/s on top, die (solid) and skin (dashed) temperature
-/// below, against simulated time.
+/// Render the figure against simulated time, four panels: generation tok/s; die (solid) and
+/// skin (dashed) temperature; the compute unit's power; its clock as a fraction of the
+/// maximum (the governor's throttling).
 pub fn render_svg(title: &str, series: &[Series]) -> String {
-    let t_max = series.iter().filter_map(|s| s.points().last().map(|p| p.0 + s.bucket_s / 2.0)).fold(1.0, f64::max);
-    let rate_max = series.iter().flat_map(|s| s.points().map(|p| p.1)).filter(|v| v.is_finite()).fold(0.0, f64::max);
+    let t_max = series.iter().filter_map(|s| s.points().last().map(|p| p.t + s.bucket_s / 2.0)).fold(1.0, f64::max);
+    let max_of = |f: fn(&Point) -> f64| {
+        series.iter().flat_map(|s| s.points().map(|p| f(&p))).filter(|v| v.is_finite()).fold(0.0, f64::max)
+    };
     let temps: Vec<f64> =
-        series.iter().flat_map(|s| s.points().flat_map(|p| [p.2, p.3])).filter(|v| v.is_finite()).collect();
+        series.iter().flat_map(|s| s.points().flat_map(|p| [p.die_c, p.skin_c])).filter(|v| v.is_finite()).collect();
     let t_lo = temps.iter().copied().fold(f64::INFINITY, f64::min);
     let t_hi = temps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let (t_lo, t_hi) = if t_lo.is_finite() { ((t_lo - 2.0).floor(), (t_hi + 2.0).ceil()) } else { (20.0, 40.0) };
-    let top = Panel { top: 40.0, height: 230.0, y_min: 0.0, y_max: (rate_max * 1.1).max(1.0) };
-    let bottom = Panel { top: 310.0, height: 230.0, y_min: t_lo, y_max: t_hi };
-    let height = 590.0;
+    let panel = |k: f64, y_min: f64, y_max: f64| Panel { top: 40.0 + 200.0 * k, height: 165.0, y_min, y_max };
+    let panels = [
+        (panel(0.0, 0.0, (max_of(|p| p.rate) * 1.1).max(1.0)), "generation tok/s"),
+        (panel(1.0, t_lo, t_hi), "°C (die —, skin - -)"),
+        (panel(2.0, 0.0, (max_of(|p| p.unit_w) * 1.1).max(0.1)), "compute unit W"),
+        (panel(3.0, 0.0, 1.05), "clock / max"),
+    ];
+    let height = 40.0 + 200.0 * 4.0 + 10.0;
     let mut svg = String::new();
     let _ = writeln!(
         svg,
@@ -174,24 +233,26 @@ pub fn render_svg(title: &str, series: &[Series]) -> String {
     );
     let _ = writeln!(svg, r##"<rect width="100%" height="100%" fill="white"/>"##);
     let _ = writeln!(svg, r##"<text x="{LEFT}" y="24" font-size="15">{}</text>"##, escape(title));
-    axes(&mut svg, &top, t_max, "generation tok/s", false);
-    axes(&mut svg, &bottom, t_max, "temperature °C (die —, skin - -)", true);
+    for (k, (p, label)) in panels.iter().enumerate() {
+        axes(&mut svg, p, t_max, label, k + 1 == panels.len());
+    }
     let _ = writeln!(
         svg,
         r##"<text x="{:.1}" y="{}" text-anchor="middle" font-size="12">simulated time, s</text>"##,
         (LEFT + W - RIGHT) / 2.0,
-        height - 12.0
+        height - 4.0
     );
+    let [rate, temp, power, clock] = &panels;
     for (i, s) in series.iter().enumerate() {
         let c = PALETTE[i % PALETTE.len()];
-        polylines(&mut svg, s.points().map(|p| (x_of(p.0, t_max), y_of(&top, p.1))), c, "");
-        polylines(&mut svg, s.points().map(|p| (x_of(p.0, t_max), y_of(&bottom, p.2))), c, "");
-        polylines(
-            &mut svg,
-            s.points().map(|p| (x_of(p.0, t_max), y_of(&bottom, p.3))),
-            c,
-            r##" stroke-dasharray="5,4""##,
-        );
+        let draw = |svg: &mut String, p: &Panel, f: fn(&Point) -> f64, dash: &str| {
+            polylines(svg, s.points().map(|q| (x_of(q.t, t_max), y_of(p, f(&q)))), c, dash);
+        };
+        draw(&mut svg, &rate.0, |q| q.rate, "");
+        draw(&mut svg, &temp.0, |q| q.die_c, "");
+        draw(&mut svg, &temp.0, |q| q.skin_c, r##" stroke-dasharray="5,4""##);
+        draw(&mut svg, &power.0, |q| q.unit_w, "");
+        draw(&mut svg, &clock.0, |q| q.clock, "");
         let y = 50.0 + 18.0 * i as f64;
         let x = W - RIGHT + 14.0;
         let _ =
@@ -246,16 +307,20 @@ mod tests {
         let mut s = Series::new("a", 1.0);
         // Bucket 0: four 0.1 s tokens and a 0.2 s pause → 4 / 0.6 tok/s.
         for i in 0..4 {
-            s.push(&row(0.1 * (i + 1) as f64, Phase::Decode, 1, 0.1, 50.0));
+            s.push(&TraceRow { unit_power_w: 2.0, ..row(0.1 * (i + 1) as f64, Phase::Decode, 1, 0.1, 50.0) });
         }
-        s.push(&row(0.6, Phase::Pause, 0, 0.2, 51.0));
+        s.push(&TraceRow { unit_power_w: 0.5, freq_scale: 0.5, ..row(0.6, Phase::Pause, 0, 0.2, 51.0) });
         // Bucket 2: only a think step: no rate, but temperatures.
         s.push(&row(2.5, Phase::Think, 0, 1.0, 45.0));
         let p: Vec<_> = s.points().collect();
         assert_eq!(p.len(), 2);
-        assert!((p[0].1 - 4.0 / 0.6).abs() < 1e-12);
-        assert_eq!(p[0].2, 51.0);
-        assert!(p[1].1.is_nan() && p[1].2 == 45.0 && p[1].0 == 2.5);
+        assert!((p[0].rate - 4.0 / 0.6).abs() < 1e-12);
+        assert_eq!(p[0].die_c, 51.0);
+        assert!(p[1].rate.is_nan() && p[1].die_c == 45.0 && p[1].t == 2.5);
+        // Unit power and clock are time means over the bucket's rows: 4 × 0.1 s at 2 W and
+        // clock 1, 0.2 s at 0.5 W and clock 0.5 → 0.9 J / 0.6 s, 0.5 / 0.6.
+        assert!((p[0].unit_w - 0.9 / 0.6).abs() < 1e-12, "{}", p[0].unit_w);
+        assert!((p[0].clock - 0.5 / 0.6).abs() < 1e-12, "{}", p[0].clock);
     }
 
     #[test]
@@ -273,8 +338,9 @@ mod tests {
         let svg = render_svg("test & title", &[a, b]);
         assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
         assert!(svg.contains("none &lt;policy&gt;") && svg.contains("test &amp; title"));
-        // Two series × (rate, die, skin) polylines.
-        assert_eq!(svg.matches("<polyline").count(), 6);
+        // Two series × (rate, die, skin, unit power, clock) polylines, in four panels.
+        assert_eq!(svg.matches("<polyline").count(), 10);
+        assert!(svg.contains("compute unit W") && svg.contains("clock / max"));
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sub/fig.svg");
         write_svg(&path, "t", &[Series::new("x", 1.0)]).unwrap();

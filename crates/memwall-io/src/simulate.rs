@@ -250,7 +250,7 @@ pub fn simulate_experiment(
             true
         })?;
     if let Some(p) = out.plot {
-        write_svg(p, &format!("{}: generation rate and temperatures", exp.name), &series)?;
+        write_svg(p, &format!("{}: generation rate, temperatures, unit power and clock", exp.name), &series)?;
     }
     if let Some(s) = sink {
         s.finish()?;
