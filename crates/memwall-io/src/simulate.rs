@@ -69,7 +69,8 @@ pub const TRACE_ROW_BYTES: f64 = 158.0;
 pub struct Outputs<'a> {
     /// Per-token trace (Parquet).
     pub trace: Option<&'a Path>,
-    /// Figure of generation rate and temperatures over time, one line per point (SVG).
+    /// Figure of generation rate, temperatures, the compute unit's power and clock over time, one
+    /// line per point (SVG).
     pub plot: Option<&'a Path>,
     /// Refuse a trace whose estimated size exceeds this many bytes ([`trace_rows_estimate`]).
     pub trace_limit_bytes: u64,
