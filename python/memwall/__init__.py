@@ -207,18 +207,21 @@ def _distributed(text: str, origin: str, client, partitions: int | None, out: st
 PROGRESS_POINTS = 250_000
 
 
+def _bar(total: float | None, desc: str, unit: str, delay: float):
+    """A tqdm progress bar (in a notebook too) shown after `delay` seconds, or None without tqdm."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit=unit, delay=delay)
+
+
 def _local(text: str, origin: str, progress: bool | None) -> Results:
     exp = parse_experiment(text, origin)
     n = len(exp)
     meta = lambda: _native.metadata(exp)  # noqa: E731
-    bar = None
-    if progress or (progress is None and n > PROGRESS_POINTS):
-        try:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=n, unit="pt", desc="memwall sweep")
-        except ImportError:
-            bar = None
+    shown = progress or (progress is None and n > PROGRESS_POINTS)
+    bar = _bar(n, "memwall sweep", "pt", 0.0) if shown else None
     if bar is None:
         return Results(exp.sweep(), metadata=meta)
     try:

@@ -365,17 +365,6 @@ class Simulation:
         return f"<memwall.Simulation: {len(self.summary)} points{t}>"
 
 
-def _bar(total: float | None, desc: str, show: bool | None):
-    if show is False:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    # Shown only for runs that last (after half a second), unless asked for.
-    return tqdm(total=total, desc=desc, unit="s" if total else "pt", delay=0.0 if show else 0.5)
-
-
 def simulate(
     model: Any,
     device: Any = None,
@@ -399,7 +388,7 @@ def simulate(
     Ctrl-C stops the run."""
     import pyarrow as pa
 
-    from . import Results, _experiment_text, _read_experiment
+    from . import Results, _bar, _experiment_text, _read_experiment
 
     if device is None and isinstance(model, Mapping):
         base, text = dict(model), None
@@ -420,7 +409,9 @@ def simulate(
             exp = _native.parse_experiment(text, os.fspath(model))
         limit_bytes = _bytes(trace_limit)
         n = len(exp)
-        bar = _bar(n * duration_s if duration_s else None, "memwall simulate", progress)
+        total = n * duration_s if duration_s else None
+        # Shown only for runs that last (after half a second), unless asked for.
+        bar = None if progress is False else _bar(total, "memwall simulate", "s" if total else "pt", 0.0 if progress else 0.5)
         done = [0.0]
 
         def tick(point: int, t: float) -> None:
@@ -458,25 +449,14 @@ def simulate(
 
 
 def _bytes(text: str | int) -> int:
+    """A trace limit: bytes, or a size as text (parsed as the command line parses it)."""
     if isinstance(text, int) and not isinstance(text, bool):
         if text <= 0:
             raise _bad("trace_limit", text, f"invalid `trace_limit` = {text}: must be > 0")
         return text
     if not isinstance(text, str):
         raise _bad("trace_limit", repr(text), f"invalid `trace_limit` = {text!r}: bytes, or text such as '2GB'")
-    units = {"": 1, "B": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12}
-    t = text.strip()
-    i = len(t)
-    while i > 0 and t[i - 1].isalpha():
-        i -= 1
-    num, unit = t[:i].strip(), t[i:].upper()
-    try:
-        v = float(num)
-    except ValueError:
-        v = float("nan")
-    if unit not in units or not (v > 0 and v != float("inf")):
-        raise _bad("trace_limit", text, f"invalid `trace_limit` = {text!r}: a size such as '500MB' or '2GB'")
-    return int(v * units[unit])
+    return _native.parse_bytes("trace_limit", text)
 
 
 class Calibration:
@@ -495,12 +475,11 @@ class Calibration:
         """Write the device profile and the engine profile beside it (``NAME.engine.toml``) as
         ``memwall calibrate`` does; each file appears whole or not at all."""
         d = os.fspath(device_path)
-        stem, _ = os.path.splitext(d)
-        e = os.fspath(engine_path) if engine_path is not None else stem + ".engine.toml"
+        e = os.fspath(engine_path) if engine_path is not None else _native.beside(d, ".engine.toml")
         _write_text(d, self._toml[0])
         _write_text(e, self._toml[1])
         if self.measurements_csv is not None:
-            _write_text(stem + ".measurements.csv", self.measurements_csv)
+            _write_text(_native.beside(d, ".measurements.csv"), self.measurements_csv)
 
     def __repr__(self) -> str:
         return f"<memwall.Calibration: {self.device.name} with {self.engine.name}, {self.table.num_rows} rows>"

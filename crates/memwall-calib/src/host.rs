@@ -293,6 +293,21 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// A plan probing up to `threads` threads (default: the CPUs available), refused outside
+    /// 1 to 4 × the CPUs with an error naming `field`.
+    pub fn new(quick: bool, threads: Option<usize>, field: &str) -> Result<Self, memwall_spec::SpecError> {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let max_threads = threads.unwrap_or(cpus);
+        if max_threads == 0 || max_threads > 4 * cpus {
+            return Err(memwall_spec::SpecError::invalid(
+                field,
+                max_threads,
+                format!("must be 1 to {} (4 × the CPUs available)", 4 * cpus),
+            ));
+        }
+        Ok(Plan { quick, max_threads })
+    }
+
     /// Thread counts probed: 1 and the maximum (and powers of two between, in full mode).
     pub fn threads(&self) -> Vec<usize> {
         let mut t = vec![1];

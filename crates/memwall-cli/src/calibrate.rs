@@ -8,10 +8,9 @@ use memwall_calib::hostfit::{calibrate_host, measurements_csv};
 
 use crate::print_table;
 
-/// The paths beside a device profile `out`: its engine profile and raw measurements.
-pub fn beside(out: &Path, suffix: &str) -> PathBuf {
-    let stem = out.file_stem().map_or_else(|| "host".into(), |s| s.to_string_lossy().into_owned());
-    out.with_file_name(format!("{stem}{suffix}"))
+/// The paths beside a host profile `out`: its engine profile and raw measurements.
+fn beside(out: &Path, suffix: &str) -> PathBuf {
+    memwall_io::beside(out, suffix, "host")
 }
 
 pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<usize>) -> Result<()> {
@@ -19,12 +18,7 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
     let raw_out = beside(out, ".measurements.csv");
     memwall_io::check_outputs(&[], &[("--out", out), ("--engine-out", &engine_out), ("measurements", &raw_out)])?;
     let name = out.file_stem().map_or_else(|| "host".into(), |s| s.to_string_lossy().into_owned());
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let max_threads = threads.unwrap_or(cpus);
-    if max_threads == 0 || max_threads > 4 * cpus {
-        anyhow::bail!("invalid `--threads` = {max_threads}: must be 1 to {} (4 × the CPUs available)", 4 * cpus);
-    }
-    let plan = Plan { quick, max_threads };
+    let plan = Plan::new(quick, threads, "--threads")?;
     let start = std::time::Instant::now();
     let mut progress = |line: &str| eprintln!("[{:6.1} s] {line}", start.elapsed().as_secs_f64());
     let p = calibrate_host(&name, plan, &mut progress)?;

@@ -901,13 +901,8 @@ fn calibrate_from_llama_bench(
     out: &std::path::Path,
     engine_out: Option<&std::path::Path>,
 ) -> Result<()> {
-    let engine_out = engine_out.map_or_else(
-        || {
-            let stem = out.file_stem().map_or_else(|| "device".into(), |s| s.to_string_lossy().into_owned());
-            out.with_file_name(format!("{stem}.engine.toml"))
-        },
-        std::path::Path::to_path_buf,
-    );
+    let engine_out =
+        engine_out.map_or_else(|| memwall_io::beside(out, ".engine.toml", "device"), std::path::Path::to_path_buf);
     let mut inputs = vec![file.to_path_buf()];
     for name in [device, model, engine] {
         if name.ends_with(".toml") {

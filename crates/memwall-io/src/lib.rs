@@ -28,7 +28,7 @@ pub use atomic::{abandon_outputs, outputs_abandoned};
 pub use columns::TableBuilder;
 pub use error::{IoError, OutputProblem, Result};
 pub use experiment::{Axis, Experiment, Point};
-pub use outputs::{check_outputs, default_output, experiment_inputs};
+pub use outputs::{beside, check_outputs, default_output, experiment_inputs};
 pub use presets::{EngineProfile, load_device, load_engine, load_model};
 pub use quality::{Quality, QualityTable};
 pub use results::{GIT_COMMIT, Resolved, metadata, write_parquet};

@@ -172,6 +172,14 @@ pub fn default_output(name: &str, extension: &str) -> Result<PathBuf> {
     Ok(Path::new(RESULTS_DIR).join(format!("{name}.{extension}")))
 }
 
+/// A file beside `path` named after its stem (`default_stem` when it has none) with
+/// `suffix`: the engine profile and raw measurements of a device profile (`host.toml` →
+/// `host.engine.toml`, `host.measurements.csv`).
+pub fn beside(path: &Path, suffix: &str, default_stem: &str) -> PathBuf {
+    let stem = path.file_stem().map_or_else(|| default_stem.into(), |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}{suffix}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

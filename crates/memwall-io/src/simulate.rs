@@ -131,9 +131,9 @@ pub fn simulation_metadata<'a>(
     meta
 }
 
-/// Build and check the points `range` of `exp` before any work or file: `duration_s` overrides each
-/// point's `sim.duration_s` (its turns repeat until then), and with `trace` a run whose trace
-/// would exceed `trace_limit_bytes` ([`trace_rows_estimate`]) is refused.
+/// Build and check the points `range` of `exp` before any work or file: `duration_s`
+/// overrides each point's `sim.duration_s` (its turns repeat until then), and with `trace` a
+/// run whose trace would exceed `trace_limit_bytes` ([`trace_rows_estimate`]) is refused.
 fn prepare(
     exp: &Experiment,
     range: std::ops::Range<usize>,
@@ -179,8 +179,7 @@ fn prepare(
 }
 
 /// Run the prepared points in order, their rows into `sink` tagged with the point's index in
-/// the grid,
-/// keeping a plot series per point when `plot`. `progress(point, simulated seconds)` is
+/// the grid, keeping a plot series per point when `plot`. `progress(point, simulated seconds)` is
 /// called every few thousand events; when it returns false the run stops with
 /// [`IoError::Interrupted`].
 fn run_points(

@@ -254,10 +254,7 @@ pub fn simulate(
             })
         };
         if let Some(d) = duration_s {
-            memwall_spec::bounds::at_most("duration", d, memwall_spec::bounds::MAX_SECONDS, "seconds")?;
-            if !(d.is_finite() && d > 0.0) {
-                return Err(spec_err(SpecError::invalid("duration", d, "must be a number of seconds > 0")));
-            }
+            memwall_spec::units::Seconds::new(d).map_err(|e| e.within("duration"))?;
         }
         let range = start.unwrap_or(0)..end.unwrap_or(exp.len());
         memwall_io::simulate_in_memory(exp, range, duration_s, trace, trace_limit_bytes, &mut check)
@@ -331,11 +328,7 @@ pub fn validate_host(py: Python<'_>, host: &str, tokens: usize, only: Option<&st
             spec_err(SpecError::invalid("only", only.unwrap_or_default(), "no design id contains it")),
         ));
     }
-    let engine_path = {
-        let p = std::path::Path::new(host);
-        let stem = p.file_stem().map_or_else(|| "host".into(), |s| s.to_string_lossy().into_owned());
-        p.with_file_name(format!("{stem}.engine.toml")).display().to_string()
-    };
+    let engine_path = memwall_io::beside(std::path::Path::new(host), ".engine.toml", "host").display().to_string();
     let profile = py
         .detach(|| -> Result<_, IoError> {
             Ok(profile_of(memwall_io::load_device(host)?, memwall_io::load_engine(&engine_path)?))
@@ -400,15 +393,7 @@ pub fn calibrate_host<'py>(
     threads: Option<usize>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(Bound<'py, PyDict>, ArrowStream)> {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let max_threads = threads.unwrap_or(cpus);
-    if max_threads == 0 || max_threads > 4 * cpus {
-        return Err(to_py(
-            py,
-            spec_err(SpecError::invalid("threads", max_threads, format!("must be 1 to {} (4 × the CPUs)", 4 * cpus))),
-        ));
-    }
-    let plan = memwall_calib::host::Plan { quick, max_threads };
+    let plan = memwall_calib::host::Plan::new(quick, threads, "threads").map_err(|e| to_py(py, spec_err(e)))?;
     let p = py
         .detach(|| {
             memwall_calib::hostfit::calibrate_host(name, plan, &mut |line| {
@@ -444,4 +429,17 @@ pub fn parse_format(py: Python<'_>, field: &str, text: &str) -> PyResult<String>
 #[pyfunction]
 pub fn parse_backend(py: Python<'_>, field: &str, text: &str) -> PyResult<String> {
     text.parse::<memwall_spec::Backend>().map(|b| b.to_string()).map_err(|e| to_py(py, spec_err(e.within(field))))
+}
+
+/// The file beside `path` with `suffix` (`dev.toml` → `dev.engine.toml`), as `memwall
+/// calibrate` names a profile's engine profile and measurements.
+#[pyfunction]
+pub fn beside(path: &str, suffix: &str) -> String {
+    memwall_io::beside(std::path::Path::new(path), suffix, "device").display().to_string()
+}
+
+/// Bytes in a size (`2GB`, `500MB`, `4096`), or the error naming `field`.
+#[pyfunction]
+pub fn parse_bytes(py: Python<'_>, field: &str, text: &str) -> PyResult<u64> {
+    memwall_io::parse_bytes(field, text).map_err(|e| to_py(py, e))
 }

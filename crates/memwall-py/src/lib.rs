@@ -271,6 +271,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::parse_mix, m)?)?;
     m.add_function(wrap_pyfunction!(api::parse_format, m)?)?;
     m.add_function(wrap_pyfunction!(api::parse_backend, m)?)?;
+    m.add_function(wrap_pyfunction!(api::parse_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(api::beside, m)?)?;
     m.add_class::<ArrowStream>()?;
     m.add_class::<Experiment>()?;
     m.add("MemwallError", py.get_type::<MemwallError>())?;

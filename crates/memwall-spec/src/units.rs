@@ -38,6 +38,22 @@ pub fn peak_bandwidth_gbps(channels: u32, channel_width_bits: u32, data_rate_mtp
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
 pub struct Seconds(pub f64);
 
+impl Seconds {
+    /// A number of seconds, refused unless finite, above 0 and at most [`MAX_SECONDS`].
+    pub fn new(seconds: f64) -> Result<Self, SpecError> {
+        Self::checked(seconds, &seconds)
+    }
+
+    /// `seconds`, checked, with `written` (the value as the user wrote it) in errors.
+    fn checked(seconds: f64, written: &dyn std::fmt::Display) -> Result<Self, SpecError> {
+        if !(seconds.is_finite() && seconds > 0.0) {
+            return Err(SpecError::invalid("", written, "must be > 0"));
+        }
+        at_most("", seconds, MAX_SECONDS, "seconds")?;
+        Ok(Seconds(seconds))
+    }
+}
+
 impl FromStr for Seconds {
     type Err = SpecError;
 
@@ -59,9 +75,7 @@ impl FromStr for Seconds {
         if !(v.is_finite() && v > 0.0) {
             return Err(SpecError::invalid("", text, "must be > 0"));
         }
-        let seconds = v * scale;
-        at_most("", seconds, MAX_SECONDS, "seconds")?;
-        Ok(Seconds(seconds))
+        Self::checked(v * scale, &text)
     }
 }
 
