@@ -61,6 +61,8 @@ fn every_malformed_input_names_its_field_and_value() {
         (device_field("memory.data_rate_mtps", "-9600.0"), &["device.memory.data_rate_mtps", "-9600"]),
         (device_field("memory.os_reserved_bytes", "20000000000"), &["device.memory.os_reserved_bytes", "20000000000"]),
         (device_field("storage.read_gbps", "0.0"), &["device.storage.read_gbps", "0"]),
+        (device_field("cooling", "\"liquid\""), &["cooling", "liquid"]),
+        (with("engine = \"llama.cpp\"\n[grid]\n\"engine.cpu.power_scale\" = [3.0]\n"), &["power_scale", "3"]),
         (with("[grid]\n\"weights.mix\" = []\n"), &["grid.\"weights.mix\"", "[]"]),
         (with("[grid]\n\"weights.mix\" = \"Q4_0\"\n"), &["grid.\"weights.mix\"", "Q4_0"]),
         (with("[grid]\n\"weights.mix\" = [\"Q4_0\", \"Q9\"]\n"), &["weights.mix=Q9", "`Q9`"]),
