@@ -403,6 +403,8 @@ fn governor(freq: Vec<f64>, trip_c: f64, spacing_c: f64) -> GovernorSpec {
         freq_steps: freq,
         hysteresis_c: 2.0,
         skin_limit_c: 45.0,
+        skin_integral_k_s: None,
+        skin_gain_levels_per_k: None,
         poll_s: 0.1,
         critical_c: None,
         shutdown_skin_c: None,

@@ -44,7 +44,7 @@ pub use scenario::Scenario;
 pub use sim::{
     BackgroundEvent, CacheMode, MemorySim, PolicySpec, Routing, Session, SimConfig, StorageSim, ThermalSim, Turn,
 };
-pub use thermal::{GovernorSpec, ThermalNode, ThermalSpec};
+pub use thermal::{GovernorSpec, PHONE_GPU_FLOOR, SKIN_GAIN_LEVELS_PER_K, SKIN_INTEGRAL_K_S, ThermalNode, ThermalSpec};
 pub use workload::{Backend, ContextPolicy, KvQuant, Workload};
 
 /// Parse a TOML document into a spec type, mapping parser errors to [`SpecError::Parse`]

@@ -38,8 +38,20 @@ pub struct GovernorSpec {
     pub trip_c: Vec<f64>,
     /// A level is left upward only once the die is `hysteresis_c` below its trip point.
     pub hysteresis_c: f64,
-    /// Skin temperature limit (°C): above it the governor steps one level deeper per poll.
+    /// Skin temperature limit (°C) the skin controller holds (see `skin_integral_k_s`).
     pub skin_limit_c: f64,
+    /// The skin controller's integral constant, K·s per level: with it, the skin is held by a
+    /// proportional-integral controller on the skin sensor (as Linux's power allocator and
+    /// Android's thermal-engine hold theirs): its integral term gains one level per
+    /// `skin_integral_k_s` of accumulated excess `∫ (T_skin − skin_limit_c) dt` and gives one
+    /// back for as much deficit. Absent: the skin acts like a trip point, one level deeper at
+    /// every poll with the skin above the limit (what the fitted phone networks were fitted
+    /// with), which on a skin of minutes' lag falls through the ladder in seconds.
+    pub skin_integral_k_s: Option<f64>,
+    /// The skin controller's proportional gain, levels per K above the limit (absent: 0; used
+    /// only with `skin_integral_k_s`). It damps the integral term on a slow skin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skin_gain_levels_per_k: Option<f64>,
     /// Polling period, seconds.
     pub poll_s: f64,
     /// Die temperature (°C) above which, at the deepest level, the governor injects idle time
@@ -91,6 +103,39 @@ fn half() -> f64 {
     0.5
 }
 
+/// The class networks' skin controller integral constant, K·s per level
+/// ([`GovernorSpec::skin_integral_k_s`]), from a phone's own skin controller: the Pixel 8 Pro
+/// thermal HAL holds its virtual skin sensor at 45 °C with a PID whose integral gain is 5 mW
+/// per K per 7 s poll (`K_I`, `PassiveDelay` 7000 ms; GrapheneOS/device_google_shusky
+/// `thermal/thermal_info_config_husky.json`, VIRTUAL-SKIN-SOC), i.e. 0.71 mW/(K·s); at
+/// ~0.6 W a level (a 5 W phone GPU from 1.0 to 0.24 of its clock at `V ∝ 0.6 + 0.4 f` over
+/// eight steps) that is 600 / 0.71 ≈ 840 K·s per level.
+pub const SKIN_INTEGRAL_K_S: f64 = 840.0;
+
+/// The class networks' skin controller proportional gain, levels per K
+/// ([`GovernorSpec::skin_gain_levels_per_k`]): the same controller's `K_Pu` of 300 mW/K at
+/// ~0.6 W a level (see [`SKIN_INTEGRAL_K_S`]). With these gains a skin that binds declines
+/// over minutes, overshooting its limit by a few kelvin before the integral settles it
+/// (`tests/thermal_slices.rs`, the skin controller).
+pub const SKIN_GAIN_LEVELS_PER_K: f64 = 0.5;
+
+/// The deepest level of the phone ladders, as a fraction of the maximum clock: the median of
+/// the lowest steps of four flagship phone GPUs' DVFS tables — Adreno 740 220 of 719 MHz
+/// (0.31; moto-sm8550/android_kernel_motorola_sm8550-devicetrees
+/// `gpu/kalama-v2-gpu-pwrlevels.dtsi`), Adreno 750 310 of 903 MHz (0.34;
+/// stuffbykoko/kernel_oneplus_sm8650-devicetrees `gpu/pineapple-gpu-pwrlevels.dtsi`), Adreno
+/// 830 125 of 1050 MHz (0.12; xiaomi-smxxx0-devs/kernel_xiaomi_sm8750-devicetrees
+/// `gpu/sun-gpu-pwrlevels.dtsi`), Mali-G715 150 of 890 MHz (0.17;
+/// kerneltoast/android_kernel_google_zuma `dts/zuma-gpu.dtsi`) — where a sustained load on a
+/// hot phone can end.
+pub const PHONE_GPU_FLOOR: f64 = 0.24;
+
+/// The deepest memory-bandwidth level of the generic phone ladder, as a fraction of the
+/// unthrottled bandwidth: the fits follow the clock down to 0.55, and the ladder's old floor
+/// (0.35) is kept for memory; no source was found for DRAM throttled further, so the two
+/// levels below it slow the unit's clock only.
+pub const PHONE_MEM_FLOOR: f64 = 0.35;
+
 /// A governor with levels `freq` (voltage `0.6 + 0.4 f`, memory unthrottled), trip points
 /// from `first_trip_c` every `step_c`, 2 °C hysteresis, a skin limit and a 0.1 s poll.
 fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64) -> GovernorSpec {
@@ -101,6 +146,8 @@ fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64) -> Go
         trip_c: (0..freq.len() - 1).map(|i| first_trip_c + step_c * i as f64).collect(),
         hysteresis_c: 2.0,
         skin_limit_c,
+        skin_integral_k_s: Some(SKIN_INTEGRAL_K_S),
+        skin_gain_levels_per_k: Some(SKIN_GAIN_LEVELS_PER_K),
         poll_s: 0.1,
         critical_c: None,
         shutdown_skin_c: None,
@@ -111,10 +158,13 @@ impl ThermalSpec {
     /// A generic passively cooled phone for devices without a fitted network: the mean of
     /// the two fitted presets (A18 Pro and Snapdragon 8 Elite; `tests/thermal_fit.rs`):
     /// die 2 J/K, board 9.1 J/K, skin 135 J/K; 6.1 + 9.4 + 4.1 K/W; seven DVFS levels from
-    /// 70 °C in 2 °C steps (voltage `0.6 + 0.4 f`). The fits reach 0.55 of the clock; the two
-    /// deeper levels (0.45, 0.35) let a CPU drawing 10 W or more settle, as phone CPUs do.
+    /// 70 °C in 2 °C steps (voltage `0.6 + 0.4 f`). The fits reach 0.55 of the clock; the
+    /// deeper levels (0.45 … 0.24) let a unit drawing 10 W or more settle, as phone CPUs do,
+    /// down to the floor Android reaches on a phone GPU ([`PHONE_GPU_FLOOR`]). The skin is held
+    /// at 45 °C by an integral controller ([`SKIN_INTEGRAL_K_S`]), so the decline it imposes
+    /// takes minutes.
     pub fn generic_phone() -> Self {
-        let freq = vec![1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35];
+        let freq = vec![1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35, 0.28, PHONE_GPU_FLOOR];
         ThermalSpec {
             ambient_c: 25.0,
             nodes: vec![
@@ -126,11 +176,13 @@ impl ThermalSpec {
             dram_heat_in_die: 0.5,
             governor: GovernorSpec {
                 volt_steps: freq.iter().map(|f| 0.6 + 0.4 * f).collect(),
-                mem_steps: freq.clone(),
+                mem_steps: freq.iter().map(|f| f.max(PHONE_MEM_FLOOR)).collect(),
                 freq_steps: freq,
-                trip_c: vec![70.0, 72.0, 74.0, 76.0, 78.0, 80.0],
+                trip_c: vec![70.0, 72.0, 74.0, 76.0, 78.0, 80.0, 82.0, 84.0],
                 hysteresis_c: 2.0,
                 skin_limit_c: 45.0,
+                skin_integral_k_s: Some(SKIN_INTEGRAL_K_S),
+                skin_gain_levels_per_k: Some(SKIN_GAIN_LEVELS_PER_K),
                 poll_s: 0.1,
                 critical_c: None,
                 shutdown_skin_c: None,
@@ -172,7 +224,7 @@ impl ThermalSpec {
             (None | Some(Phone), _) => Self::generic_phone(),
             (Some(Tablet), _) => spec(
                 vec![node("die", 3.0, 2.5), node("board", 20.0, 2.0), node("skin", 550.0, 1.5)],
-                ladder(&[1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35], 85.0, 2.0, 44.0),
+                ladder(&[1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35, 0.28, PHONE_GPU_FLOOR], 85.0, 2.0, 44.0),
                 "class estimate (tablet, passive): a 550 J/K body shedding 1.5 K/W to the air and \
                  ΣR = 6 K/W, so 10 W settles the die near 85 °C and the skin at 40 °C over ~14 min; an \
                  iPad Pro (M2) keeps 68.5 % of its first loop over 20 loops of 3DMark Wild Life Extreme \
@@ -315,6 +367,19 @@ impl ThermalSpec {
         non_negative("governor.hysteresis_c", g.hysteresis_c)?;
         finite("governor.skin_limit_c", g.skin_limit_c)?;
         positive("governor.poll_s", g.poll_s)?;
+        if let Some(k) = g.skin_integral_k_s {
+            positive("governor.skin_integral_k_s", k)?;
+        }
+        if let Some(kp) = g.skin_gain_levels_per_k {
+            non_negative("governor.skin_gain_levels_per_k", kp)?;
+            if g.skin_integral_k_s.is_none() {
+                return Err(SpecError::invalid(
+                    "governor.skin_gain_levels_per_k",
+                    kp,
+                    "needs governor.skin_integral_k_s: without it the skin acts as a trip point",
+                ));
+            }
+        }
         if let Some(c) = g.shutdown_skin_c {
             finite("governor.shutdown_skin_c", c)?;
             if c <= g.skin_limit_c {

@@ -413,6 +413,10 @@ pub struct Governor {
     spec: GovernorSpec,
     level: usize,
     duty: f64,
+    /// The level the die's trip points ask for.
+    die_level: usize,
+    /// The skin controller's integral term, levels.
+    skin_integral: f64,
 }
 
 impl Governor {
@@ -426,7 +430,7 @@ impl Governor {
     /// A governor at level 0 (unthrottled). The spec should be validated
     /// ([`ThermalSpec::validate`]).
     pub fn new(spec: &GovernorSpec) -> Self {
-        Governor { spec: spec.clone(), level: 0, duty: 1.0 }
+        Governor { spec: spec.clone(), level: 0, duty: 1.0, die_level: 0, skin_integral: 0.0 }
     }
 
     /// Share of time the unit may work (1 = no idle injection).
@@ -474,9 +478,15 @@ impl Governor {
     ///
     /// The target is the number of trip points the die exceeds (`T > trip_c[i]`). Above the
     /// current level the governor goes to the target at once; otherwise, if throttled and
-    /// `T < trip_c[level − 1] − hysteresis_c`, it steps up one level (toward 0). Then, if
-    /// `skin_c > skin_limit_c`, it goes one level deeper than that (bounded by the last level)
-    /// and never steps up in that poll. Returns `Some((old, new))` when the level changed.
+    /// `T < trip_c[level − 1] − hysteresis_c`, it steps up one level (toward 0).
+    ///
+    /// The skin, without `skin_integral_k_s`: if `skin_c > skin_limit_c`, the governor goes
+    /// one level deeper than that (bounded by the last level) and never steps up in that poll.
+    /// With it (`k`), a proportional-integral controller on the error `e = skin_c −
+    /// skin_limit_c`: the integral `I += e × poll_s / k` (levels) is kept within the ladder
+    /// `[0, L]` (no wind-up), and the skin asks for level `⌊K_p e + I⌋` within `[0, L]`
+    /// (`K_p = skin_gain_levels_per_k`, 0 when absent). The level in force is the deeper of the
+    /// die's and the skin's. Returns `Some((old, new))` when the level changed.
     ///
     /// At the deepest level, with the die above the critical temperature
     /// ([`GovernorSpec::critical_c`]), the duty cycle is multiplied by [`Self::IDLE_STEP`]
@@ -500,17 +510,33 @@ impl Governor {
             }
         }
         let target = trips.iter().filter(|&&t| die_c > t).count();
-        let mut level = old;
-        if target > old {
-            level = target;
-        } else if old > 0 && die_c < trips[old - 1] - self.spec.hysteresis_c {
-            level = old - 1;
+        let deepest = self.levels().saturating_sub(1);
+        let Some(k) = self.spec.skin_integral_k_s else {
+            let mut level = old;
+            if target > old {
+                level = target;
+            } else if old > 0 && die_c < trips[old - 1] - self.spec.hysteresis_c {
+                level = old - 1;
+            }
+            if skin_c > self.spec.skin_limit_c {
+                level = (level.max(old) + 1).min(deepest);
+            }
+            self.level = level;
+            return (level != old).then_some((old, level));
+        };
+        let die = self.die_level;
+        if target > die {
+            self.die_level = target;
+        } else if die > 0 && die_c < trips[die - 1] - self.spec.hysteresis_c {
+            self.die_level = die - 1;
         }
-        if skin_c > self.spec.skin_limit_c {
-            level = (level.max(old) + 1).min(self.levels().saturating_sub(1));
-        }
-        self.level = level;
-        (level != old).then_some((old, level))
+        let e = skin_c - self.spec.skin_limit_c;
+        let top = deepest as f64;
+        self.skin_integral = (self.skin_integral + e * self.spec.poll_s / k).clamp(0.0, top);
+        let kp = self.spec.skin_gain_levels_per_k.unwrap_or(0.0);
+        let skin_level = (kp * e + self.skin_integral).floor().clamp(0.0, top) as usize;
+        self.level = self.die_level.max(skin_level);
+        (self.level != old).then_some((old, self.level))
     }
 }
 
@@ -893,6 +919,8 @@ mod tests {
             trip_c: vec![75.0, 85.0, 95.0],
             hysteresis_c: 5.0,
             skin_limit_c: 43.0,
+            skin_integral_k_s: None,
+            skin_gain_levels_per_k: None,
             poll_s: 0.1,
             critical_c: Some(100.0),
             shutdown_skin_c: None,
@@ -966,6 +994,31 @@ mod tests {
         let mut g = Governor::new(&governor_spec());
         assert_eq!(g.poll(80.0, 44.0), Some((0, 2)));
         assert_eq!(g.poll(99.0, 44.0), Some((2, 3)));
+    }
+
+    /// The skin controller by hand: k = 1 K·s per level, K_p = 0.5 level/K and 0.5 s polls,
+    /// so each poll adds half the skin's excess over 43 °C to the integral I.
+    #[test]
+    fn governor_skin_controller_is_proportional_integral() {
+        let mut spec = governor_spec();
+        spec.poll_s = 0.5;
+        spec.skin_integral_k_s = Some(1.0);
+        spec.skin_gain_levels_per_k = Some(0.5);
+        let mut g = Governor::new(&spec);
+        assert_eq!(g.poll(50.0, 44.0), Some((0, 1)), "e = 1: I = 0.5, u = 0.5 + 0.5 = 1");
+        assert_eq!(g.poll(50.0, 47.0), Some((1, 3)), "e = 4: I = 2.5, u = 4.5, bounded by the last level");
+        assert_eq!(g.poll(50.0, 48.0), None, "e = 5: I = 5 kept at 3");
+        assert_eq!(g.poll(50.0, 41.0), Some((3, 1)), "e = −2: I = 2, u = −1 + 2 = 1");
+        assert_eq!(g.poll(50.0, 43.0), Some((1, 2)), "at the limit the integral alone holds: u = 2");
+        assert_eq!(g.poll(50.0, 35.0), Some((2, 0)), "e = −8: I = −2 kept at 0");
+        assert_eq!(g.poll(50.0, 43.5), None, "I = 0.25, u = 0.5 (no wind-up below 0)");
+        // The die asks for level 2 (86 > 85 °C); the deeper of die and skin is in force.
+        assert_eq!(g.poll(86.0, 43.5), Some((0, 2)), "I = 0.5, u = 0.75: the die's level 2");
+        assert_eq!(g.poll(60.0, 43.5), Some((2, 1)), "die cools a level; I = 0.75, u = 1: skin level 1");
+        // A gain without an integral constant is refused, naming it.
+        let mut bad = ThermalSpec { governor: governor_spec(), ..chain() };
+        bad.governor.skin_gain_levels_per_k = Some(1.0);
+        assert!(bad.validate().unwrap_err().to_string().contains("governor.skin_gain_levels_per_k"));
     }
 
     #[test]
