@@ -44,7 +44,9 @@ pub(crate) fn flag<T: std::str::FromStr<Err = SpecError>>(
 ) -> impl Fn(&str) -> std::result::Result<T, SpecError> + Clone + Send + Sync + 'static {
     move |text| text.parse::<T>().map_err(|e| e.within(field))
 }
+mod json;
 mod quality;
+mod solve;
 
 #[derive(Parser)]
 #[command(name = "memwall", version, about = "The memory wall of on-device LLM inference")]
@@ -64,6 +66,9 @@ enum Command {
     Footprint(ScenarioArgs),
     /// Decode tok/s, TTFT, energy per token and the binding term of one design point.
     Estimate(ScenarioArgs),
+    /// Answer a design question directly: the longest context, the least RAM or bandwidth,
+    /// the best-quality format that fits, or what to change so that a design fits.
+    Solve(solve::SolveArgs),
     /// Run an experiment (a base scenario and a grid) and write the results as Parquet.
     Run {
         /// The experiment TOML.
@@ -176,7 +181,7 @@ enum Command {
 }
 
 #[derive(Args)]
-struct ScenarioArgs {
+pub(crate) struct ScenarioArgs {
     /// Model preset name, or a path to a TOML spec, a GGUF file or a Hugging Face config.json.
     #[arg(long, required_unless_present_any = ["gguf", "hf"], conflicts_with_all = ["gguf", "hf"])]
     model: Option<String>,
@@ -229,10 +234,13 @@ struct ScenarioArgs {
     /// Safety margin kept free, GB.
     #[arg(long, default_value_t = 2.0)]
     margin_gb: f64,
+    /// Print one JSON document (the versioned schema in README.md) instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 impl ScenarioArgs {
-    fn scenario(&self) -> Result<Scenario> {
+    pub(crate) fn scenario(&self) -> Result<Scenario> {
         let kv = self.kv.formats();
         let backend = self.backend;
         if !(self.margin_gb.is_finite() && self.margin_gb >= 0.0) {
@@ -411,6 +419,32 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
     let s = a.scenario()?;
     let e = estimate(&s)?;
     let w = WeightBytes::new(&s.model, &s.weights);
+    if a.json {
+        json::print(
+            "footprint",
+            serde_json::json!({
+                "design": json::design(&s),
+                "components": {
+                    "weights_bytes": e.weight_bytes,
+                    "kv_bytes": e.kv_bytes,
+                    "state_bytes": e.state_bytes,
+                    "compute_bytes": e.compute_bytes,
+                    "overhead_bytes": e.overhead_bytes,
+                    "total_bytes": e.total_bytes,
+                },
+                "available_bytes": s.device.memory.available_bytes(),
+                "budget_bytes": e.budget_bytes,
+                "headroom_bytes": e.headroom_bytes,
+                "fits": e.fits,
+                "bits_per_weight": w.bits_per_weight(),
+                "params": w.params,
+                "weights_on_flash_bytes": w.on_flash,
+                "fallbacks": w.fallbacks.iter().map(|f| f.to_string()).collect::<Vec<_>>(),
+                "tensors": memwall_io::columns::json_rows(memwall_io::columns::TENSOR_COLUMNS, &w.tensors),
+            }),
+        );
+        return Ok(());
+    }
     println!(
         "{} on {}: weights {}, KV {}/{}, {} context tokens",
         s.model.name,
@@ -455,6 +489,22 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
         println!("padding: {} tensors end mid-group; their last group is padded and counted", w.padded_tensors);
     }
     Ok(())
+}
+
+fn print_estimate_json(s: &Scenario, e: &Estimate) {
+    let q = QualityTable::default().lookup(&s.weights, &s.kv);
+    json::print(
+        "estimate",
+        serde_json::json!({
+            "design": json::design(s),
+            "estimate": json::value(e),
+            "quality": {
+                "ppl_delta_weights": q.ppl_delta_weights,
+                "ppl_delta_kv": q.ppl_delta_kv,
+                "source": q.source,
+            },
+        }),
+    );
 }
 
 fn print_estimate(s: &Scenario, e: &Estimate) {
@@ -1016,9 +1066,10 @@ fn main() -> ExitCode {
             .scenario()
             .map(|s| {
                 let e = estimate(&s);
-                e.map(|e| print_estimate(&s, &e))
+                e.map(|e| if a.json { print_estimate_json(&s, &e) } else { print_estimate(&s, &e) })
             })
             .and_then(|r| r.map_err(Into::into)),
+        Command::Solve(a) => solve::solve(a),
         Command::Decode(a) => decode::decode(a),
         Command::Quality(a) => quality::quality(a),
         Command::Run { experiment, out, max_rows, max_points } => run(experiment, out.clone(), *max_rows, *max_points),

@@ -277,6 +277,33 @@ pub static TENSOR_COLUMNS: &[Column<(memwall_spec::Tensor, memwall_spec::QuantFo
     Column { name: "bytes", get: Get::U64(|t| t.2) },
 ];
 
+/// `rows` under a fixed column list as JSON objects, one per row, keyed by column name (the
+/// same columns and values a Parquet export of them carries; a non-finite float is null).
+pub fn json_rows<R>(defs: &'static [Column<R>], rows: &[R]) -> Vec<serde_json::Value> {
+    use serde_json::Value;
+    let float = |v: f64| serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number);
+    rows.iter()
+        .map(|r| {
+            let mut m = serde_json::Map::new();
+            for c in defs {
+                let v = match &c.get {
+                    Get::U64(f) => Value::from(f(r)),
+                    Get::U32(f) => Value::from(f(r)),
+                    Get::I64(f) => Value::from(f(r)),
+                    Get::F64(f) => float(f(r)),
+                    Get::OptF64(f) => f(r).map_or(Value::Null, float),
+                    Get::OptU32(f) => f(r).map_or(Value::Null, Value::from),
+                    Get::Bool(f) => Value::from(f(r)),
+                    Get::Str(f) => Value::from(f(r)),
+                    Get::Display(f) => Value::from(f(r).to_string()),
+                };
+                m.insert(c.name.to_string(), v);
+            }
+            Value::Object(m)
+        })
+        .collect()
+}
+
 /// A record batch of `rows` under a fixed column list (a report's rows, all in memory).
 pub fn batch_of<R>(defs: &'static [Column<R>], rows: &[R]) -> Result<RecordBatch> {
     let mut set = ColumnSet::new(defs, rows.len());

@@ -1,0 +1,102 @@
+//! `memwall solve` and `--json` as a user (or a script) runs them.
+
+mod common;
+use common::{memwall, text};
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let dir = tempfile::tempdir().unwrap();
+    let o = memwall(args, dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{args:?}: {err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {out}"))
+}
+
+const DESIGN: [&str; 6] = ["--model", "llama-3.1-8b", "--device", "snapdragon-8-gen3-16gb", "--context", "32768"];
+
+fn with<'a>(head: &[&'a str], tail: &[&'a str]) -> Vec<&'a str> {
+    head.iter().chain(DESIGN.iter()).chain(tail.iter()).copied().collect()
+}
+
+#[test]
+fn every_question_answers_as_a_table_and_as_versioned_json() {
+    let dir = tempfile::tempdir().unwrap();
+    for (what, extra, expect) in [
+        ("max-context", vec![], "max context"),
+        ("min-ram", vec![], "min RAM"),
+        ("min-bandwidth", vec!["--target-tok-s", "10"], "GB/s peak"),
+        ("cheapest-fit", vec!["--target-tok-s", "5", "--max-ppl-delta", "0.5"], "candidates"),
+        ("what-to-change", vec!["--weights", "Q8_0"], "axis"),
+    ] {
+        let args = with(&["solve", what], &extra);
+        let o = memwall(&args, dir.path());
+        let (out, err) = text(&o);
+        assert!(o.status.success() && out.contains(expect), "{what}: {out}{err}");
+        let mut j = args.clone();
+        j.push("--json");
+        let doc = json(&j);
+        assert_eq!(doc["schema"], "memwall.solve");
+        assert_eq!(doc["version"], 1);
+        assert_eq!(doc["what"], what.replace('-', "_"));
+        assert_eq!(doc["design"]["model"], "llama-3.1-8b");
+    }
+}
+
+/// The JSON answers agree with each other and with the estimate: the longest F16 context
+/// holds KV bytes of 131072 per token within the budget, and min-ram of the design at that
+/// context fits the device's RAM.
+#[test]
+fn json_answers_are_consistent() {
+    let doc = json(&with(&["solve", "max-context"], &["--json"]));
+    let f16 = &doc["answer"][0];
+    assert_eq!(f16["kv"], "f16/f16");
+    let c = f16["max_context_tokens"].as_u64().unwrap();
+    assert!(f16["total_bytes"].as_u64().unwrap() as i64 <= f16["budget_bytes"].as_i64().unwrap());
+    let q4 = doc["answer"][2]["max_context_tokens"].as_u64().unwrap();
+    assert!(q4 > 3 * c, "q4_0 holds about 3.6× the tokens of f16: {q4} vs {c}");
+    let ctx = c.to_string();
+    let ram = json(&[
+        "solve",
+        "min-ram",
+        "--model",
+        "llama-3.1-8b",
+        "--device",
+        "snapdragon-8-gen3-16gb",
+        "--context",
+        &ctx,
+        "--json",
+    ]);
+    assert!(ram["answer"]["min_ram_bytes"].as_u64().unwrap() <= ram["answer"]["device_ram_bytes"].as_u64().unwrap());
+    let est = json(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--device",
+        "snapdragon-8-gen3-16gb",
+        "--context",
+        &ctx,
+        "--json",
+    ]);
+    assert_eq!(est["schema"], "memwall.estimate");
+    assert_eq!(est["estimate"]["fits"], true);
+    assert_eq!(est["estimate"]["total_bytes"], ram["answer"]["footprint_bytes"]);
+    let fp = json(&["footprint", "--model", "llama-3.1-8b", "--device", "snapdragon-8-gen3-16gb", "--json"]);
+    let tensors = fp["tensors"].as_array().unwrap();
+    let sum: u64 = tensors.iter().map(|t| t["bytes"].as_u64().unwrap()).sum();
+    assert_eq!(sum, fp["components"]["weights_bytes"].as_u64().unwrap());
+}
+
+#[test]
+fn bad_questions_exit_2_and_name_the_flag() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (with(&["solve", "min-bandwidth"], &[]), "--target-tok-s"),
+        (with(&["solve", "min-bandwidth"], &["--target-tok-s", "NaN"]), "target_tok_s"),
+        (with(&["solve", "cheapest-fit"], &["--max-ppl-delta=-1"]), "max_ppl_delta"),
+        (with(&["solve", "max-width"], &[]), "max-width"),
+    ] {
+        let o = memwall(&args, dir.path());
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
