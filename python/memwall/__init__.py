@@ -55,9 +55,11 @@ __all__ = [
     "design",
     "estimate",
     "footprint",
+    "pareto",
     "presets",
     "seconds",
     "simulate",
+    "solve",
     "sweep",
     "validate",
     "write_parquet",
@@ -200,7 +202,22 @@ def _distributed(text: str, origin: str, client, partitions: int | None, out: st
     import pyarrow as pa
 
     exp = parse_experiment(text, origin)
-    return Results(table=pa.concat_tables(parts), metadata=lambda: _native.metadata(exp))
+    return Results(table=pareto(pa.concat_tables(parts)), metadata=lambda: _native.metadata(exp))
+
+
+def pareto(table):
+    """``table`` (a pyarrow Table of sweep results) with its ``pareto`` column recomputed over
+    every row: for the parts of a distributed sweep written to a Parquet dataset, each of
+    which marks the front of its own points only, or for results of several sweeps put
+    together. The rule is the sweep's (README, "Pareto front")."""
+    if "pareto" not in table.column_names or "fits" not in table.column_names:
+        return table
+    import pyarrow as pa
+
+    cols = ["point", "fits", "total_bytes", "decode_tok_s", "ppl_delta_weights", "ppl_delta_kv", "energy_j_per_token"]
+    mask = _native.pareto_mask(*(table.column(c).to_pylist() for c in cols))
+    i = table.column_names.index("pareto")
+    return table.set_column(i, table.schema.field(i), pa.array(mask, type=pa.bool_()))
 
 
 #: Grids of more points than this show a progress bar unless ``progress=False``.
@@ -249,12 +266,16 @@ def sweep(
     tok/s under throttling, kills, ...); ``base`` may also be an experiment TOML file (then
     ``grid`` must be None). Model, device and inference engine (``base["engine"]``) take
     preset names, paths (TOML, a GGUF file or a config.json) or ``Model``/``Device``/``Engine``
-    objects.
+    objects. Analytic results carry a ``pareto`` column: the designs no other design beats on
+    memory, decode tok/s, estimated quality and J/token at once, among those that fit and
+    whose quality is known (README, "Pareto front").
 
     With ``client`` (a ``dask.distributed.Client``) the grid is split into ``partitions``
     ranges of points (default: two per worker), each swept in Rust on a worker; the rows are
     those of the local sweep, in the same order. With ``out`` as well, each worker writes its
-    part to ``out/part-NNNNN.parquet`` (a Parquet dataset) and the paths are returned.
+    part to ``out/part-NNNNN.parquet`` (a Parquet dataset) and the paths are returned; the
+    ``pareto`` column of such a part marks the front of that part's points only
+    (``memwall.pareto(table)`` recomputes it over the whole dataset).
 
     Grids beyond ``PROGRESS_POINTS`` points show a progress bar (tqdm, in a notebook too,
     when installed; ``progress=False`` hides it, ``True`` shows it for any size); Ctrl-C
@@ -341,5 +362,6 @@ from ._design import (  # noqa: E402  (the objects use the helpers above)
     footprint,
     seconds,
     simulate,
+    solve,
     validate,
 )

@@ -335,6 +335,43 @@ def estimate(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> dic
     return rows[0]
 
 
+def solve(
+    question: str,
+    model: Any,
+    device: Any,
+    weights: Any = None,
+    *,
+    target_tok_s: float | None = None,
+    max_ppl_delta: float | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Answer a design question directly, as ``memwall solve`` does: ``"max_context"`` (the
+    longest context that fits, one dict per KV format f16, q8_0, q4_0), ``"min_ram"``,
+    ``"min_bandwidth"`` (needs ``target_tok_s``), ``"cheapest_fit"`` (the weight mix × KV
+    format with the best estimated quality that fits, reaching ``target_tok_s`` within
+    ``max_ppl_delta``) or ``"what_to_change"`` (for a design that does not fit: the nearest
+    fitting design along each axis, best first; empty when it fits). Returns the answer as
+    the ``answer`` of ``memwall solve --json`` (dicts and lists), each naming what binds it.
+    Design arguments as ``design``."""
+    import json
+
+    for name, v in (("target_tok_s", target_tok_s), ("max_ppl_delta", max_ppl_delta)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+            raise _bad(name, repr(v), f"invalid `{name}` = {v!r}: expected a number")
+    try:
+        exp, _ = _experiment(design(model, device, weights, **kwargs), None, "solve")
+        text = _native.solve(
+            exp,
+            question,
+            None if target_tok_s is None else float(target_tok_s),
+            None if max_ppl_delta is None else float(max_ppl_delta),
+        )
+    except _native.MemwallError as e:
+        _strip_base(e)
+        raise
+    return json.loads(text)
+
+
 def seconds(duration: float | int | str) -> float:
     """A duration in seconds: a number, or text with a unit (``"90s"``, ``"10m"``, ``"1.5h"``)."""
     if isinstance(duration, str):

@@ -1,6 +1,6 @@
 """Type stubs of memwall's native module (checked against it by mypy's stubtest)."""
 
-from typing import Any, Callable, final
+from typing import Any, Callable, Sequence, final
 
 __all__ = [
     "calibrate_host",
@@ -15,8 +15,10 @@ __all__ = [
     "parse_bytes",
     "parse_format",
     "parse_mix",
+    "pareto_mask",
     "presets",
     "simulate",
+    "solve",
     "spec_json",
     "validate_devices",
     "validate_host",
@@ -63,6 +65,18 @@ def parse_format(field: str, text: str) -> str: ...
 def parse_backend(field: str, text: str) -> str: ...
 def parse_bytes(field: str, text: str) -> int: ...
 def beside(path: str, suffix: str) -> str: ...
+def solve(
+    experiment: Experiment, question: str, target_tok_s: float | None = None, max_ppl_delta: float | None = None
+) -> str: ...
+def pareto_mask(
+    point: Sequence[int],
+    fits: Sequence[bool],
+    total_bytes: Sequence[int],
+    decode_tok_s: Sequence[float],
+    ppl_delta_weights: Sequence[float | None],
+    ppl_delta_kv: Sequence[float | None],
+    energy_j_per_token: Sequence[float],
+) -> list[bool]: ...
 def spec_json(kind: str, source: str) -> str: ...
 def describe(kind: str, source: str | None = None, json: str | None = None) -> dict[str, Any]: ...
 def footprint(experiment: Experiment) -> tuple[dict[str, Any], ArrowStream]: ...

@@ -47,7 +47,9 @@ def test_partitions_can_go_to_a_parquet_dataset(client, tmp_path):
     assert len(paths) == 4  # two per worker
     table = pq.read_table(tmp_path / "ds").sort_by("point")
     local = memwall.sweep(BASE, grid=GRID).to_pyarrow()
-    assert table.select(local.column_names).equals(local)
+    # Each part marks the front of its own points; recomputed over the dataset, the front
+    # is the local sweep's.
+    assert memwall.pareto(table.select(local.column_names)).equals(local)
 
 
 def test_the_stubs_match_the_native_module():

@@ -656,8 +656,36 @@ impl Digest {
             }
             println!("every design, with all inputs and metrics: {}", out.display());
         }
+        let front = d.front.members();
+        if front.is_empty() && d.fitting > 0 {
+            println!("no Pareto front: the quality of every design that fits is unknown (column quality_source)");
+        }
+        if !front.is_empty() {
+            println!(
+                "\nPareto front: {} designs no other beats on memory, tok/s, dPPL and J/token at once (column `pareto`){}:",
+                front.len(),
+                if front.len() > Self::FRONT_SHOWN {
+                    format!("; the {} smallest", Self::FRONT_SHOWN)
+                } else {
+                    String::new()
+                }
+            );
+            for m in front.iter().take(Self::FRONT_SHOWN) {
+                println!(
+                    "  {:>8} GB  {:>8.2} tok/s  dPPL {:>+7.3}  {:>6.3} J/token  {}",
+                    gb(m.total_bytes),
+                    m.decode_tok_s,
+                    m.ppl_delta,
+                    m.j_per_token,
+                    describe(m.point)
+                );
+            }
+        }
         println!("results: {} ({} rows)", out.display(), d.points);
     }
+
+    /// Front members printed at most.
+    const FRONT_SHOWN: usize = 12;
 }
 
 /// Print a table with columns padded to their widest cell.
@@ -713,7 +741,7 @@ fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize, max_points
             Ok(())
         })
         .map_err(|e| memwall_io::locate::at_line(e, &exp.text, &path.display().to_string(), &["base."]))?;
-    stream.finish()?;
+    stream.finish_adding(memwall_io::pareto::field(), &|b| digest.front.column(b))?;
     bar.finish_and_clear();
     if digest.beyond_max > 0 {
         eprintln!(

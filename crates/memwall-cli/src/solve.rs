@@ -1,35 +1,24 @@
 //! `memwall solve`: design questions answered directly (`memwall_solve`).
 
 use anyhow::Result;
-use clap::{Args, ValueEnum};
-use memwall_solve::{KV_FORMATS, cheapest_fit, max_context, max_window, min_bandwidth, min_ram, what_to_change};
+use clap::Args;
+use memwall_solve::{Answer, Question, answer};
+use memwall_spec::Scenario;
 use memwall_spec::units::to_gb;
-use memwall_spec::{KvQuant, Scenario};
 use serde_json::json;
 
 use crate::{ScenarioArgs, json};
 
-/// What `memwall solve` answers.
-#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Question {
-    /// The longest context that fits, per KV format (f16, q8_0, q4_0).
-    MaxContext,
-    /// The least RAM the design needs with its margin.
-    MinRam,
-    /// The least DRAM bandwidth for `--target-tok-s` (or that none suffices).
-    MinBandwidth,
-    /// The weight mix × KV format with the best estimated quality that fits, reaching
-    /// `--target-tok-s` within `--max-ppl-delta`.
-    CheapestFit,
-    /// For a design that does not fit: the nearest fitting design along each axis.
-    WhatToChange,
-}
-
 /// `memwall solve WHAT --model … --device …`.
 #[derive(Args)]
 pub struct SolveArgs {
-    /// The question.
-    #[arg(value_enum)]
+    /// The question: max-context (the longest context that fits, per KV format f16, q8_0,
+    /// q4_0), min-ram (the least RAM with the margin), min-bandwidth (the least DRAM bandwidth
+    /// for --target-tok-s, or that none suffices), cheapest-fit (the weight mix × KV format
+    /// with the best estimated quality that fits, reaching --target-tok-s within
+    /// --max-ppl-delta), what-to-change (for a design that does not fit: the nearest fitting
+    /// design along each axis).
+    #[arg(value_parser = crate::flag::<Question>("question"))]
     what: Question,
     #[command(flatten)]
     design: ScenarioArgs,
@@ -52,21 +41,20 @@ fn opt(v: Option<f64>, digits: usize) -> String {
 /// Answer one question, as a table or (`--json`) a document.
 pub fn solve(a: &SolveArgs) -> Result<()> {
     let s = a.design.scenario()?;
-    let as_json = a.design.json;
-    match a.what {
-        Question::MaxContext => {
-            let rows = KV_FORMATS
-                .iter()
-                .map(|f| {
-                    let mut t = s.clone();
-                    t.kv = KvQuant::both(*f);
-                    max_context(&t)
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            if as_json {
-                json::print("solve", json!({"what": "max_context", "design": json::design(&s), "answer": rows}));
-                return Ok(());
-            }
+    if a.what == Question::MinBandwidth && a.target_tok_s.is_none() {
+        anyhow::bail!("min-bandwidth needs `--target-tok-s`");
+    }
+    let ans = answer(&s, a.what, a.target_tok_s, a.max_ppl_delta)?;
+    if a.design.json {
+        let mut doc = json!({"what": a.what.name(), "design": json::design(&s), "answer": ans});
+        if let Answer::WhatToChange(c) = &ans {
+            doc["fits"] = json!(c.is_empty());
+        }
+        json::print("solve", doc);
+        return Ok(());
+    }
+    match ans {
+        Answer::MaxContext(rows) => {
             header(&s, "the longest context that fits, KV allocated in full");
             println!("{:<10} {:>14} {:>10} {:>10}  binding", "kv", "max context", "total GB", "budget GB");
             for r in &rows {
@@ -92,12 +80,7 @@ pub fn solve(a: &SolveArgs) -> Result<()> {
                 println!("(the model's sliding layers keep a window of {w} tokens)");
             }
         }
-        Question::MinRam => {
-            let r = min_ram(&s)?;
-            if as_json {
-                json::print("solve", json!({"what": "min_ram", "design": json::design(&s), "answer": r}));
-                return Ok(());
-            }
+        Answer::MinRam(r) => {
             header(&s, "the least RAM it needs");
             let m = &s.device.memory;
             println!(
@@ -114,16 +97,8 @@ pub fn solve(a: &SolveArgs) -> Result<()> {
                 r.device_ram_bytes as f64 / (1u64 << 30) as f64
             );
         }
-        Question::MinBandwidth => {
-            let Some(target) = a.target_tok_s else {
-                anyhow::bail!("min-bandwidth needs `--target-tok-s`");
-            };
-            let r = min_bandwidth(&s, target)?;
-            if as_json {
-                json::print("solve", json!({"what": "min_bandwidth", "design": json::design(&s), "answer": r}));
-                return Ok(());
-            }
-            header(&s, &format!("the DRAM bandwidth for {target} tok/s"));
+        Answer::MinBandwidth(r) => {
+            header(&s, &format!("the DRAM bandwidth for {} tok/s", r.target_tok_s));
             println!("this device   {:.1} GB/s peak → {:.2} tok/s", r.device_peak_gbps, r.device_tok_s);
             match r.min_peak_gbps {
                 Some(g) => println!(
@@ -137,17 +112,12 @@ pub fn solve(a: &SolveArgs) -> Result<()> {
                 ),
             }
         }
-        Question::CheapestFit => {
-            let r = cheapest_fit(&s, a.target_tok_s, a.max_ppl_delta)?;
-            if as_json {
-                json::print("solve", json!({"what": "cheapest_fit", "design": json::design(&s), "answer": r}));
-                return Ok(());
-            }
+        Answer::CheapestFit(r) => {
             header(&s, "the best-quality weight mix × KV format that fits");
-            let bound = |v: Option<f64>, unit: &str| v.map_or("any".into(), |v| format!("{v} {unit}"));
+            let bound = |v: Option<f64>, unit: &str| v.map_or("any".into(), |v| format!("{v}{unit}"));
             println!(
                 "constraints   fits with the margin, decode ≥ {}, dPPL ≤ {}",
-                bound(r.target_tok_s, "tok/s"),
+                bound(r.target_tok_s, " tok/s"),
                 bound(r.max_ppl_delta, "")
             );
             if !r.found {
@@ -171,17 +141,7 @@ pub fn solve(a: &SolveArgs) -> Result<()> {
             }
             println!("({} candidates; the first 10 shown, best first; --json has them all)", r.candidates.len());
         }
-        Question::WhatToChange => {
-            let changes = what_to_change(&s)?;
-            let window = if changes.is_empty() { None } else { max_window(&s)?.map(|w| w.0) };
-            if as_json {
-                json::print(
-                    "solve",
-                    json!({"what": "what_to_change", "design": json::design(&s), "fits": changes.is_empty(),
-                           "answer": changes, "max_window_tokens": window}),
-                );
-                return Ok(());
-            }
+        Answer::WhatToChange(changes) => {
             header(&s, "the nearest designs that fit");
             if changes.is_empty() {
                 println!("it fits already: nothing to change");

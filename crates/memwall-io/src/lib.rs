@@ -14,6 +14,7 @@ pub mod experiment;
 pub mod llama_bench;
 pub mod locate;
 pub mod outputs;
+pub mod pareto;
 pub mod plot;
 pub mod presets;
 pub mod quality;

@@ -9,7 +9,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow::datatypes::{DataType, Schema, SchemaRef};
+use arrow::array::ArrayRef;
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -29,6 +30,9 @@ pub struct ParquetStream {
     tmp: TempOutput,
     writer: ArrowWriter<File>,
     rows: u64,
+    /// The writer's properties and schema, for a rewrite ([`ParquetStream::finish_adding`]).
+    props: WriterProperties,
+    schema: SchemaRef,
 }
 
 impl std::fmt::Debug for ParquetStream {
@@ -72,8 +76,9 @@ impl ParquetStream {
         let props = props.build();
         let with_meta: HashMap<String, String> = metadata.iter().cloned().collect();
         let schema = Arc::new(Schema::new_with_metadata(schema.fields().clone(), with_meta));
-        let writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| werr(e.to_string()))?;
-        Ok(ParquetStream { path: path.to_path_buf(), tmp, writer, rows: 0 })
+        let writer =
+            ArrowWriter::try_new(file, schema.clone(), Some(props.clone())).map_err(|e| werr(e.to_string()))?;
+        Ok(ParquetStream { path: path.to_path_buf(), tmp, writer, rows: 0, props, schema })
     }
 
     /// The final path of the file.
@@ -93,9 +98,42 @@ impl ParquetStream {
         Ok(())
     }
 
+    /// Close the file and rewrite it with one more column, `field`, whose values `column`
+    /// computes from each batch as it is read back (a column known only once every row is
+    /// written, such as the Pareto front of a sweep); then rename it to the target path as
+    /// [`ParquetStream::finish`] does. Holds one row group in memory at a time. Returns the
+    /// rows written.
+    pub fn finish_adding(self, field: Field, column: &dyn Fn(&RecordBatch) -> Result<ArrayRef>) -> Result<u64> {
+        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+        let ParquetStream { path, tmp, writer, rows, props, schema } = self;
+        let werr = |m: String| IoError::Write { path: path.clone(), message: m };
+        writer.close().map_err(|e| werr(e.to_string()))?;
+        let read = File::open(tmp.path()).map_err(|source| IoError::File { path: tmp.path().into(), source })?;
+        let reader = ParquetRecordBatchReaderBuilder::try_new(read)
+            .and_then(|b| b.with_batch_size(ROW_GROUP_ROWS).build())
+            .map_err(|e| werr(e.to_string()))?;
+        let mut fields = schema.fields().to_vec();
+        fields.push(Arc::new(field));
+        let wider = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+        let out = crate::atomic::temp_beside(&path, ".parquet.tmp")?;
+        let file = out.reopen().map_err(|source| IoError::File { path: out.path().into(), source })?;
+        let mut w = ArrowWriter::try_new(file, wider.clone(), Some(props)).map_err(|e| werr(e.to_string()))?;
+        for batch in reader {
+            let batch = batch.map_err(|e| werr(e.to_string()))?;
+            let mut cols = batch.columns().to_vec();
+            cols.push(column(&batch)?);
+            let batch = RecordBatch::try_new(wider.clone(), cols).map_err(|e| werr(e.to_string()))?;
+            w.write(&batch).map_err(|e| werr(e.to_string()))?;
+        }
+        w.close().map_err(|e| werr(e.to_string()))?;
+        drop(tmp);
+        crate::atomic::publish(out, &path)?;
+        Ok(rows)
+    }
+
     /// Close the file and rename it to the target path; returns the rows written.
     pub fn finish(self) -> Result<u64> {
-        let ParquetStream { path, tmp, writer, rows } = self;
+        let ParquetStream { path, tmp, writer, rows, .. } = self;
         writer.close().map_err(|e| IoError::Write { path: path.clone(), message: e.to_string() })?;
         crate::atomic::publish(tmp, &path)?;
         Ok(rows)

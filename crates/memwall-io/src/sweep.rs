@@ -348,7 +348,8 @@ impl<'e> Sweep<'e> {
     }
 
     /// The points `range` of the sweep as the record batches the sweep made (in grid order,
-    /// not concatenated: no copy), with their schema.
+    /// not concatenated: no copy), with their schema, and the `pareto` column
+    /// ([`crate::pareto`]) marking the front of the points of `range`.
     pub fn batches_range(
         &self,
         range: std::ops::Range<usize>,
@@ -379,7 +380,7 @@ impl<'e> Sweep<'e> {
         if stop.load(Ordering::Relaxed) {
             return Err(IoError::Interrupted);
         }
-        Ok((TableBuilder::estimates(self.exp, 0).schema(), batches))
+        crate::pareto::with_column(&TableBuilder::estimates(self.exp, 0).schema(), batches)
     }
 }
 
@@ -493,6 +494,8 @@ pub struct Digest {
     pub rows: Vec<DigestRow>,
     /// The fastest fitting designs, fastest first, at most [`Digest::BEST`].
     pub best: Vec<DigestRow>,
+    /// The Pareto front over memory, decode tok/s, estimated quality and J/token.
+    pub front: crate::pareto::Front,
 }
 
 /// One point in a [`Digest`].
@@ -546,6 +549,7 @@ impl Digest {
         let tok_s = col("decode_tok_s")?.as_primitive::<Float64Type>();
         let binding = col("binding")?.as_string::<i32>();
         let ppl = col("ppl_delta_weights")?.as_primitive::<Float64Type>();
+        self.front.observe(batch)?;
         for i in 0..batch.num_rows() {
             self.points += 1;
             self.beyond_max += beyond.value(i) as u64;

@@ -443,3 +443,54 @@ pub fn beside(path: &str, suffix: &str) -> String {
 pub fn parse_bytes(py: Python<'_>, field: &str, text: &str) -> PyResult<u64> {
     memwall_io::parse_bytes(field, text).map_err(|e| to_py(py, e))
 }
+
+/// A design question answered for the experiment's first point (`memwall_solve::answer`):
+/// the answer as the JSON `memwall solve --json` carries under `answer`.
+#[pyfunction]
+#[pyo3(signature = (experiment, question, target_tok_s=None, max_ppl_delta=None))]
+pub fn solve(
+    py: Python<'_>,
+    experiment: PyRef<'_, Experiment>,
+    question: &str,
+    target_tok_s: Option<f64>,
+    max_ppl_delta: Option<f64>,
+) -> PyResult<String> {
+    let exp = &experiment.exp;
+    let q: memwall_solve::Question = question.parse().map_err(|e| to_py(py, spec_err(e)))?;
+    let answered = py.detach(|| -> Result<String, IoError> {
+        let s = exp.point(0)?.scenario;
+        let a = memwall_solve::answer(&s, q, target_tok_s, max_ppl_delta)?;
+        Ok(serde_json::to_string(&a).expect("answers serialize"))
+    });
+    answered.map_err(|e| to_py(py, e))
+}
+
+/// Which rows are on the Pareto front (`memwall_io::pareto`) of a table's columns `point`,
+/// `fits`, `total_bytes`, `decode_tok_s`, `ppl_delta_weights`, `ppl_delta_kv`,
+/// `energy_j_per_token` (a row with an unknown quality or that does not fit: never).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub fn pareto_mask(
+    point: Vec<u64>,
+    fits: Vec<bool>,
+    total_bytes: Vec<u64>,
+    decode_tok_s: Vec<f64>,
+    ppl_delta_weights: Vec<Option<f64>>,
+    ppl_delta_kv: Vec<Option<f64>>,
+    energy_j_per_token: Vec<f64>,
+) -> Vec<bool> {
+    let designs: Vec<Option<memwall_io::pareto::Objectives>> = (0..point.len())
+        .map(|i| {
+            memwall_io::pareto::Objectives::eligible(
+                point[i],
+                *fits.get(i)?,
+                *total_bytes.get(i)?,
+                *decode_tok_s.get(i)?,
+                ppl_delta_weights.get(i).copied().flatten(),
+                ppl_delta_kv.get(i).copied().flatten(),
+                *energy_j_per_token.get(i)?,
+            )
+        })
+        .collect();
+    memwall_io::pareto::mask(&designs)
+}

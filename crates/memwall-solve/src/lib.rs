@@ -79,6 +79,95 @@ pub struct BandwidthAnswer {
     pub binding: String,
 }
 
+/// A question [`answer`] answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Question {
+    /// The longest context that fits, per KV format ([`max_context`] over [`KV_FORMATS`]).
+    MaxContext,
+    /// The least RAM ([`min_ram`]).
+    MinRam,
+    /// The least DRAM bandwidth for a decode rate ([`min_bandwidth`]).
+    MinBandwidth,
+    /// The best-quality weight mix × KV format that fits ([`cheapest_fit`]).
+    CheapestFit,
+    /// The nearest fitting designs ([`what_to_change`]).
+    WhatToChange,
+}
+
+impl Question {
+    /// Every question.
+    pub const ALL: [Question; 5] =
+        [Question::MaxContext, Question::MinRam, Question::MinBandwidth, Question::CheapestFit, Question::WhatToChange];
+
+    /// Its name, `max_context` … (the CLI also takes `max-context`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Question::MaxContext => "max_context",
+            Question::MinRam => "min_ram",
+            Question::MinBandwidth => "min_bandwidth",
+            Question::CheapestFit => "cheapest_fit",
+            Question::WhatToChange => "what_to_change",
+        }
+    }
+}
+
+impl std::str::FromStr for Question {
+    type Err = SpecError;
+    fn from_str(s: &str) -> Result<Self, SpecError> {
+        let norm = s.trim().to_ascii_lowercase().replace('-', "_");
+        Question::ALL.into_iter().find(|q| q.name() == norm).ok_or_else(|| {
+            let names: Vec<&str> = Question::ALL.iter().map(|q| q.name()).collect();
+            SpecError::invalid("question", s, format!("unknown question; expected one of {}", names.join(", ")))
+        })
+    }
+}
+
+/// The answer to a [`Question`] (serialized as the answer itself).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Answer {
+    /// One row per KV format.
+    MaxContext(Vec<ContextAnswer>),
+    /// The least RAM.
+    MinRam(RamAnswer),
+    /// The least bandwidth.
+    MinBandwidth(BandwidthAnswer),
+    /// The ranked candidates.
+    CheapestFit(FitSearch),
+    /// The changes, ranked (empty: it fits).
+    WhatToChange(Vec<Change>),
+}
+
+/// Answer `q` for design `s`: `target_tok_s` is required by [`Question::MinBandwidth`] and
+/// taken by [`Question::CheapestFit`], as is `max_ppl_delta`.
+pub fn answer(
+    s: &Scenario,
+    q: Question,
+    target_tok_s: Option<f64>,
+    max_ppl_delta: Option<f64>,
+) -> Result<Answer, SimError> {
+    Ok(match q {
+        Question::MaxContext => Answer::MaxContext(
+            KV_FORMATS
+                .iter()
+                .map(|f| {
+                    let mut t = s.clone();
+                    t.kv = memwall_spec::KvQuant::both(*f);
+                    max_context(&t)
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        Question::MinRam => Answer::MinRam(min_ram(s)?),
+        Question::MinBandwidth => {
+            let t = target_tok_s
+                .ok_or_else(|| invalid("target_tok_s", "none", "min_bandwidth needs a target decode rate"))?;
+            Answer::MinBandwidth(min_bandwidth(s, t)?)
+        }
+        Question::CheapestFit => Answer::CheapestFit(cheapest_fit(s, target_tok_s, max_ppl_delta)?),
+        Question::WhatToChange => Answer::WhatToChange(what_to_change(s)?),
+    })
+}
+
 /// Common RAM sizes of phones, boards, laptops and desktops, GiB.
 pub const RAM_SIZES_GIB: [u64; 17] = [2, 3, 4, 6, 8, 12, 16, 18, 24, 32, 36, 48, 64, 96, 128, 192, 512];
 

@@ -1,0 +1,66 @@
+"""memwall.solve and the sweep's Pareto column."""
+
+import itertools
+
+import pytest
+
+import memwall
+
+DESIGN = dict(model="llama-3.1-8b", device="snapdragon-8-gen3-16gb", context_tokens=32768)
+
+
+def test_each_question_answers_and_names_what_binds():
+    rows = memwall.solve("max_context", **DESIGN)
+    assert [r["kv"] for r in rows] == ["f16/f16", "q8_0/q8_0", "q4_0/q4_0"]
+    assert all(r["binding"] == "budget" for r in rows)
+    assert rows[0]["max_context_tokens"] < rows[1]["max_context_tokens"] < rows[2]["max_context_tokens"]
+    ram = memwall.solve("min-ram", **DESIGN)
+    assert ram["min_ram_bytes"] > ram["footprint_bytes"]
+    bw = memwall.solve("min_bandwidth", **DESIGN, target_tok_s=5)
+    assert bw["min_peak_gbps"] is not None and bw["binding"] in ("memory", "storage", "compute")
+    fit = memwall.solve("cheapest_fit", **DESIGN, target_tok_s=5, max_ppl_delta=0.5)
+    best = fit["candidates"][0]
+    assert fit["found"] and best["fits"] and best["decode_tok_s"] >= 5 and best["ppl_delta"] <= 0.5
+    changes = memwall.solve("what_to_change", **DESIGN, weights="Q8_0")
+    assert changes and all(c["headroom_bytes"] >= 0 for c in changes)
+    assert memwall.solve("what_to_change", "llama-3.2-1b", "snapdragon-8-gen3-16gb") == []
+
+
+def test_bad_questions_raise_typed_errors_naming_the_field():
+    with pytest.raises(memwall.SpecError) as e:
+        memwall.solve("max_width", **DESIGN)
+    assert e.value.field == "question"
+    with pytest.raises(memwall.MemwallError) as e:
+        memwall.solve("min_bandwidth", **DESIGN)
+    assert e.value.field == "target_tok_s"
+    with pytest.raises(memwall.MemwallError) as e:
+        memwall.solve("cheapest_fit", **DESIGN, max_ppl_delta=float("nan"))
+    assert e.value.field == "max_ppl_delta"
+    with pytest.raises(memwall.MemwallError) as e:
+        memwall.solve("min_bandwidth", **DESIGN, target_tok_s="fast")
+    assert e.value.field == "target_tok_s"
+
+
+def test_the_pareto_column_is_the_front_by_brute_force():
+    grid = {
+        "weights.mix": ["Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "Q3_K_M", "Q2_K", "TQ1_0"],
+        "kv.k+kv.v": ["f16", "q8_0", "q4_0"],
+        "workload.context_tokens": [4096, 32768],
+    }
+    rows = memwall.sweep(memwall.design("llama-3.1-8b", "snapdragon-8-gen3-16gb"), grid).to_pyarrow().to_pylist()
+
+    def objectives(r):
+        if not r["fits"] or r["ppl_delta_weights"] is None or r["ppl_delta_kv"] is None:
+            return None
+        return (r["total_bytes"], -r["decode_tok_s"], r["ppl_delta_weights"] + r["ppl_delta_kv"], r["energy_j_per_token"])
+
+    def dominates(a, b):
+        return all(x <= y for x, y in zip(a, b)) and any(x < y for x, y in zip(a, b))
+
+    obj = [objectives(r) for r in rows]
+    for r, o in zip(rows, obj):
+        expect = o is not None and not any(p is not None and dominates(p, o) for p in obj)
+        assert r["pareto"] == expect, r
+    assert 0 < sum(r["pareto"] for r in rows) < len(rows)
+    # Dominance is irreflexive: equal designs stay on the front together.
+    assert not any(dominates(a, a) for a in itertools.islice((o for o in obj if o), 5))
