@@ -65,7 +65,7 @@ enum Command {
     /// Memory footprint by component, and whether it fits the device with the margin.
     Footprint(ScenarioArgs),
     /// Decode tok/s, TTFT, energy per token and the binding term of one design point.
-    Estimate(ScenarioArgs),
+    Estimate(EstimateArgs),
     /// Answer a design question directly: the longest context, the least RAM or bandwidth,
     /// the best-quality format that fits, or what to change so that a design fits.
     Solve(solve::SolveArgs),
@@ -178,6 +178,18 @@ enum Command {
         #[arg(long)]
         write_engines: Option<PathBuf>,
     },
+}
+
+/// `memwall estimate`: a design and whether to show its operators.
+#[derive(Args)]
+struct EstimateArgs {
+    #[command(flatten)]
+    design: ScenarioArgs,
+    /// Where a token's time goes: every operator of a decoded token at the mean context
+    /// (each layer's projections, attention, FFN or experts, the LM head) with its bytes by
+    /// source, multiply-adds, time and binding term.
+    #[arg(long)]
+    ops: bool,
 }
 
 #[derive(Args)]
@@ -491,20 +503,88 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
     Ok(())
 }
 
-fn print_estimate_json(s: &Scenario, e: &Estimate) {
-    let q = QualityTable::default().lookup(&s.weights, &s.kv);
-    json::print(
-        "estimate",
-        serde_json::json!({
-            "design": json::design(s),
-            "estimate": json::value(e),
+fn estimate_cmd(a: &EstimateArgs) -> Result<()> {
+    let s = a.design.scenario()?;
+    let e = estimate(&s)?;
+    let ops = if a.ops {
+        let plan = memwall_sim::CostPlan::new(&s)?;
+        Some(memwall_sim::des::op_times(&plan, memwall_sim::analytic::mean_decode_context(&s.workload)))
+    } else {
+        None
+    };
+    if a.design.json {
+        let q = QualityTable::default().lookup(&s.weights, &s.kv);
+        let mut doc = serde_json::json!({
+            "design": json::design(&s),
+            "estimate": json::value(&e),
             "quality": {
                 "ppl_delta_weights": q.ppl_delta_weights,
                 "ppl_delta_kv": q.ppl_delta_kv,
                 "source": q.source,
             },
-        }),
+        });
+        if let Some(ops) = &ops {
+            doc["ops_context_tokens"] = memwall_sim::analytic::mean_decode_context(&s.workload).into();
+            doc["ops"] = ops
+                .iter()
+                .map(|(o, t)| {
+                    serde_json::json!({
+                        "layer": o.layer, "op": json::value(&o.kind), "weight_bytes": o.weight_bytes,
+                        "kv_bytes": o.kv_bytes, "macs": o.macs, "time_s": t.total,
+                        "t_mem_s": t.t_mem, "t_arith_s": t.t_arith, "t_dequant_s": t.t_dequant,
+                        "binding": t.binding().name(),
+                    })
+                })
+                .collect();
+        }
+        json::print("estimate", doc);
+        return Ok(());
+    }
+    print_estimate(&s, &e);
+    if let Some(ops) = ops {
+        print_ops(&s, &e, &ops);
+    }
+    Ok(())
+}
+
+/// The per-operator table of `memwall estimate --ops`.
+fn print_ops(s: &Scenario, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_sim::StepTime)]) {
+    let ctx = memwall_sim::analytic::mean_decode_context(&s.workload);
+    println!(
+        "\noperators of a decoded token at context {ctx} (each timed alone, without the {:.3} ms of per-operator and per-token overheads)",
+        e.decode_terms.t_overhead * 1e3
     );
+    let header: Vec<String> =
+        ["layer", "operator", "weights MB", "KV/state MB", "MMAC", "time µs", "share", "bound by"]
+            .map(String::from)
+            .to_vec();
+    let total: f64 = ops.iter().map(|(_, t)| t.total).sum();
+    let lines: Vec<Vec<String>> = ops
+        .iter()
+        .map(|(o, t)| {
+            vec![
+                o.layer.map_or("-".into(), |l| l.to_string()),
+                json::value(&o.kind).as_str().unwrap_or_default().to_string(),
+                format!("{:.3}", o.weight_bytes / 1e6),
+                format!("{:.3}", o.kv_bytes / 1e6),
+                format!("{:.2}", o.macs / 1e6),
+                format!("{:.1}", t.total * 1e6),
+                format!("{:.1} %", 100.0 * t.total / total),
+                t.binding().name().to_string(),
+            ]
+        })
+        .collect();
+    print_table(&header, &lines);
+    let by_kind = |k: memwall_sim::OpKind| ops.iter().filter(|(o, _)| o.kind == k).map(|(_, t)| t.total).sum::<f64>();
+    let mut kinds: Vec<(String, f64)> = Vec::new();
+    for (o, _) in ops {
+        let name = json::value(&o.kind).as_str().unwrap_or_default().to_string();
+        if !kinds.iter().any(|(n, _)| *n == name) {
+            kinds.push((name, by_kind(o.kind)));
+        }
+    }
+    let summary: Vec<String> = kinds.iter().map(|(n, t)| format!("{n} {:.1} %", 100.0 * t / total)).collect();
+    println!("by operator: {}", summary.join(", "));
 }
 
 fn print_estimate(s: &Scenario, e: &Estimate) {
@@ -1090,13 +1170,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Presets { kind } => presets(kind.as_deref()),
         Command::Footprint(a) => footprint(a),
-        Command::Estimate(a) => a
-            .scenario()
-            .map(|s| {
-                let e = estimate(&s);
-                e.map(|e| if a.json { print_estimate_json(&s, &e) } else { print_estimate(&s, &e) })
-            })
-            .and_then(|r| r.map_err(Into::into)),
+        Command::Estimate(a) => estimate_cmd(a),
         Command::Solve(a) => solve::solve(a),
         Command::Decode(a) => decode::decode(a),
         Command::Quality(a) => quality::quality(a),

@@ -100,3 +100,33 @@ fn bad_questions_exit_2_and_name_the_flag() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// `estimate --ops`: every operator of the token, whose bytes add up to the estimate's bytes
+/// per token, in the table and in the JSON document.
+#[test]
+fn estimate_ops_lists_where_the_time_goes() {
+    let design = ["--model", "qwen3-30b-a3b", "--device", "snapdragon-8-gen3-16gb", "--weights", "Q3_K_M", "--ops"];
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["estimate"];
+    args.extend(design);
+    let o = memwall(&args, dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("operators of a decoded token") && out.contains("experts") && out.contains("lm_head"),
+        "{out}"
+    );
+    args.push("--json");
+    let doc = json(&args);
+    let ops = doc["ops"].as_array().unwrap();
+    let n_layers = 48;
+    assert_eq!(ops.iter().filter(|o| o["op"] == "experts").count(), n_layers);
+    let sum = |k: &str| ops.iter().map(|o| o[k].as_f64().unwrap()).sum::<f64>();
+    let e = &doc["estimate"];
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b;
+    assert!(close(sum("weight_bytes"), e["weight_bytes_per_token"].as_f64().unwrap()));
+    assert!(close(sum("kv_bytes"), e["kv_bytes_per_token"].as_f64().unwrap()));
+    assert!(close(sum("macs"), e["macs_per_token"].as_f64().unwrap()));
+    assert!(close(sum("t_mem_s"), e["decode_terms"]["t_mem"].as_f64().unwrap()));
+    assert!(ops.iter().all(|o| o["binding"].is_string() && o["time_s"].as_f64().unwrap() > 0.0));
+}

@@ -327,8 +327,8 @@ pub struct CostPlan {
     overlap: f64,
     per_op_s: f64,
     per_token_s: f64,
-    prefill_reuse: f64,
-    arith_eff_decode: f64,
+    pub(crate) prefill_reuse: f64,
+    pub(crate) arith_eff_decode: f64,
     arith_eff_prefill: f64,
     skew: f64,
     pub(crate) batch: u32,
@@ -1009,6 +1009,12 @@ pub struct Estimate {
     pub assumed: String,
 }
 
+/// The context at which the estimate reports a decode step's terms and bytes: the middle of
+/// the reply, `prompt + ⌊gen / 2⌋` tokens already cached (`gen` at least 1).
+pub fn mean_decode_context(wl: &memwall_spec::Workload) -> u64 {
+    wl.prompt_tokens + wl.gen_tokens.max(1) / 2
+}
+
 /// Estimate one scenario in closed form.
 pub fn estimate(s: &Scenario) -> Result<Estimate, SimError> {
     let plan = CostPlan::new(s)?;
@@ -1121,7 +1127,7 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
     // Decode: Σ over generated tokens of the step time at their context (piecewise-linear
     // closed form, exact to rounding).
     let (decode_s, energy) = plan.decode_sums(p, g);
-    let mid = p + g / 2;
+    let mid = mean_decode_context(wl);
     let (w_mid, t_mid) = plan.decode_step(mid);
     let (prefill_s, prefill_last) = plan.prefill(p, wl.ubatch);
     let fp = &plan.footprint;

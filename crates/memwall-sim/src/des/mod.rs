@@ -21,7 +21,7 @@ mod walk;
 
 pub use engine::{Simulator, Summary, simulate};
 pub use event::{Action, ActionKind, Events, SimEvent};
-pub use pipeline::{Op, OpKind, decode_ops};
+pub use pipeline::{Op, OpKind, decode_ops, op_times, op_work};
 pub use policy::{MemoryAction, Policy, View};
 pub use queue::{EventQueue, Nanos};
 pub use trace::{NullSink, Phase, TraceRow, TraceSink, VecSink};

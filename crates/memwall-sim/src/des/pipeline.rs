@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::analytic::{CostPlan, attended_tokens};
+use crate::analytic::{CostPlan, StepWork, attended_tokens};
 pub use crate::token::OpKind;
 
 /// One operation of a decode step (all sequences of the batch).
@@ -25,6 +25,10 @@ pub struct Op {
     pub kv_bytes: f64,
     /// Multiply-adds.
     pub macs: f64,
+    /// CPU arithmetic cycles of its weight multiply-adds (per core of the fastest cluster).
+    pub arith_cycles: f64,
+    /// CPU dequantization cycles of its weights.
+    pub dequant_cycles: f64,
 }
 
 /// The operations of decoding one token per sequence with `ctx` tokens already cached.
@@ -44,19 +48,41 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
         _ => (0.0, 0.0),
     };
     let mut ops: Vec<Op> = Vec::with_capacity(t.weights.len() + t.attention.len() + t.state.len() + 1);
-    ops.push(Op { layer: None, kind: OpKind::Embedding, weight_bytes: 0.0, kv_bytes: 0.0, macs: 0.0 });
+    let blank = |layer, kind| Op {
+        layer,
+        kind,
+        weight_bytes: 0.0,
+        kv_bytes: 0.0,
+        macs: 0.0,
+        arith_cycles: 0.0,
+        dequant_cycles: 0.0,
+    };
+    ops.push(blank(None, OpKind::Embedding));
+    // As the estimator's decode step: `prefill_dequant_reuse` sequences share one
+    // dequantization.
+    let reuse = (b / plan.prefill_reuse).max(1.0);
     for w in &t.weights {
-        let (weight_bytes, macs) = match w.kind {
-            OpKind::Experts => (distinct * w.weight_bytes, b * top_k * w.macs),
-            _ => (w.weight_bytes, b * w.macs),
+        let (weight_bytes, macs, arith, dequant) = match w.kind {
+            OpKind::Experts => (
+                distinct * w.weight_bytes,
+                b * top_k * w.macs,
+                b * top_k * w.arith_cycles,
+                reuse * distinct * w.dequant_cycles,
+            ),
+            _ => (w.weight_bytes, b * w.macs, b * w.arith_cycles, reuse * w.dequant_cycles),
         };
-        match ops.iter_mut().find(|o| o.layer == w.layer && o.kind == w.kind) {
-            Some(o) => {
-                o.weight_bytes += weight_bytes;
-                o.macs += macs;
+        let at = match ops.iter().position(|o| o.layer == w.layer && o.kind == w.kind) {
+            Some(i) => i,
+            None => {
+                ops.push(blank(w.layer, w.kind));
+                ops.len() - 1
             }
-            None => ops.push(Op { layer: w.layer, kind: w.kind, weight_bytes, kv_bytes: 0.0, macs }),
-        }
+        };
+        let o = &mut ops[at];
+        o.weight_bytes += weight_bytes;
+        o.macs += macs;
+        o.arith_cycles += arith;
+        o.dequant_cycles += dequant;
         // Attention follows its layer's projections.
         if w.kind == OpKind::AttnProjections
             && let Some(a) = t.attention.iter().find(|a| Some(a.layer) == w.layer)
@@ -65,26 +91,59 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
             let attended = attended_tokens(a.kind, ctx + 1, plan.window) as f64;
             let row = a.kv_row_bytes(plan.kv_formats.k, plan.kv_formats.v) as f64;
             let kv = if a.owns_kv { (plan.kv_reads * attended + 1.0) * row } else { 0.0 };
-            ops.push(Op {
-                layer: Some(a.layer),
-                kind: OpKind::Attention,
-                weight_bytes: 0.0,
-                kv_bytes: b * kv,
-                macs: b * attended * a.macs,
-            });
+            ops.push(Op { kv_bytes: b * kv, macs: b * attended * a.macs, ..blank(Some(a.layer), OpKind::Attention) });
         }
     }
     for st in &t.state {
         ops.push(Op {
-            layer: Some(st.layer),
-            kind: OpKind::StateUpdate,
-            weight_bytes: 0.0,
             kv_bytes: b * st.bytes,
             macs: b * 3.0 * st.bytes / 8.0,
+            ..blank(Some(st.layer), OpKind::StateUpdate)
         });
     }
     ops.retain(|o| o.weight_bytes > 0.0 || o.kv_bytes > 0.0 || o.macs > 0.0);
     ops
+}
+
+/// Each operation of decoding one token per sequence at context `ctx`, timed alone as the
+/// estimator times a decode step ([`CostPlan::step_time_at`] at the decode efficiency)
+/// without the per-operator and per-token overheads: where the token's time goes. Its bytes
+/// come from where the whole token's come from (DRAM, unless the token's working set fits
+/// the cache), so the operators' memory and arithmetic terms add up exactly to the step's;
+/// within a phase the step overlaps memory and arithmetic over all its operators at once, so
+/// their totals add up to the step's only where every operator is bound by the same term.
+pub fn op_times(plan: &CostPlan, ctx: u64) -> Vec<(Op, crate::analytic::StepTime)> {
+    use crate::analytic::Conditions;
+    let whole = plan.step_time(&plan.decode_work(ctx), plan.arith_eff_decode, true);
+    let c = if whole.from_cache {
+        Conditions::NOMINAL
+    } else {
+        Conditions { cached: Some((0.0, 0.0)), ..Conditions::NOMINAL }
+    };
+    decode_ops(plan, ctx)
+        .into_iter()
+        .map(|o| {
+            let t = plan.step_time_at(&op_work(&o), plan.arith_eff_decode, false, &c);
+            (o, t)
+        })
+        .collect()
+}
+
+/// The work of one operation as a step of its own: its bytes, its multiply-adds (weight
+/// operators' as weight work, attention's and state updates' as attention work) and its
+/// cycles, with no per-operator or per-token overhead.
+pub fn op_work(o: &Op) -> StepWork {
+    let weights = o.weight_bytes > 0.0 && o.kv_bytes == 0.0;
+    StepWork {
+        weight_bytes: o.weight_bytes,
+        kv_bytes: o.kv_bytes,
+        activation_bytes: 0.0,
+        weight_macs: if weights { o.macs } else { 0.0 },
+        attn_macs: if weights { 0.0 } else { o.macs },
+        dequant_cycles: o.dequant_cycles,
+        arith_cycles: o.arith_cycles,
+        ops: 0.0,
+    }
 }
 
 #[cfg(test)]
@@ -132,6 +191,32 @@ mod tests {
                 assert!(close(sum(|o| o.weight_bytes), w.weight_bytes), "{model} weights");
                 assert!(close(sum(|o| o.kv_bytes), w.kv_bytes), "{model} kv {} vs {}", sum(|o| o.kv_bytes), w.kv_bytes);
                 assert!(close(sum(|o| o.macs), w.weight_macs + w.attn_macs), "{model} macs");
+                assert!(close(sum(|o| o.arith_cycles), w.arith_cycles), "{model} arithmetic cycles");
+                assert!(close(sum(|o| o.dequant_cycles), w.dequant_cycles), "{model} dequantization cycles");
+                let works: Vec<StepWork> = ops.iter().map(op_work).collect();
+                assert!(close(works.iter().map(|x| x.weight_macs + x.attn_macs).sum(), w.weight_macs + w.attn_macs));
+            }
+        }
+    }
+
+    /// By hand: the operators' memory, arithmetic and dequantization terms add up to the
+    /// token's (each term is linear in its operator's bytes, multiply-adds or cycles), and an
+    /// operator bound by memory takes its bytes over the same bandwidth as the whole token.
+    #[test]
+    fn operator_times_add_up_to_the_token() {
+        for (model, batch) in [(DENSE, 1), (MOE, 4), (HYBRID, 1)] {
+            let s = scenario(model, batch);
+            let plan = CostPlan::new(&s).unwrap();
+            let whole = plan.step_time(&plan.decode_work(300), plan.arith_eff_decode, true);
+            let times = op_times(&plan, 300);
+            let sum = |f: fn(&crate::analytic::StepTime) -> f64| times.iter().map(|(_, t)| f(t)).sum::<f64>();
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1e-12);
+            assert!(close(sum(|t| t.t_mem), whole.t_mem), "{model}: {} vs {}", sum(|t| t.t_mem), whole.t_mem);
+            assert!(close(sum(|t| t.t_arith), whole.t_arith), "{model} arithmetic");
+            assert!(close(sum(|t| t.t_dequant), whole.t_dequant), "{model} dequantization");
+            let bytes: f64 = times.iter().map(|(o, _)| o.weight_bytes + o.kv_bytes).sum();
+            for (o, t) in &times {
+                assert!(close(t.t_mem, whole.t_mem * (o.weight_bytes + o.kv_bytes) / bytes), "{model} {:?}", o.kind);
             }
         }
     }
