@@ -35,6 +35,7 @@ macro_rules! eprintln {
 }
 
 mod calibrate;
+mod compare;
 mod decode;
 
 /// A clap value parser for a type read from text ([`std::str::FromStr`]), whose errors name
@@ -66,6 +67,9 @@ enum Command {
     Footprint(ScenarioArgs),
     /// Decode tok/s, TTFT, energy per token and the binding term of one design point.
     Estimate(EstimateArgs),
+    /// Two to eight designs side by side: components and metrics with their deltas from the
+    /// first and the binding term of each.
+    Compare(compare::CompareArgs),
     /// Answer a design question directly: the longest context, the least RAM or bandwidth,
     /// the best-quality format that fits, or what to change so that a design fits.
     Solve(solve::SolveArgs),
@@ -769,7 +773,7 @@ impl Digest {
 }
 
 /// Print a table with columns padded to their widest cell.
-fn print_table(header: &[String], lines: &[Vec<String>]) {
+pub(crate) fn print_table(header: &[String], lines: &[Vec<String>]) {
     let widths: Vec<usize> = (0..header.len())
         .map(|c| lines.iter().map(|l| l[c].chars().count()).chain([header[c].chars().count()]).max().unwrap_or(0))
         .collect();
@@ -1172,6 +1176,7 @@ fn main() -> ExitCode {
         Command::Footprint(a) => footprint(a),
         Command::Estimate(a) => estimate_cmd(a),
         Command::Solve(a) => solve::solve(a),
+        Command::Compare(a) => compare::compare(a),
         Command::Decode(a) => decode::decode(a),
         Command::Quality(a) => quality::quality(a),
         Command::Run { experiment, out, max_rows, max_points } => run(experiment, out.clone(), *max_rows, *max_points),

@@ -1,4 +1,4 @@
-//! `memwall solve` and `--json` as a user (or a script) runs them.
+//! `memwall solve`, `compare`, `estimate --ops` and `--json` as a user (or a script) runs them.
 
 mod common;
 use common::{memwall, text};
@@ -129,4 +129,46 @@ fn estimate_ops_lists_where_the_time_goes() {
     assert!(close(sum("macs"), e["macs_per_token"].as_f64().unwrap()));
     assert!(close(sum("t_mem_s"), e["decode_terms"]["t_mem"].as_f64().unwrap()));
     assert!(ops.iter().all(|o| o["binding"].is_string() && o["time_s"].as_f64().unwrap() > 0.0));
+}
+
+/// `compare`: designs inline and from a file, later ones inheriting the first's keys; the
+/// deltas in the JSON are the differences of the estimates; bad designs exit 2 naming the
+/// design and what is wrong.
+#[test]
+fn compare_puts_designs_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("q3.toml"), "weights = \"Q3_K_M\"\nkv = \"q8_0\"\n").unwrap();
+    let first = "model=llama-3.1-8b,device=snapdragon-8-gen3-16gb,context=32768";
+    let args = ["compare", "--design", first, "--design", "q3.toml", "--design", "device=apple-a18-pro-8gb"];
+    let o = memwall(&args, dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("2: kv=q8_0 weights=Q3_K_M") && out.contains("decode bound by") && out.contains("NO"),
+        "{out}"
+    );
+    let mut j: Vec<&str> = args.to_vec();
+    j.push("--json");
+    let o = memwall(&j, dir.path());
+    let doc: serde_json::Value = serde_json::from_str(&text(&o).0).unwrap();
+    assert_eq!(doc["schema"], "memwall.compare");
+    let d = doc["designs"].as_array().unwrap();
+    assert_eq!(d.len(), 3);
+    assert_eq!(d[1]["design"]["weights"], "Q3_K_M");
+    assert_eq!(d[2]["design"]["weights"], "Q4_K_M", "inherited from the first design");
+    let tok = |i: usize| d[i]["estimate"]["decode_tok_s"].as_f64().unwrap();
+    assert!((d[1]["delta_vs_first"]["decode_tok_s"].as_f64().unwrap() - (tok(1) - tok(0))).abs() < 1e-9);
+    assert_eq!(d[0]["delta_vs_first"]["total_bytes"], 0);
+    for (bad, needle) in [
+        (vec!["compare", "--design", first], "two to eight"),
+        (vec!["compare", "--design", first, "--design", "weights=Q9_Z"], "design 2"),
+        (vec!["compare", "--design", first, "--design", "colour=blue"], "design 2"),
+        (vec!["compare", "--design", first, "--design", "context"], "key=value"),
+        (vec!["compare", "--design", first, "--design", "missing.toml"], "design 2"),
+    ] {
+        let o = memwall(&bad, dir.path());
+        let (out, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {out}{err}");
+        assert!(err.contains(needle), "{bad:?}: {err}");
+    }
 }

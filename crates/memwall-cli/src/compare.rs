@@ -1,0 +1,205 @@
+//! `memwall compare`: two to eight designs side by side.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser};
+use memwall_io::QualityTable;
+use memwall_sim::{Estimate, estimate};
+use memwall_spec::Scenario;
+use serde_json::json;
+
+use crate::{ScenarioArgs, json};
+
+/// `memwall compare --design … --design …`.
+#[derive(Args)]
+pub struct CompareArgs {
+    /// A design: `key=value` pairs separated by commas (`model=llama-3.1-8b,device=
+    /// snapdragon-8-gen3-16gb,weights=Q4_K_M,kv=q8_0,context=8192`), or a TOML file of the
+    /// same keys. Keys are the `estimate` flags without their dashes (model, gguf, hf, device,
+    /// weights, kv, kv_k, kv_v, context, prompt, gen_tokens, grow, batch, threads, backend,
+    /// engine, assume_defaults, margin_gb); a key a design leaves out is the first design's.
+    /// Two to eight.
+    #[arg(long = "design", required = true, num_args = 1)]
+    designs: Vec<String>,
+    /// Print one JSON document (the versioned schema in README.md) instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Parses one design's flags with the `estimate` parser (so every check is the same).
+#[derive(Parser)]
+#[command(name = "design", no_binary_name = true)]
+struct One {
+    #[command(flatten)]
+    design: ScenarioArgs,
+}
+
+/// The keys of one design, from inline pairs or a TOML file.
+fn keys(spec: &str, i: usize) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    let path = std::path::Path::new(spec);
+    if !spec.contains('=') && (path.extension().is_some_and(|e| e == "toml") || path.is_file()) {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading design {} ({spec})", i + 1))?;
+        let table: toml::Table =
+            toml::from_str(&text).with_context(|| format!("design {} ({spec}) is not valid TOML", i + 1))?;
+        for (k, v) in table {
+            let v = match v {
+                toml::Value::String(s) => s,
+                toml::Value::Integer(n) => n.to_string(),
+                toml::Value::Float(x) => x.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                other => anyhow::bail!(
+                    "invalid `{k}` = {other} in design {} ({spec}): expected a string, number or boolean",
+                    i + 1
+                ),
+            };
+            out.insert(k, v);
+        }
+        return Ok(out);
+    }
+    for pair in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = pair.split_once('=') else {
+            anyhow::bail!("invalid design {} `{spec}`: `{pair}` is not key=value", i + 1);
+        };
+        out.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(out)
+}
+
+/// The scenario of a design's keys.
+fn scenario(keys: &BTreeMap<String, String>, i: usize) -> Result<Scenario> {
+    let mut args: Vec<String> = Vec::new();
+    for (k, v) in keys {
+        let flag = format!("--{}", k.replace('_', "-"));
+        match (k.as_str(), v.as_str()) {
+            ("grow" | "assume_defaults", "true") => args.push(flag),
+            ("grow" | "assume_defaults", "false") => {}
+            _ => args.extend([flag, v.clone()]),
+        }
+    }
+    let one = One::try_parse_from(&args).map_err(|e| {
+        let msg = e.to_string();
+        let first = msg.lines().next().unwrap_or_default().trim_start_matches("error: ").to_string();
+        anyhow::anyhow!("design {}: {first}", i + 1)
+    })?;
+    one.design.scenario().with_context(|| format!("design {}", i + 1))
+}
+
+/// One metric row: its name and how to read it from a design.
+type Metric = (&'static str, fn(&Scenario, &Estimate, &Quality) -> Value);
+type Quality = memwall_io::Quality;
+
+/// A cell: a number (compared with the first design's) or text.
+enum Value {
+    Num(f64, usize),
+    Text(String),
+}
+
+const GB: f64 = 1e9;
+
+/// The rows of the comparison.
+const METRICS: &[Metric] = &[
+    ("weights GB", |_, e, _| Value::Num(e.weight_bytes as f64 / GB, 3)),
+    ("KV cache GB", |_, e, _| Value::Num(e.kv_bytes as f64 / GB, 3)),
+    ("state GB", |_, e, _| Value::Num(e.state_bytes as f64 / GB, 3)),
+    ("compute buffers GB", |_, e, _| Value::Num(e.compute_bytes as f64 / GB, 3)),
+    ("runtime GB", |_, e, _| Value::Num(e.overhead_bytes as f64 / GB, 3)),
+    ("total GB", |_, e, _| Value::Num(e.total_bytes as f64 / GB, 3)),
+    ("budget GB", |_, e, _| Value::Num(e.budget_bytes as f64 / GB, 3)),
+    ("headroom GB", |_, e, _| Value::Num(e.headroom_bytes as f64 / GB, 3)),
+    ("fits", |_, e, _| Value::Text(if e.fits { "yes".into() } else { "NO".into() })),
+    ("decode tok/s", |_, e, _| Value::Num(e.decode_tok_s, 2)),
+    ("decode bound by", |_, e, _| Value::Text(e.binding.name().into())),
+    ("prefill tok/s", |_, e, _| Value::Num(e.prefill_tok_s, 1)),
+    ("TTFT s", |_, e, _| Value::Num(e.ttft_s, 3)),
+    ("J/token", |_, e, _| Value::Num(e.energy_j_per_token, 3)),
+    ("weights bits/weight", |_, e, _| Value::Num(e.weight_bpw, 3)),
+    ("GB read per token", |_, e, _| Value::Num(e.dram_bytes_per_token / GB, 3)),
+    ("dPPL weights", |_, _, q| q.ppl_delta_weights.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
+    ("dPPL KV", |_, _, q| q.ppl_delta_kv.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
+];
+
+/// Compare the designs.
+pub fn compare(a: &CompareArgs) -> Result<()> {
+    let n = a.designs.len();
+    if !(2..=8).contains(&n) {
+        anyhow::bail!("invalid `--design` given {n} times: compare two to eight designs");
+    }
+    let mut merged: Vec<BTreeMap<String, String>> = Vec::new();
+    for (i, spec) in a.designs.iter().enumerate() {
+        let mut k = merged.first().cloned().unwrap_or_default();
+        k.extend(keys(spec, i)?);
+        merged.push(k);
+    }
+    let table = QualityTable::default();
+    let mut rows = Vec::new();
+    for (i, k) in merged.iter().enumerate() {
+        let s = scenario(k, i)?;
+        let e = estimate(&s).with_context(|| format!("design {}", i + 1))?;
+        let q = table.lookup(&s.weights, &s.kv);
+        rows.push((s, e, q));
+    }
+    // Label each design by the keys in which it differs from the first.
+    let labels: Vec<String> = merged
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let diff: Vec<String> = k
+                .iter()
+                .filter(|(key, v)| merged[0].get(*key) != Some(*v) || i == 0)
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            if i == 0 { format!("1: {}", diff.join(" ")) } else { format!("{}: {}", i + 1, diff.join(" ")) }
+        })
+        .collect();
+    if a.json {
+        let designs: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(s, e, q)| {
+                let delta = |f: fn(&Estimate) -> f64| f(e) - f(&rows[0].1);
+                json!({
+                    "design": json::design(s),
+                    "estimate": json::value(e),
+                    "quality": {"ppl_delta_weights": q.ppl_delta_weights, "ppl_delta_kv": q.ppl_delta_kv, "source": q.source},
+                    "delta_vs_first": {
+                        "total_bytes": e.total_bytes as i64 - rows[0].1.total_bytes as i64,
+                        "headroom_bytes": e.headroom_bytes - rows[0].1.headroom_bytes,
+                        "decode_tok_s": delta(|e| e.decode_tok_s),
+                        "prefill_tok_s": delta(|e| e.prefill_tok_s),
+                        "ttft_s": delta(|e| e.ttft_s),
+                        "energy_j_per_token": delta(|e| e.energy_j_per_token),
+                    },
+                })
+            })
+            .collect();
+        json::print("compare", json!({"designs": designs}));
+        return Ok(());
+    }
+    for l in &labels {
+        println!("{l}");
+    }
+    let mut header = vec!["".to_string()];
+    header.extend((1..=n).map(|i| i.to_string()));
+    let lines: Vec<Vec<String>> = METRICS
+        .iter()
+        .map(|(name, f)| {
+            let first = f(&rows[0].0, &rows[0].1, &rows[0].2);
+            let mut line = vec![name.to_string()];
+            for (i, (s, e, q)) in rows.iter().enumerate() {
+                line.push(match (f(s, e, q), &first) {
+                    (Value::Num(v, d), Value::Num(v0, _)) if i > 0 => {
+                        let rel =
+                            if *v0 != 0.0 { format!(", {:+.0} %", 100.0 * (v - v0) / v0.abs()) } else { String::new() };
+                        format!("{v:.d$} ({:+.d$}{rel})", v - v0)
+                    }
+                    (Value::Num(v, d), _) => format!("{v:.d$}"),
+                    (Value::Text(t), _) => t,
+                });
+            }
+            line
+        })
+        .collect();
+    crate::print_table(&header, &lines);
+    Ok(())
+}
