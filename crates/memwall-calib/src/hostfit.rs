@@ -297,6 +297,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         ),
         kind: Some(DeviceKind::Desktop),
         cooling: None,
+        battery: None,
         source: format!("memwall calibrate on {}; raw measurements in {name}.measurements.csv", info.date),
         memory: MemorySpec {
             ram_bytes: info.ram_bytes.max(1 << 30),

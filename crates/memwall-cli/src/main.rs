@@ -672,7 +672,16 @@ fn print_estimate(s: &Scenario, e: &Estimate) {
         e.prefill_binding.map_or("-", |b| b.name())
     );
     println!("TTFT          {:>10.3} s", e.ttft_s);
-    println!("energy        {:>10.3} J/token", e.energy_j_per_token);
+    println!(
+        "energy        {:>10.3} J/token, {:.1} J per reply (prompt and reply)",
+        e.energy_j_per_token, e.reply_energy_j
+    );
+    if let (Some(mah), Some(pct), Some(bat)) = (e.battery_mah_per_reply, e.battery_pct_per_hour, s.device.battery) {
+        println!(
+            "battery       {mah:>10.2} mAh per reply, {pct:.1} % of the {:.0} mAh battery per hour of replies back to back",
+            bat.capacity_mah
+        );
+    }
     println!(
         "footprint     {:>10} GB of {} GB budget: {}",
         gb(e.total_bytes),

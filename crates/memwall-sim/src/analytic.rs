@@ -914,9 +914,10 @@ impl CostPlan {
         }
     }
 
-    /// Prefill `prompt` tokens in chunks of `ubatch`; returns (seconds, the last chunk's time).
-    pub fn prefill(&self, prompt: u64, ubatch: u64) -> (f64, Option<StepTime>) {
-        let mut t = 0.0;
+    /// Prefill `prompt` tokens of every sequence in chunks of `ubatch`; returns (seconds,
+    /// joules, the last chunk's time).
+    pub fn prefill(&self, prompt: u64, ubatch: u64) -> (f64, f64, Option<StepTime>) {
+        let (mut t, mut joules) = (0.0, 0.0);
         let mut last = None;
         let mut start = 0;
         while start < prompt {
@@ -925,10 +926,11 @@ impl CostPlan {
             let b = self.batch as f64;
             let st = self.with_storage(self.step_time(&w, self.arith_eff_prefill, false), &w, b);
             t += st.total * b;
+            joules += self.step_energy(&w, &st) * b;
             last = Some(st);
             start += n;
         }
-        (t, last)
+        (t, joules, last)
     }
 
     /// Energy of a step, joules.
@@ -983,6 +985,15 @@ pub struct Estimate {
     pub ttft_s: f64,
     /// Joules per decoded token.
     pub energy_j_per_token: f64,
+    /// Joules of one reply: its prompt's prefill and its generated tokens, per sequence.
+    pub reply_energy_j: f64,
+    /// Battery charge one reply draws, mAh ([`memwall_spec::BatterySpec::mah_for`] of
+    /// `reply_energy_j`); None without a battery in the device.
+    pub battery_mah_per_reply: Option<f64>,
+    /// Share of the battery an hour of chat takes, %: replies back to back (no reading
+    /// time between them, so an upper bound), at their mean power
+    /// ([`battery_pct_per_hour`]); None without a battery.
+    pub battery_pct_per_hour: Option<f64>,
     /// DRAM bytes per decoded token (at the mean context).
     pub dram_bytes_per_token: f64,
     /// Weight bytes per decoded token.
@@ -1007,6 +1018,12 @@ pub struct Estimate {
     /// Device figures taken from class defaults under `assume_defaults`, comma-separated
     /// (empty: none).
     pub assumed: String,
+}
+
+/// Share of a battery storing `battery_j` joules that `power_w` watts drain in an hour, %:
+/// `100 × power_w × 3600 s / battery_j`.
+pub fn battery_pct_per_hour(power_w: f64, battery_j: f64) -> f64 {
+    100.0 * power_w * 3600.0 / battery_j
 }
 
 /// The context at which the estimate reports a decode step's terms and bytes: the middle of
@@ -1129,9 +1146,13 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
     let (decode_s, energy) = plan.decode_sums(p, g);
     let mid = mean_decode_context(wl);
     let (w_mid, t_mid) = plan.decode_step(mid);
-    let (prefill_s, prefill_last) = plan.prefill(p, wl.ubatch);
-    let fp = &plan.footprint;
+    let (prefill_s, prefill_j, prefill_last) = plan.prefill(p, wl.ubatch);
     let b = wl.batch as f64;
+    let battery = s.device.battery.map(|bat| {
+        let reply_j = (prefill_j + energy) / b;
+        (bat.mah_for(reply_j), battery_pct_per_hour((prefill_j + energy) / (prefill_s + decode_s), bat.energy_j()))
+    });
+    let fp = &plan.footprint;
     Estimate {
         params: plan.weights.params,
         active_params: plan.active_params,
@@ -1155,6 +1176,9 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         prefill_s,
         ttft_s: if p > 0 { prefill_s + plan.per_token_s } else { plan.decode_step(0).1.total },
         energy_j_per_token: energy / (g as f64 * b),
+        reply_energy_j: (prefill_j + energy) / b,
+        battery_mah_per_reply: battery.map(|x| x.0),
+        battery_pct_per_hour: battery.map(|x| x.1),
         dram_bytes_per_token: plan.dram_bytes(&w_mid, &t_mid) / b,
         weight_bytes_per_token: w_mid.weight_bytes / b,
         kv_bytes_per_token: w_mid.kv_bytes / b,

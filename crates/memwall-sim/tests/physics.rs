@@ -351,3 +351,31 @@ fn an_engines_measured_cycles_replace_the_table_for_that_engine_only() {
     assert_eq!(memwall_sim::analytic::attention_cycles(&u, "f16".parse().unwrap(), dense), [0.3, 1.5]);
     assert_eq!(memwall_sim::analytic::attention_cycles(&u, "q8_0".parse().unwrap(), dense), [0.12, 0.0]);
 }
+
+/// Battery figures by hand: 5000 mAh at 3.85 V stores 5000 × 3.85 × 3.6 = 69 300 J, so 2 W
+/// for an hour takes 100 × 2 × 3600 / 69 300 = 10.39 % of it; a reply's charge is its
+/// energy (its prompt's prefill plus its tokens) over 3.85 V × 3.6 J/mAh; a device without
+/// a battery has no figures.
+#[test]
+fn battery_figures_by_hand() {
+    use memwall_sim::analytic::battery_pct_per_hour;
+    use memwall_spec::BatterySpec;
+    let bat = BatterySpec { capacity_mah: 5000.0, voltage_v: 3.85 };
+    assert!((bat.energy_j() - 69_300.0).abs() < 1e-9);
+    assert!((battery_pct_per_hour(2.0, bat.energy_j()) - 10.389_610_389_6).abs() < 1e-9);
+    assert!((bat.mah_for(13.86) - 1.0).abs() < 1e-12);
+    let mut s = scenario("Q4_K_M");
+    assert_eq!(estimate(&s).unwrap().battery_mah_per_reply, None);
+    s.device.battery = Some(bat);
+    let e = estimate(&s).unwrap();
+    let plan = CostPlan::new(&s).unwrap();
+    let (prefill_s, prefill_j, _) = plan.prefill(256, s.workload.ubatch);
+    let decode_j = e.energy_j_per_token * 64.0;
+    assert!((e.reply_energy_j - (prefill_j + decode_j)).abs() < 1e-9 * e.reply_energy_j);
+    assert!((e.battery_mah_per_reply.unwrap() - e.reply_energy_j / (3.85 * 3.6)).abs() < 1e-12);
+    let power = e.reply_energy_j / (prefill_s + 64.0 * e.decode_s_per_token);
+    assert!((e.battery_pct_per_hour.unwrap() - 100.0 * power * 3600.0 / 69_300.0).abs() < 1e-9);
+    // A bad battery names its field.
+    s.device.battery = Some(BatterySpec { capacity_mah: -1.0, voltage_v: 3.85 });
+    assert!(s.device.validate().unwrap_err().to_string().contains("battery.capacity_mah"));
+}

@@ -158,6 +158,28 @@ pub struct PowerSpec {
     pub idle_w: f64,
 }
 
+/// The battery (`[battery]` in a device file).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BatterySpec {
+    /// Rated capacity, mAh.
+    pub capacity_mah: f64,
+    /// Nominal cell voltage, V.
+    pub voltage_v: f64,
+}
+
+impl BatterySpec {
+    /// Energy it stores, J: `capacity_mah × voltage_v × 3.6` (1 mAh at 1 V is 3.6 J).
+    pub fn energy_j(&self) -> f64 {
+        self.capacity_mah * self.voltage_v * 3.6
+    }
+
+    /// Charge an energy `joules` draws from it, mAh: `joules / (voltage_v × 3.6)`.
+    pub fn mah_for(&self, joules: f64) -> f64 {
+        joules / (self.voltage_v * 3.6)
+    }
+}
+
 /// How a device sheds heat (`cooling` in a device file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -252,6 +274,9 @@ pub struct DeviceSpec {
     /// Thermal network and governor (absent: the class network of `kind` and `cooling`).
     #[serde(default)]
     pub thermal: Option<ThermalSpec>,
+    /// The battery (absent: mains-powered, or not stated; no battery figures then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub battery: Option<BatterySpec>,
     /// Per-field provenance (a field path or section name → source).
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
@@ -314,6 +339,12 @@ impl DeviceSpec {
                     m.ram_bytes
                 ),
             ));
+        }
+        if let Some(b) = &self.battery {
+            positive("battery.capacity_mah", b.capacity_mah)?;
+            crate::bounds::at_most("battery.capacity_mah", b.capacity_mah, 1e7, "mAh")?;
+            positive("battery.voltage_v", b.voltage_v)?;
+            crate::bounds::at_most("battery.voltage_v", b.voltage_v, 1e3, "V")?;
         }
         nonzero("memory.channels", m.channels as u64)?;
         nonzero("memory.channel_width_bits", m.channel_width_bits as u64)?;

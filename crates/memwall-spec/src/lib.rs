@@ -30,7 +30,8 @@ pub mod workload;
 
 pub use cost::CostModel;
 pub use device::{
-    AcceleratorSpec, CacheSpec, ClusterSpec, Cooling, DeviceKind, DeviceSpec, MemorySpec, PowerSpec, StorageSpec,
+    AcceleratorSpec, BatterySpec, CacheSpec, ClusterSpec, Cooling, DeviceKind, DeviceSpec, MemorySpec, PowerSpec,
+    StorageSpec,
 };
 pub use engine::{EngineSpec, UnitCosts};
 pub use error::{Result, SpecError};
