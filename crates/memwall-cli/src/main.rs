@@ -88,6 +88,14 @@ enum Command {
         /// Refuse a grid of more points than this.
         #[arg(long, default_value_t = 50_000_000)]
         max_points: u64,
+        /// Figure of memory against decode tok/s, coloured by estimated quality, with the Pareto
+        /// front drawn (`.svg` or `.png`; a sweep beyond 200 000 points is sampled evenly, the
+        /// front always complete).
+        #[arg(long)]
+        plot: Option<PathBuf>,
+        /// The figure's size in pixels.
+        #[arg(long, default_value = "1000x700", value_parser = flag::<memwall_io::plot::Size>("--plot-size"))]
+        plot_size: memwall_io::plot::Size,
     },
     /// Simulate a scenario through time (thermal throttling, memory pressure, policies) and
     /// print a summary per design point; optionally write the per-token trace as Parquet.
@@ -105,9 +113,13 @@ enum Command {
         #[arg(long)]
         summary: Option<PathBuf>,
         /// Figure of generation tok/s, die/skin temperature, the compute unit's power and clock over
-        /// time, one line per point (SVG).
+        /// time, one line per point, with kills, policy actions and background events marked
+        /// (`.svg` or `.png`).
         #[arg(long)]
         plot: Option<PathBuf>,
+        /// The figure's size in pixels.
+        #[arg(long, default_value = "1100x1000", value_parser = flag::<memwall_io::plot::Size>("--plot-size"))]
+        plot_size: memwall_io::plot::Size,
         /// Refuse a run whose trace would exceed this size (`500MB`, `2GB`, `10GB`).
         #[arg(long, default_value = "2GB", value_parser = flag::<ByteSize>("--trace-limit"))]
         trace_limit: ByteSize,
@@ -795,14 +807,25 @@ pub(crate) fn print_table(header: &[String], lines: &[Vec<String>]) {
     }
 }
 
-fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize, max_points: u64) -> Result<()> {
+fn run(
+    path: &std::path::Path,
+    out: Option<PathBuf>,
+    max_rows: usize,
+    max_points: u64,
+    plot: Option<(&std::path::Path, memwall_io::plot::Size)>,
+) -> Result<()> {
     let exp = Experiment::load(path)?;
     let out = match out {
         Some(out) => out,
         None => memwall_io::default_output(&exp.name, "parquet")?,
     };
     let inputs = memwall_io::experiment_inputs(path, &exp);
-    memwall_io::check_outputs(&inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(), &[("--out", &out)])?;
+    let mut outputs = vec![("--out", out.as_path())];
+    if let Some((p, _)) = plot {
+        memwall_io::plot::Format::of("--plot", p)?;
+        outputs.push(("--plot", p));
+    }
+    memwall_io::check_outputs(&inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(), &outputs)?;
     let n = exp.len();
     if n as u64 > max_points {
         let sizes: Vec<String> = exp.axes.iter().map(|a| format!("{} ({})", a.key, a.values.len())).collect();
@@ -825,17 +848,52 @@ fn run(path: &std::path::Path, out: Option<PathBuf>, max_rows: usize, max_points
             .expect("valid template"),
     );
     let mut digest = memwall_io::sweep::Digest::new(max_rows);
+    // The scatter's designs: every point up to PLOT_POINTS, an even sample beyond.
+    const PLOT_POINTS: u64 = 200_000;
+    let stride = (n as u64).div_ceil(PLOT_POINTS).max(1);
+    let mut designs: Vec<(u64, memwall_io::plot::Design)> = Vec::new();
     sweep
         .run(memwall_io::sweep::BATCH_POINTS, &|done| bar.set_position(done), &mut |batches| {
             for b in &batches {
                 stream.write(b)?;
                 digest.observe(b)?;
+                if plot.is_some() {
+                    designs.extend(memwall_io::plot::designs_of(b, stride)?);
+                }
             }
             Ok(())
         })
         .map_err(|e| memwall_io::locate::at_line(e, &exp.text, &path.display().to_string(), &["base."]))?;
     stream.finish_adding(memwall_io::pareto::field(), &|b| digest.front.column(b))?;
     bar.finish_and_clear();
+    if let Some((p, size)) = plot {
+        // The front complete, whatever the sample.
+        let front = digest.front.members();
+        designs.retain(|(pt, _)| {
+            front.binary_search_by_key(pt, |m| m.point).is_err() || !front.iter().any(|m| m.point == *pt)
+        });
+        let mut all: Vec<memwall_io::plot::Design> = designs.iter().map(|d| d.1).collect();
+        all.extend(front.iter().map(|m| memwall_io::plot::Design {
+            total_bytes: m.total_bytes,
+            decode_tok_s: m.decode_tok_s,
+            ppl_delta: Some(m.ppl_delta),
+            fits: true,
+            pareto: true,
+        }));
+        let budgets: Vec<i64> = (0..n.min(1000))
+            .filter_map(|i| exp.point(i).ok())
+            .filter_map(|pt| memwall_sim::estimate(&pt.scenario).ok())
+            .map(|e| e.budget_bytes)
+            .collect();
+        let budget = budgets.first().filter(|b| budgets.iter().all(|x| x == *b)).map(|b| *b as f64 / 1e9);
+        let title = format!(
+            "{}: memory vs decode rate, {} designs{}",
+            exp.name,
+            n,
+            if stride > 1 { format!(" (1 in {stride} shown)") } else { String::new() }
+        );
+        memwall_io::plot::write_scatter(p, &title, &all, budget, size)?;
+    }
     if digest.beyond_max > 0 {
         eprintln!(
             "warning: {} of {n} designs have a context beyond their model's max_context (results assume the model \
@@ -1188,7 +1246,9 @@ fn main() -> ExitCode {
         Command::Compare(a) => compare::compare(a),
         Command::Decode(a) => decode::decode(a),
         Command::Quality(a) => quality::quality(a),
-        Command::Run { experiment, out, max_rows, max_points } => run(experiment, out.clone(), *max_rows, *max_points),
+        Command::Run { experiment, out, max_rows, max_points, plot, plot_size } => {
+            run(experiment, out.clone(), *max_rows, *max_points, plot.as_deref().map(|p| (p, *plot_size)))
+        }
         Command::Calibrate { from_llama_bench, device, model, engine, out, engine_out, quick, threads } => {
             match (from_llama_bench, device, model) {
                 (Some(file), Some(device), Some(model)) => {
@@ -1212,10 +1272,15 @@ fn main() -> ExitCode {
                 ))
             }
         }
-        Command::Simulate { scenario, duration, trace, summary, plot, trace_limit } => simulate(
+        Command::Simulate { scenario, duration, trace, summary, plot, plot_size, trace_limit } => simulate(
             scenario,
             duration.map(|d| d.0),
-            memwall_io::Outputs { trace: trace.as_deref(), plot: plot.as_deref(), trace_limit_bytes: trace_limit.0 },
+            memwall_io::Outputs {
+                trace: trace.as_deref(),
+                plot: plot.as_deref(),
+                plot_size: *plot_size,
+                trace_limit_bytes: trace_limit.0,
+            },
             summary.as_deref(),
         ),
     };

@@ -172,3 +172,34 @@ fn compare_puts_designs_side_by_side() {
         assert!(err.contains(needle), "{bad:?}: {err}");
     }
 }
+
+/// `run --plot` draws the sweep as a PNG; an unknown figure format or size is refused before
+/// any work, with nothing written.
+#[test]
+fn run_plots_the_sweep_and_refuses_unknown_formats_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = "name = \"fig\"\n[base]\nmodel = \"llama-3.1-8b\"\ndevice = \"snapdragon-8-gen3-16gb\"\n[grid]\n\"weights.mix\" = [\"Q8_0\", \"Q4_K_M\", \"Q3_K_M\"]\n\"kv.k+kv.v\" = [\"f16\", \"q8_0\"]\n";
+    std::fs::write(dir.path().join("fig.toml"), exp).unwrap();
+    let o = memwall(
+        &["run", "fig.toml", "--out", "fig.parquet", "--plot", "fig.png", "--plot-size", "800x600"],
+        dir.path(),
+    );
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("Pareto front"), "{out}");
+    let png = std::fs::read(dir.path().join("fig.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    // Width and height from the IHDR chunk.
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    assert_eq!((be(&png[16..20]), be(&png[20..24])), (800, 600));
+    for (args, needle) in [
+        (vec!["run", "fig.toml", "--out", "a.parquet", "--plot", "fig.jpg"], ".jpg"),
+        (vec!["run", "fig.toml", "--out", "a.parquet", "--plot", "f.png", "--plot-size", "10x10"], "plot_size"),
+    ] {
+        let o = memwall(&args, dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle), "{err}");
+        assert!(!dir.path().join("a.parquet").exists(), "nothing written");
+    }
+}

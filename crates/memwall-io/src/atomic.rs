@@ -224,10 +224,15 @@ pub(crate) fn publish(mut out: TempOutput, path: &Path) -> Result<()> {
 
 /// Write `text` to `path` atomically (temporary file beside it, then renamed).
 pub fn write_text(path: &Path, text: &str) -> Result<()> {
+    write_bytes(path, text.as_bytes())
+}
+
+/// Write `bytes` to `path` atomically (temporary file beside it, then renamed).
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let suffix = format!(".{}.tmp", path.extension().and_then(|e| e.to_str()).unwrap_or("out"));
     let mut tmp = temp_beside(path, &suffix)?;
-    tmp.write_all(text.as_bytes()).map_err(|source| IoError::File { path: tmp.path().into(), source })?;
+    tmp.write_all(bytes).map_err(|source| IoError::File { path: tmp.path().into(), source })?;
     publish(tmp, path)
 }
 

@@ -12,7 +12,7 @@ use memwall_sim::des::{NullSink, Simulator, Summary, TraceRow, TraceSink};
 
 use crate::error::{IoError, Result};
 use crate::experiment::{Experiment, Point};
-use crate::plot::{Series, write_svg};
+use crate::plot::{Series, Size, write_timeline};
 use crate::results::{Resolved, metadata};
 use crate::trace::{BatchTraceSink, ParquetTraceSink, PointSink};
 
@@ -70,15 +70,18 @@ pub struct Outputs<'a> {
     /// Per-token trace (Parquet).
     pub trace: Option<&'a Path>,
     /// Figure of generation rate, temperatures, the compute unit's power and clock over time, one
-    /// line per point (SVG).
+    /// line per point, with kills, policy actions and background events marked (SVG or PNG by
+    /// the extension).
     pub plot: Option<&'a Path>,
+    /// The figure's size.
+    pub plot_size: Size,
     /// Refuse a trace whose estimated size exceeds this many bytes ([`trace_rows_estimate`]).
     pub trace_limit_bytes: u64,
 }
 
 impl Default for Outputs<'_> {
     fn default() -> Self {
-        Outputs { trace: None, plot: None, trace_limit_bytes: TRACE_LIMIT_BYTES }
+        Outputs { trace: None, plot: None, plot_size: Size::TIMELINE, trace_limit_bytes: TRACE_LIMIT_BYTES }
     }
 }
 
@@ -250,7 +253,12 @@ pub fn simulate_experiment(
             true
         })?;
     if let Some(p) = out.plot {
-        write_svg(p, &format!("{}: generation rate, temperatures, unit power and clock", exp.name), &series)?;
+        write_timeline(
+            p,
+            &format!("{}: generation rate, temperatures, unit power and clock", exp.name),
+            &series,
+            out.plot_size,
+        )?;
     }
     if let Some(s) = sink {
         s.finish()?;
