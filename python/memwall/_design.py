@@ -335,6 +335,56 @@ def estimate(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> dic
     return rows[0]
 
 
+def ops(model: Any, device: Any, weights: Any = None, **kwargs: Any):
+    """Where a token's time goes (``memwall estimate --ops``): a pyarrow Table of every operator
+    of a decoded token at the estimate's mean context — ``layer``, ``op`` (attn_projections,
+    attention, ffn, router, experts, lm_head, ...), ``weight_bytes``, ``kv_bytes``, ``macs``,
+    ``time_s``, ``t_mem_s``, ``t_arith_s``, ``t_dequant_s``, ``binding`` — with that context in
+    the schema metadata (``context_tokens``). Arguments as ``design``."""
+    import pyarrow as pa
+
+    try:
+        exp, _ = _experiment(design(model, device, weights, **kwargs), None, "ops")
+        ctx, stream = _native.ops(exp)
+    except _native.MemwallError as e:
+        _strip_base(e)
+        raise
+    table = pa.table(stream)
+    return table.replace_schema_metadata({"context_tokens": str(ctx)})
+
+
+def compare(*designs: Mapping[str, Any]):
+    """Two to eight designs (mappings from ``design``) side by side, as ``memwall compare``: a
+    pyarrow Table with one row per design holding the columns of ``estimate`` (footprint,
+    fit, decode and prefill rate, TTFT, energy, battery, binding term, quality), and for each
+    numeric metric a ``delta_<column>`` column, its difference from the first design."""
+    import pyarrow as pa
+
+    from . import sweep
+
+    if not 2 <= len(designs) <= 8:
+        raise _bad("designs", len(designs), f"`compare`: give two to eight designs, not {len(designs)}")
+    tables = []
+    for i, d in enumerate(designs):
+        if not isinstance(d, Mapping):
+            raise _bad(f"designs[{i}]", repr(d), "expected a mapping from memwall.design()")
+        try:
+            tables.append(sweep(d, progress=False).to_pyarrow())
+        except _native.MemwallError as e:
+            _strip_base(e)
+            raise
+    table = pa.concat_tables([t.drop_columns(["pareto"]) if "pareto" in t.column_names else t for t in tables])
+    first = table.slice(0, 1).to_pylist()[0]
+    inputs = {"point"} | {c for c in table.column_names if "." in c or c in ("model", "device", "engine")}
+    for name in list(table.column_names):
+        if name in inputs or not (pa.types.is_integer(table.schema.field(name).type) or pa.types.is_floating(table.schema.field(name).type)):
+            continue
+        base = first[name]
+        values = [None if v is None or base is None else v - base for v in table.column(name).to_pylist()]
+        table = table.append_column(f"delta_{name}", pa.array(values, type=pa.float64()))
+    return table
+
+
 def solve(
     question: str,
     model: Any,

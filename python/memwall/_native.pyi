@@ -14,6 +14,7 @@ __all__ = [
     "parse_backend",
     "parse_bytes",
     "parse_format",
+    "ops",
     "parse_mix",
     "pareto_mask",
     "presets",
@@ -80,6 +81,7 @@ def pareto_mask(
 def spec_json(kind: str, source: str) -> str: ...
 def describe(kind: str, source: str | None = None, json: str | None = None) -> dict[str, Any]: ...
 def footprint(experiment: Experiment) -> tuple[dict[str, Any], ArrowStream]: ...
+def ops(experiment: Experiment) -> tuple[int, ArrowStream]: ...
 def simulate(
     experiment: Experiment,
     start: int | None = None,

@@ -64,3 +64,29 @@ def test_the_pareto_column_is_the_front_by_brute_force():
     assert 0 < sum(r["pareto"] for r in rows) < len(rows)
     # Dominance is irreflexive: equal designs stay on the front together.
     assert not any(dominates(a, a) for a in itertools.islice((o for o in obj if o), 5))
+
+
+def test_ops_add_up_to_the_token():
+    t = memwall.ops("qwen3-30b-a3b", "snapdragon-8-gen3-16gb", "Q3_K_M")
+    e = memwall.estimate("qwen3-30b-a3b", "snapdragon-8-gen3-16gb", "Q3_K_M")
+    assert int(t.schema.metadata[b"context_tokens"]) == 512 + 64
+    rows = t.to_pylist()
+    assert sum(r["op"] == "experts" for r in rows) == 48
+    total = sum(r["weight_bytes"] for r in rows)
+    assert abs(total - e["weight_bytes_per_token"]) <= 1e-6 * total
+    assert abs(sum(r["t_mem_s"] for r in rows) - e["t_mem_s"]) <= 1e-9 * e["t_mem_s"]
+
+
+def test_compare_puts_designs_side_by_side_with_deltas():
+    a = memwall.design("llama-3.1-8b", "snapdragon-8-gen3-16gb", context_tokens=32768)
+    b = memwall.design("llama-3.1-8b", "snapdragon-8-gen3-16gb", "Q3_K_M", kv="q8_0", context_tokens=32768)
+    c = memwall.design("llama-3.1-8b", "apple-a18-pro-8gb", context_tokens=32768)
+    rows = memwall.compare(a, b, c).to_pylist()
+    assert [r["weights.mix"] for r in rows] == ["Q4_K_M", "Q3_K_M", "Q4_K_M"]
+    assert rows[0]["delta_total_bytes"] == 0
+    assert rows[1]["delta_total_bytes"] == rows[1]["total_bytes"] - rows[0]["total_bytes"] < 0
+    assert abs(rows[2]["delta_decode_tok_s"] - (rows[2]["decode_tok_s"] - rows[0]["decode_tok_s"])) < 1e-12
+    assert rows[2]["battery_mah_per_reply"] > 0
+    with pytest.raises(memwall.MemwallError) as e:
+        memwall.compare(a)
+    assert e.value.field == "designs"

@@ -541,17 +541,7 @@ fn estimate_cmd(a: &EstimateArgs) -> Result<()> {
         });
         if let Some(ops) = &ops {
             doc["ops_context_tokens"] = memwall_sim::analytic::mean_decode_context(&s.workload).into();
-            doc["ops"] = ops
-                .iter()
-                .map(|(o, t)| {
-                    serde_json::json!({
-                        "layer": o.layer, "op": json::value(&o.kind), "weight_bytes": o.weight_bytes,
-                        "kv_bytes": o.kv_bytes, "macs": o.macs, "time_s": t.total,
-                        "t_mem_s": t.t_mem, "t_arith_s": t.t_arith, "t_dequant_s": t.t_dequant,
-                        "binding": t.binding().name(),
-                    })
-                })
-                .collect();
+            doc["ops"] = memwall_io::columns::json_rows(memwall_io::columns::OP_COLUMNS, ops).into();
         }
         json::print("estimate", doc);
         return Ok(());
@@ -580,7 +570,7 @@ fn print_ops(s: &Scenario, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_s
         .map(|(o, t)| {
             vec![
                 o.layer.map_or("-".into(), |l| l.to_string()),
-                json::value(&o.kind).as_str().unwrap_or_default().to_string(),
+                o.kind.name().to_string(),
                 format!("{:.3}", o.weight_bytes / 1e6),
                 format!("{:.3}", o.kv_bytes / 1e6),
                 format!("{:.2}", o.macs / 1e6),
@@ -594,9 +584,8 @@ fn print_ops(s: &Scenario, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_s
     let by_kind = |k: memwall_sim::OpKind| ops.iter().filter(|(o, _)| o.kind == k).map(|(_, t)| t.total).sum::<f64>();
     let mut kinds: Vec<(String, f64)> = Vec::new();
     for (o, _) in ops {
-        let name = json::value(&o.kind).as_str().unwrap_or_default().to_string();
-        if !kinds.iter().any(|(n, _)| *n == name) {
-            kinds.push((name, by_kind(o.kind)));
+        if !kinds.iter().any(|(n, _)| n == o.kind.name()) {
+            kinds.push((o.kind.name().to_string(), by_kind(o.kind)));
         }
     }
     let summary: Vec<String> = kinds.iter().map(|(n, t)| format!("{n} {:.1} %", 100.0 * t / total)).collect();

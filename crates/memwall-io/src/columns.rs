@@ -307,6 +307,21 @@ pub fn json_rows<R>(defs: &'static [Column<R>], rows: &[R]) -> Vec<serde_json::V
         .collect()
 }
 
+/// One operator of a decoded token with its time ([`memwall_sim::des::op_times`]): the
+/// `estimate --ops` table and its JSON.
+pub static OP_COLUMNS: &[Column<(memwall_sim::des::Op, memwall_sim::StepTime)>] = &[
+    Column { name: "layer", get: Get::OptU32(|o| o.0.layer) },
+    Column { name: "op", get: Get::Str(|o| o.0.kind.name()) },
+    Column { name: "weight_bytes", get: Get::F64(|o| o.0.weight_bytes) },
+    Column { name: "kv_bytes", get: Get::F64(|o| o.0.kv_bytes) },
+    Column { name: "macs", get: Get::F64(|o| o.0.macs) },
+    Column { name: "time_s", get: Get::F64(|o| o.1.total) },
+    Column { name: "t_mem_s", get: Get::F64(|o| o.1.t_mem) },
+    Column { name: "t_arith_s", get: Get::F64(|o| o.1.t_arith) },
+    Column { name: "t_dequant_s", get: Get::F64(|o| o.1.t_dequant) },
+    Column { name: "binding", get: Get::Str(|o| o.1.binding().name()) },
+];
+
 /// A record batch of `rows` under a fixed column list (a report's rows, all in memory).
 pub fn batch_of<R>(defs: &'static [Column<R>], rows: &[R]) -> Result<RecordBatch> {
     let mut set = ColumnSet::new(defs, rows.len());

@@ -494,3 +494,20 @@ pub fn pareto_mask(
         .collect();
     memwall_io::pareto::mask(&designs)
 }
+
+/// Where a token's time goes for the experiment's first point: every operator of a decoded
+/// token at the mean context with its bytes, multiply-adds, time and binding term
+/// (`memwall estimate --ops`), and that context.
+#[pyfunction]
+pub fn ops(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> PyResult<(u64, ArrowStream)> {
+    let exp = &experiment.exp;
+    let computed = py.detach(|| -> Result<_, IoError> {
+        let s = exp.point(0)?.scenario;
+        let plan = memwall_sim::CostPlan::new(&s)?;
+        let ctx = memwall_sim::analytic::mean_decode_context(&s.workload);
+        let rows = memwall_sim::des::op_times(&plan, ctx);
+        Ok((ctx, memwall_io::columns::batch_of(memwall_io::columns::OP_COLUMNS, &rows)?))
+    });
+    let (ctx, batch) = computed.map_err(|e| to_py(py, e))?;
+    Ok((ctx, one_batch(batch)))
+}

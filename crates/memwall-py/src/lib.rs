@@ -275,6 +275,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::beside, m)?)?;
     m.add_function(wrap_pyfunction!(api::solve, m)?)?;
     m.add_function(wrap_pyfunction!(api::pareto_mask, m)?)?;
+    m.add_function(wrap_pyfunction!(api::ops, m)?)?;
     m.add_class::<ArrowStream>()?;
     m.add_class::<Experiment>()?;
     m.add("MemwallError", py.get_type::<MemwallError>())?;

@@ -41,6 +41,24 @@ pub enum OpKind {
     LmHead,
 }
 
+impl OpKind {
+    /// Its name, as serialized (`attn_projections`, `lm_head`).
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Embedding => "embedding",
+            OpKind::AttnProjections => "attn_projections",
+            OpKind::Attention => "attention",
+            OpKind::RecurrentProjections => "recurrent_projections",
+            OpKind::StateUpdate => "state_update",
+            OpKind::Ffn => "ffn",
+            OpKind::Router => "router",
+            OpKind::Experts => "experts",
+            OpKind::SharedExperts => "shared_experts",
+            OpKind::LmHead => "lm_head",
+        }
+    }
+}
+
 /// The operator a tensor belongs to.
 pub fn kind_of(class: TensorClass) -> OpKind {
     use TensorClass::*;
