@@ -307,17 +307,23 @@ def _strip_base(e: Exception) -> None:
         e.field = field[len("base.") :]  # type: ignore[attr-defined]
 
 
+def _on_design(what: str, model: Any, device: Any, weights: Any, kwargs: Mapping[str, Any], call: Callable[[Any], Any]):
+    """``call`` on the native experiment of one design, its errors naming fields as the caller
+    wrote them."""
+    try:
+        exp, _ = _experiment(design(model, device, weights, **kwargs), None, what)
+        return call(exp)
+    except _native.MemwallError as e:
+        _strip_base(e)
+        raise
+
+
 def footprint(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> Footprint:
     """Memory footprint of one design by component, whether it fits the device with the
     margin, and the bytes of every weight tensor. Arguments as ``design``."""
     import pyarrow as pa
 
-    try:
-        exp, _ = _experiment(design(model, device, weights, **kwargs), None, "footprint")
-        facts, tensors = _native.footprint(exp)
-    except _native.MemwallError as e:
-        _strip_base(e)
-        raise
+    facts, tensors = _on_design("footprint", model, device, weights, kwargs, _native.footprint)
     return Footprint(facts, pa.table(tensors))
 
 
@@ -343,12 +349,7 @@ def ops(model: Any, device: Any, weights: Any = None, **kwargs: Any):
     the schema metadata (``context_tokens``). Arguments as ``design``."""
     import pyarrow as pa
 
-    try:
-        exp, _ = _experiment(design(model, device, weights, **kwargs), None, "ops")
-        ctx, stream = _native.ops(exp)
-    except _native.MemwallError as e:
-        _strip_base(e)
-        raise
+    ctx, stream = _on_design("ops", model, device, weights, kwargs, _native.ops)
     table = pa.table(stream)
     return table.replace_schema_metadata({"context_tokens": str(ctx)})
 
@@ -403,22 +404,14 @@ def solve(
     fitting design along each axis, best first; empty when it fits). Returns the answer as
     the ``answer`` of ``memwall solve --json`` (dicts and lists), each naming what binds it.
     Design arguments as ``design``."""
-    import json
-
     for name, v in (("target_tok_s", target_tok_s), ("max_ppl_delta", max_ppl_delta)):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise _bad(name, repr(v), f"invalid `{name}` = {v!r}: expected a number")
-    try:
-        exp, _ = _experiment(design(model, device, weights, **kwargs), None, "solve")
-        text = _native.solve(
-            exp,
-            question,
-            None if target_tok_s is None else float(target_tok_s),
-            None if max_ppl_delta is None else float(max_ppl_delta),
-        )
-    except _native.MemwallError as e:
-        _strip_base(e)
-        raise
+    target = None if target_tok_s is None else float(target_tok_s)
+    bound = None if max_ppl_delta is None else float(max_ppl_delta)
+    text = _on_design(
+        "solve", model, device, weights, kwargs, lambda exp: _native.solve(exp, question, target, bound)
+    )
     return json.loads(text)
 
 

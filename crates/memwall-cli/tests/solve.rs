@@ -94,11 +94,16 @@ fn bad_questions_exit_2_and_name_the_flag() {
         (with(&["solve", "cheapest-fit"], &["--max-ppl-delta=-1"]), "max_ppl_delta"),
         (with(&["solve", "max-width"], &[]), "max-width"),
     ] {
-        let o = memwall(&args, dir.path());
-        let (out, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
-        assert!(err.contains(needle), "{args:?}: {err}");
+        refused(&args, dir.path(), needle);
     }
+}
+
+/// Run `args` in `dir`: exit status 2 and `needle` on stderr.
+fn refused(args: &[&str], dir: &std::path::Path, needle: &str) {
+    let o = memwall(args, dir);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {out}{err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
 }
 
 /// `estimate --ops`: every operator of the token, whose bytes add up to the estimate's bytes
@@ -166,10 +171,7 @@ fn compare_puts_designs_side_by_side() {
         (vec!["compare", "--design", first, "--design", "context"], "key=value"),
         (vec!["compare", "--design", first, "--design", "missing.toml"], "design 2"),
     ] {
-        let o = memwall(&bad, dir.path());
-        let (out, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{bad:?}: {out}{err}");
-        assert!(err.contains(needle), "{bad:?}: {err}");
+        refused(&bad, dir.path(), needle);
     }
 }
 
@@ -196,10 +198,7 @@ fn run_plots_the_sweep_and_refuses_unknown_formats_first() {
         (vec!["run", "fig.toml", "--out", "a.parquet", "--plot", "fig.jpg"], ".jpg"),
         (vec!["run", "fig.toml", "--out", "a.parquet", "--plot", "f.png", "--plot-size", "10x10"], "plot_size"),
     ] {
-        let o = memwall(&args, dir.path());
-        let (_, err) = text(&o);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(needle), "{err}");
+        refused(&args, dir.path(), needle);
         assert!(!dir.path().join("a.parquet").exists(), "nothing written");
     }
 }

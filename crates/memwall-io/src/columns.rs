@@ -307,6 +307,14 @@ pub fn json_rows<R>(defs: &'static [Column<R>], rows: &[R]) -> Vec<serde_json::V
         .collect()
 }
 
+/// The column `name` of a batch of results, or an error saying it is missing.
+pub fn by_name<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b arrow::array::ArrayRef> {
+    batch.column_by_name(name).ok_or_else(|| IoError::Write {
+        path: "<record batch>".into(),
+        message: format!("results lack column `{name}`"),
+    })
+}
+
 /// One operator of a decoded token with its time ([`memwall_sim::des::op_times`]): the
 /// `estimate --ops` table and its JSON.
 pub static OP_COLUMNS: &[Column<(memwall_sim::des::Op, memwall_sim::StepTime)>] = &[

@@ -13,6 +13,7 @@ use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
 use arrow::datatypes::{DataType, Field, Float64Type, Schema, SchemaRef, UInt64Type};
 use arrow::record_batch::RecordBatch;
 
+use crate::columns::by_name as column;
 use crate::error::{IoError, Result};
 
 /// The name of the column that marks the front.
@@ -170,13 +171,6 @@ impl Front {
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
-}
-
-fn column<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b std::sync::Arc<dyn Array>> {
-    batch.column_by_name(name).ok_or_else(|| IoError::Write {
-        path: "<record batch>".into(),
-        message: format!("results lack column `{name}`"),
-    })
 }
 
 #[cfg(test)]

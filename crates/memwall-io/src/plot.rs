@@ -523,12 +523,7 @@ fn scatter<DB: DrawingBackend>(
 pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Result<Vec<(u64, Design)>> {
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Float64Type, UInt64Type};
-    let col = |name: &str| {
-        batch.column_by_name(name).ok_or_else(|| IoError::Write {
-            path: "<record batch>".into(),
-            message: format!("results lack column `{name}`"),
-        })
-    };
+    let col = |name: &str| crate::columns::by_name(batch, name);
     let point = col("point")?.as_primitive::<UInt64Type>();
     let total = col("total_bytes")?.as_primitive::<UInt64Type>();
     let tok = col("decode_tok_s")?.as_primitive::<Float64Type>();

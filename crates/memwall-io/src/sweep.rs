@@ -535,12 +535,7 @@ impl Digest {
     pub fn observe(&mut self, batch: &RecordBatch) -> Result<()> {
         use arrow::array::{Array, AsArray};
         use arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
-        let col = |name: &str| {
-            batch.column_by_name(name).ok_or_else(|| IoError::Write {
-                path: "<record batch>".into(),
-                message: format!("results lack column `{name}`"),
-            })
-        };
+        let col = |name: &str| crate::columns::by_name(batch, name);
         let point = col("point")?.as_primitive::<UInt64Type>();
         let total = col("total_bytes")?.as_primitive::<UInt64Type>();
         let headroom = col("headroom_bytes")?.as_primitive::<Int64Type>();
