@@ -52,7 +52,7 @@ pub struct RamAnswer {
     /// The least installed RAM with which it fits: footprint + OS reserve + other apps +
     /// margin, bytes.
     pub min_ram_bytes: u64,
-    /// The smallest common RAM size (GiB) at or above it (None: beyond 1 TiB).
+    /// The smallest common RAM size (GiB) at or above it (None: beyond 512 GiB).
     pub next_size_gib: Option<u64>,
     /// The device's RAM, bytes.
     pub device_ram_bytes: u64,
