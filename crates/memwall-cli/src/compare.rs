@@ -153,7 +153,11 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
                 .filter(|(key, v)| merged[0].get(*key) != Some(*v) || i == 0)
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            if i == 0 { format!("1: {}", diff.join(" ")) } else { format!("{}: {}", i + 1, diff.join(" ")) }
+            match (i, diff.is_empty()) {
+                (0, _) => format!("1: {}", diff.join(" ")),
+                (_, true) => format!("{}: the same as 1", i + 1),
+                _ => format!("{}: {}", i + 1, diff.join(" ")),
+            }
         })
         .collect();
     if a.json {
