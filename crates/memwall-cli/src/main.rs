@@ -840,7 +840,7 @@ fn run(
     // The scatter's designs: every point up to PLOT_POINTS, an even sample beyond.
     const PLOT_POINTS: u64 = 200_000;
     let stride = (n as u64).div_ceil(PLOT_POINTS).max(1);
-    let mut designs: Vec<(u64, memwall_io::plot::Design)> = Vec::new();
+    let mut designs: Vec<(u64, memwall_io::plot::Design, i64)> = Vec::new();
     sweep
         .run(memwall_io::sweep::BATCH_POINTS, &|done| bar.set_position(done), &mut |batches| {
             for b in &batches {
@@ -856,12 +856,13 @@ fn run(
     stream.finish_adding(memwall_io::pareto::field(), &|b| digest.front.column(b))?;
     bar.finish_and_clear();
     if let Some((p, size)) = plot {
-        // The front complete, whatever the sample.
+        // The front complete, whatever the sample; the budget drawn when every design has
+        // the same one.
         let front = digest.front.members();
-        designs.retain(|(pt, _)| {
-            front.binary_search_by_key(pt, |m| m.point).is_err() || !front.iter().any(|m| m.point == *pt)
-        });
-        let mut all: Vec<memwall_io::plot::Design> = designs.iter().map(|d| d.1).collect();
+        let on: std::collections::HashSet<u64> = front.iter().map(|m| m.point).collect();
+        let budget = designs.first().map(|d| d.2).filter(|b| designs.iter().all(|d| d.2 == *b)).map(|b| b as f64 / 1e9);
+        let mut all: Vec<memwall_io::plot::Design> =
+            designs.iter().filter(|d| !on.contains(&d.0)).map(|d| d.1).collect();
         all.extend(front.iter().map(|m| memwall_io::plot::Design {
             total_bytes: m.total_bytes,
             decode_tok_s: m.decode_tok_s,
@@ -869,12 +870,6 @@ fn run(
             fits: true,
             pareto: true,
         }));
-        let budgets: Vec<i64> = (0..n.min(1000))
-            .filter_map(|i| exp.point(i).ok())
-            .filter_map(|pt| memwall_sim::estimate(&pt.scenario).ok())
-            .map(|e| e.budget_bytes)
-            .collect();
-        let budget = budgets.first().filter(|b| budgets.iter().all(|x| x == *b)).map(|b| *b as f64 / 1e9);
         let title = format!(
             "{}: memory vs decode rate, {} designs{}",
             exp.name,

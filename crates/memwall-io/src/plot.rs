@@ -517,10 +517,10 @@ fn scatter<DB: DrawingBackend>(
 }
 
 /// The designs of a batch of sweep results (columns `point`, `total_bytes`, `decode_tok_s`,
-/// `ppl_delta_weights`, `ppl_delta_kv`, `fits`) whose point is a multiple of `stride` (a
-/// sample of a large sweep), with their points; `pareto` is left false (the front is known
-/// only at the end: [`crate::pareto::Front::members`]).
-pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Result<Vec<(u64, Design)>> {
+/// `ppl_delta_weights`, `ppl_delta_kv`, `fits`, `budget_bytes`) whose point is a multiple of
+/// `stride` (a sample of a large sweep), with their points and budgets; `pareto` is left
+/// false (the front is known only at the end: [`crate::pareto::Front::members`]).
+pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Result<Vec<(u64, Design, i64)>> {
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Float64Type, UInt64Type};
     let col = |name: &str| crate::columns::by_name(batch, name);
@@ -530,6 +530,7 @@ pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Resu
     let w = col("ppl_delta_weights")?.as_primitive::<Float64Type>();
     let kv = col("ppl_delta_kv")?.as_primitive::<Float64Type>();
     let fits = col("fits")?.as_boolean();
+    let budget = col("budget_bytes")?.as_primitive::<arrow::datatypes::Int64Type>();
     Ok((0..batch.num_rows())
         .filter(|&i| point.value(i).is_multiple_of(stride.max(1)))
         .map(|i| {
@@ -541,7 +542,7 @@ pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Resu
                 fits: fits.value(i),
                 pareto: false,
             };
-            (point.value(i), d)
+            (point.value(i), d, budget.value(i))
         })
         .collect())
 }
