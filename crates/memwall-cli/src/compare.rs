@@ -87,7 +87,7 @@ fn scenario(keys: &BTreeMap<String, String>, i: usize) -> Result<Scenario> {
 }
 
 /// One metric row: its name and how to read it from a design.
-type Metric = (&'static str, fn(&Scenario, &Estimate, &Quality) -> Value);
+type Metric = (&'static str, fn(&Estimate, &Quality) -> Value);
 type Quality = memwall_io::Quality;
 
 /// A cell: a number (compared with the first design's) or text.
@@ -100,27 +100,27 @@ const GB: f64 = 1e9;
 
 /// The rows of the comparison.
 const METRICS: &[Metric] = &[
-    ("weights GB", |_, e, _| Value::Num(e.weight_bytes as f64 / GB, 3)),
-    ("KV cache GB", |_, e, _| Value::Num(e.kv_bytes as f64 / GB, 3)),
-    ("state GB", |_, e, _| Value::Num(e.state_bytes as f64 / GB, 3)),
-    ("compute buffers GB", |_, e, _| Value::Num(e.compute_bytes as f64 / GB, 3)),
-    ("runtime GB", |_, e, _| Value::Num(e.overhead_bytes as f64 / GB, 3)),
-    ("total GB", |_, e, _| Value::Num(e.total_bytes as f64 / GB, 3)),
-    ("budget GB", |_, e, _| Value::Num(e.budget_bytes as f64 / GB, 3)),
-    ("headroom GB", |_, e, _| Value::Num(e.headroom_bytes as f64 / GB, 3)),
-    ("fits", |_, e, _| Value::Text(if e.fits { "yes".into() } else { "NO".into() })),
-    ("decode tok/s", |_, e, _| Value::Num(e.decode_tok_s, 2)),
-    ("decode bound by", |_, e, _| Value::Text(e.binding.name().into())),
-    ("prefill tok/s", |_, e, _| Value::Num(e.prefill_tok_s, 1)),
-    ("TTFT s", |_, e, _| Value::Num(e.ttft_s, 3)),
-    ("J/token", |_, e, _| Value::Num(e.energy_j_per_token, 3)),
-    ("J per reply", |_, e, _| Value::Num(e.reply_energy_j, 1)),
-    ("battery mAh per reply", |_, e, _| e.battery_mah_per_reply.map_or(Value::Text("-".into()), |v| Value::Num(v, 2))),
-    ("battery % per hour", |_, e, _| e.battery_pct_per_hour.map_or(Value::Text("-".into()), |v| Value::Num(v, 1))),
-    ("weights bits/weight", |_, e, _| Value::Num(e.weight_bpw, 3)),
-    ("GB read per token", |_, e, _| Value::Num(e.dram_bytes_per_token / GB, 3)),
-    ("dPPL weights", |_, _, q| q.ppl_delta_weights.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
-    ("dPPL KV", |_, _, q| q.ppl_delta_kv.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
+    ("weights GB", |e, _| Value::Num(e.weight_bytes as f64 / GB, 3)),
+    ("KV cache GB", |e, _| Value::Num(e.kv_bytes as f64 / GB, 3)),
+    ("state GB", |e, _| Value::Num(e.state_bytes as f64 / GB, 3)),
+    ("compute buffers GB", |e, _| Value::Num(e.compute_bytes as f64 / GB, 3)),
+    ("runtime GB", |e, _| Value::Num(e.overhead_bytes as f64 / GB, 3)),
+    ("total GB", |e, _| Value::Num(e.total_bytes as f64 / GB, 3)),
+    ("budget GB", |e, _| Value::Num(e.budget_bytes as f64 / GB, 3)),
+    ("headroom GB", |e, _| Value::Num(e.headroom_bytes as f64 / GB, 3)),
+    ("fits", |e, _| Value::Text(if e.fits { "yes".into() } else { "NO".into() })),
+    ("decode tok/s", |e, _| Value::Num(e.decode_tok_s, 2)),
+    ("decode bound by", |e, _| Value::Text(e.binding.name().into())),
+    ("prefill tok/s", |e, _| Value::Num(e.prefill_tok_s, 1)),
+    ("TTFT s", |e, _| Value::Num(e.ttft_s, 3)),
+    ("J/token", |e, _| Value::Num(e.energy_j_per_token, 3)),
+    ("J per reply", |e, _| Value::Num(e.reply_energy_j, 1)),
+    ("battery mAh per reply", |e, _| e.battery_mah_per_reply.map_or(Value::Text("-".into()), |v| Value::Num(v, 2))),
+    ("battery % per hour", |e, _| e.battery_pct_per_hour.map_or(Value::Text("-".into()), |v| Value::Num(v, 1))),
+    ("weights bits/weight", |e, _| Value::Num(e.weight_bpw, 3)),
+    ("GB read per token", |e, _| Value::Num(e.dram_bytes_per_token / GB, 3)),
+    ("dPPL weights", |_, q| q.ppl_delta_weights.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
+    ("dPPL KV", |_, q| q.ppl_delta_kv.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
 ];
 
 /// Compare the designs.
@@ -143,6 +143,29 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
         let q = table.lookup(&s.weights, &s.kv);
         rows.push((s, e, q));
     }
+    if a.json {
+        let designs: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(s, e, q)| {
+                let delta = |f: fn(&Estimate) -> f64| f(e) - f(&rows[0].1);
+                json!({
+                    "design": json::design(s),
+                    "estimate": json::value(e),
+                    "quality": json::quality(q),
+                    "delta_vs_first": {
+                        "total_bytes": e.total_bytes as i64 - rows[0].1.total_bytes as i64,
+                        "headroom_bytes": e.headroom_bytes - rows[0].1.headroom_bytes,
+                        "decode_tok_s": delta(|e| e.decode_tok_s),
+                        "prefill_tok_s": delta(|e| e.prefill_tok_s),
+                        "ttft_s": delta(|e| e.ttft_s),
+                        "energy_j_per_token": delta(|e| e.energy_j_per_token),
+                    },
+                })
+            })
+            .collect();
+        json::print("compare", json!({"designs": designs}));
+        return Ok(());
+    }
     // Label each design by the keys in which it differs from the first.
     let labels: Vec<String> = merged
         .iter()
@@ -160,29 +183,6 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
             }
         })
         .collect();
-    if a.json {
-        let designs: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(s, e, q)| {
-                let delta = |f: fn(&Estimate) -> f64| f(e) - f(&rows[0].1);
-                json!({
-                    "design": json::design(s),
-                    "estimate": json::value(e),
-                    "quality": {"ppl_delta_weights": q.ppl_delta_weights, "ppl_delta_kv": q.ppl_delta_kv, "source": q.source},
-                    "delta_vs_first": {
-                        "total_bytes": e.total_bytes as i64 - rows[0].1.total_bytes as i64,
-                        "headroom_bytes": e.headroom_bytes - rows[0].1.headroom_bytes,
-                        "decode_tok_s": delta(|e| e.decode_tok_s),
-                        "prefill_tok_s": delta(|e| e.prefill_tok_s),
-                        "ttft_s": delta(|e| e.ttft_s),
-                        "energy_j_per_token": delta(|e| e.energy_j_per_token),
-                    },
-                })
-            })
-            .collect();
-        json::print("compare", json!({"designs": designs}));
-        return Ok(());
-    }
     for l in &labels {
         println!("{l}");
     }
@@ -191,10 +191,10 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
     let lines: Vec<Vec<String>> = METRICS
         .iter()
         .map(|(name, f)| {
-            let first = f(&rows[0].0, &rows[0].1, &rows[0].2);
+            let first = f(&rows[0].1, &rows[0].2);
             let mut line = vec![name.to_string()];
-            for (i, (s, e, q)) in rows.iter().enumerate() {
-                line.push(match (f(s, e, q), &first) {
+            for (i, (_, e, q)) in rows.iter().enumerate() {
+                line.push(match (f(e, q), &first) {
                     (Value::Num(v, d), Value::Num(v0, _)) if i > 0 => {
                         let rel =
                             if *v0 != 0.0 { format!(", {:+.0} %", 100.0 * (v - v0) / v0.abs()) } else { String::new() };

@@ -28,6 +28,11 @@ pub fn design(s: &Scenario) -> Value {
     })
 }
 
+/// A design's estimated quality cost: `ppl_delta_weights`, `ppl_delta_kv`, `source`.
+pub fn quality(q: &memwall_io::Quality) -> Value {
+    json!({"ppl_delta_weights": q.ppl_delta_weights, "ppl_delta_kv": q.ppl_delta_kv, "source": q.source})
+}
+
 /// Print a document: the schema name and version, then `fields` (an object) in order.
 pub fn print(command: &str, fields: Value) {
     let mut doc = serde_json::Map::new();

@@ -522,25 +522,17 @@ fn footprint(a: &ScenarioArgs) -> Result<()> {
 fn estimate_cmd(a: &EstimateArgs) -> Result<()> {
     let s = a.design.scenario()?;
     let e = estimate(&s)?;
-    let ops = if a.ops {
-        let plan = memwall_sim::CostPlan::new(&s)?;
-        Some(memwall_sim::des::op_times(&plan, memwall_sim::analytic::mean_decode_context(&s.workload)))
-    } else {
-        None
-    };
+    let ctx = memwall_sim::analytic::mean_decode_context(&s.workload);
+    let ops = if a.ops { Some(memwall_sim::des::op_times(&memwall_sim::CostPlan::new(&s)?, ctx)) } else { None };
     if a.design.json {
         let q = QualityTable::default().lookup(&s.weights, &s.kv);
         let mut doc = serde_json::json!({
             "design": json::design(&s),
             "estimate": json::value(&e),
-            "quality": {
-                "ppl_delta_weights": q.ppl_delta_weights,
-                "ppl_delta_kv": q.ppl_delta_kv,
-                "source": q.source,
-            },
+            "quality": json::quality(&q),
         });
         if let Some(ops) = &ops {
-            doc["ops_context_tokens"] = memwall_sim::analytic::mean_decode_context(&s.workload).into();
+            doc["ops_context_tokens"] = ctx.into();
             doc["ops"] = memwall_io::columns::json_rows(memwall_io::columns::OP_COLUMNS, ops).into();
         }
         json::print("estimate", doc);
@@ -548,14 +540,13 @@ fn estimate_cmd(a: &EstimateArgs) -> Result<()> {
     }
     print_estimate(&s, &e);
     if let Some(ops) = ops {
-        print_ops(&s, &e, &ops);
+        print_ops(ctx, &e, &ops);
     }
     Ok(())
 }
 
-/// The per-operator table of `memwall estimate --ops`.
-fn print_ops(s: &Scenario, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_sim::StepTime)]) {
-    let ctx = memwall_sim::analytic::mean_decode_context(&s.workload);
+/// The per-operator table of `memwall estimate --ops`, at context `ctx`.
+fn print_ops(ctx: u64, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_sim::StepTime)]) {
     println!(
         "\noperators of a decoded token at context {ctx} (each timed alone, without the {:.3} ms of per-operator and per-token overheads)",
         e.decode_terms.t_overhead * 1e3
@@ -581,11 +572,12 @@ fn print_ops(s: &Scenario, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_s
         })
         .collect();
     print_table(&header, &lines);
-    let by_kind = |k: memwall_sim::OpKind| ops.iter().filter(|(o, _)| o.kind == k).map(|(_, t)| t.total).sum::<f64>();
-    let mut kinds: Vec<(String, f64)> = Vec::new();
-    for (o, _) in ops {
-        if !kinds.iter().any(|(n, _)| n == o.kind.name()) {
-            kinds.push((o.kind.name().to_string(), by_kind(o.kind)));
+    // Time per operator kind, in the order the kinds first appear.
+    let mut kinds: Vec<(&str, f64)> = Vec::new();
+    for (o, t) in ops {
+        match kinds.iter_mut().find(|(n, _)| *n == o.kind.name()) {
+            Some(k) => k.1 += t.total,
+            None => kinds.push((o.kind.name(), t.total)),
         }
     }
     let summary: Vec<String> = kinds.iter().map(|(n, t)| format!("{n} {:.1} %", 100.0 * t / total)).collect();
