@@ -196,7 +196,10 @@ fn run_plots_the_sweep_and_refuses_unknown_formats_first() {
     assert_eq!((be(&png[16..20]), be(&png[20..24])), (800, 600));
     for (args, needle) in [
         (vec!["run", "fig.toml", "--out", "a.parquet", "--plot", "fig.jpg"], ".jpg"),
-        (vec!["run", "fig.toml", "--out", "a.parquet", "--plot", "f.png", "--plot-size", "10x10"], "plot_size"),
+        (
+            vec!["run", "fig.toml", "--out", "a.parquet", "--plot", "f.png", "--plot-size", "10x10"],
+            "`--plot-size` = 10x10",
+        ),
     ] {
         refused(&args, dir.path(), needle);
         assert!(!dir.path().join("a.parquet").exists(), "nothing written");

@@ -205,9 +205,10 @@ impl Size {
 
 impl FromStr for Size {
     type Err = SpecError;
-    /// `WIDTHxHEIGHT`, each 200 to 8000 pixels.
+    /// `WIDTHxHEIGHT`, each 200 to 8000 pixels; an error leaves the field for the caller to
+    /// name ([`SpecError::within`]), as the other parsers of flags do.
     fn from_str(s: &str) -> std::result::Result<Self, SpecError> {
-        let bad = |why: &str| SpecError::invalid("plot_size", s, why);
+        let bad = |why: &str| SpecError::invalid("", s, why);
         let (w, h) =
             s.trim().split_once(['x', 'X']).ok_or_else(|| bad("expected WIDTHxHEIGHT in pixels, e.g. 1200x900"))?;
         let px = |v: &str| v.trim().parse::<u32>().ok().filter(|p| (200..=8000).contains(p));
@@ -661,7 +662,8 @@ mod tests {
         // Unknown formats and sizes are refused, naming the flag.
         let e = write_timeline(&dir.path().join("fig.jpg"), "t", &[], Size::TIMELINE).unwrap_err().to_string();
         assert!(e.contains("--plot") && e.contains(".jpg"), "{e}");
-        assert!("12x900".parse::<Size>().unwrap_err().to_string().contains("plot_size"));
+        let e = "12x900".parse::<Size>().unwrap_err().within("--plot-size").to_string();
+        assert!(e.contains("`--plot-size` = 12x900") && e.contains("200 to 8000"), "{e}");
         assert_eq!("1200X900".parse::<Size>().unwrap(), Size { width: 1200, height: 900 });
     }
 

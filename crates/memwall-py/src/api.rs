@@ -456,7 +456,8 @@ pub fn solve(
     max_ppl_delta: Option<f64>,
 ) -> PyResult<String> {
     let exp = &experiment.exp;
-    let q: memwall_solve::Question = question.parse().map_err(|e| to_py(py, spec_err(e)))?;
+    let q: memwall_solve::Question =
+        question.parse().map_err(|e: SpecError| to_py(py, spec_err(e.within("question"))))?;
     let answered = py.detach(|| -> Result<String, IoError> {
         let s = exp.point(0)?.scenario;
         let a = memwall_solve::answer(&s, q, target_tok_s, max_ppl_delta)?;

@@ -117,7 +117,7 @@ impl std::str::FromStr for Question {
         let norm = s.trim().to_ascii_lowercase().replace('-', "_");
         Question::ALL.into_iter().find(|q| q.name() == norm).ok_or_else(|| {
             let names: Vec<&str> = Question::ALL.iter().map(|q| q.name()).collect();
-            SpecError::invalid("question", s, format!("unknown question; expected one of {}", names.join(", ")))
+            SpecError::invalid("", s, format!("unknown question; expected one of {}", names.join(", ")))
         })
     }
 }
