@@ -510,26 +510,27 @@ impl Governor {
             }
         }
         let target = trips.iter().filter(|&&t| die_c > t).count();
+        // The die's rule from `level`: down to the target at once, up one level once the die
+        // is `hysteresis_c` below the trip point of the level it is at.
+        let die_rule = |level: usize| {
+            if target > level {
+                target
+            } else if level > 0 && die_c < trips[level - 1] - self.spec.hysteresis_c {
+                level - 1
+            } else {
+                level
+            }
+        };
         let deepest = self.levels().saturating_sub(1);
         let Some(k) = self.spec.skin_integral_k_s else {
-            let mut level = old;
-            if target > old {
-                level = target;
-            } else if old > 0 && die_c < trips[old - 1] - self.spec.hysteresis_c {
-                level = old - 1;
-            }
+            let mut level = die_rule(old);
             if skin_c > self.spec.skin_limit_c {
                 level = (level.max(old) + 1).min(deepest);
             }
             self.level = level;
             return (level != old).then_some((old, level));
         };
-        let die = self.die_level;
-        if target > die {
-            self.die_level = target;
-        } else if die > 0 && die_c < trips[die - 1] - self.spec.hysteresis_c {
-            self.die_level = die - 1;
-        }
+        self.die_level = die_rule(self.die_level);
         let e = skin_c - self.spec.skin_limit_c;
         let top = deepest as f64;
         self.skin_integral = (self.skin_integral + e * self.spec.poll_s / k).clamp(0.0, top);
