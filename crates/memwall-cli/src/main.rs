@@ -845,7 +845,7 @@ fn run(
             Ok(())
         })
         .map_err(|e| memwall_io::locate::at_line(e, &exp.text, &path.display().to_string(), &["base."]))?;
-    stream.finish_adding(memwall_io::pareto::field(), &|b| digest.front.column(b))?;
+    stream.finish_adding(memwall_io::pareto::field(), memwall_io::pareto::READS, &|b| digest.front.column(b))?;
     bar.finish_and_clear();
     if let Some((p, size)) = plot {
         // The front complete, whatever the sample; the budget drawn when every design has

@@ -19,6 +19,9 @@ use crate::error::{IoError, Result};
 /// The name of the column that marks the front.
 pub const PARETO_COLUMN: &str = "pareto";
 
+/// The columns [`Front::column`] reads from a batch.
+pub const READS: &[&str] = &["point"];
+
 /// One eligible design's objectives.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Objectives {
@@ -87,7 +90,7 @@ impl Front {
     /// `total_bytes`, `decode_tok_s`, `ppl_delta_weights`, `ppl_delta_kv`,
     /// `energy_j_per_token`).
     pub fn observe(&mut self, batch: &RecordBatch) -> Result<()> {
-        let point = column(batch, "point")?.as_primitive::<UInt64Type>();
+        let point = column(batch, READS[0])?.as_primitive::<UInt64Type>();
         let fits = column(batch, "fits")?.as_boolean();
         let total = column(batch, "total_bytes")?.as_primitive::<UInt64Type>();
         let tok_s = column(batch, "decode_tok_s")?.as_primitive::<Float64Type>();
@@ -120,10 +123,11 @@ impl Front {
     }
 
     /// The `pareto` column of a batch of results: whether each row's point is on the front.
+    /// Reads only the columns named in [`READS`].
     pub fn column(&self, batch: &RecordBatch) -> Result<ArrayRef> {
         let mut on: Vec<u64> = self.members.iter().map(|m| m.point).collect();
         on.sort_unstable();
-        let point = column(batch, "point")?.as_primitive::<UInt64Type>();
+        let point = column(batch, READS[0])?.as_primitive::<UInt64Type>();
         let mask: BooleanArray = point.iter().map(|p| Some(p.is_some_and(|p| on.binary_search(&p).is_ok()))).collect();
         Ok(std::sync::Arc::new(mask))
     }

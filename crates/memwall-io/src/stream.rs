@@ -99,33 +99,85 @@ impl ParquetStream {
     }
 
     /// Close the file and rewrite it with one more column, `field`, whose values `column`
-    /// computes from each batch as it is read back (a column known only once every row is
-    /// written, such as the Pareto front of a sweep); then rename it to the target path as
-    /// [`ParquetStream::finish`] does. Holds one row group in memory at a time. Returns the
-    /// rows written.
-    pub fn finish_adding(self, field: Field, column: &dyn Fn(&RecordBatch) -> Result<ArrayRef>) -> Result<u64> {
-        use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-        let ParquetStream { path, tmp, writer, rows, props, schema } = self;
-        let werr = |m: String| IoError::Write { path: path.clone(), message: m };
-        writer.close().map_err(|e| werr(e.to_string()))?;
+    /// computes for each row group from that group's columns named in `reads` (a column
+    /// known only once every row is written, such as the Pareto front of a sweep); then
+    /// rename it to the target path as [`ParquetStream::finish`] does. The columns already
+    /// written are copied as encoded bytes with their statistics and page indexes, so only
+    /// `reads` is decoded and only the new column encoded; one row group of them is in
+    /// memory at a time. Returns the rows written.
+    pub fn finish_adding(
+        self,
+        field: Field,
+        reads: &[&str],
+        column: &dyn Fn(&RecordBatch) -> Result<ArrayRef>,
+    ) -> Result<u64> {
+        use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
+        use parquet::arrow::arrow_writer::{ArrowRowGroupWriterFactory, compute_leaves};
+        use parquet::arrow::{ArrowSchemaConverter, ProjectionMask, add_encoded_arrow_schema_to_metadata};
+        use parquet::column::writer::ColumnCloseResult;
+        use parquet::file::metadata::PageIndexPolicy;
+        use parquet::file::writer::SerializedFileWriter;
+
+        let ParquetStream { path, tmp, writer, rows, mut props, schema } = self;
+        let werr = |e: &dyn std::fmt::Display| IoError::Write { path: path.clone(), message: e.to_string() };
+        writer.close().map_err(|e| werr(&e))?;
         let read = File::open(tmp.path()).map_err(|source| IoError::File { path: tmp.path().into(), source })?;
-        let reader = ParquetRecordBatchReaderBuilder::try_new(read)
-            .and_then(|b| b.with_batch_size(ROW_GROUP_ROWS).build())
-            .map_err(|e| werr(e.to_string()))?;
+        let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+        let meta = ArrowReaderMetadata::load(&read, options).map_err(|e| werr(&e))?;
+        let projection = ProjectionMask::columns(meta.parquet_schema(), reads.iter().copied());
+
         let mut fields = schema.fields().to_vec();
-        fields.push(Arc::new(field));
+        fields.push(Arc::new(field.clone()));
         let wider = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+        add_encoded_arrow_schema_to_metadata(&wider, &mut props);
+        let descr = ArrowSchemaConverter::new()
+            .with_coerce_types(props.coerce_types())
+            .convert(&wider)
+            .map_err(|e| werr(&e))?;
         let out = crate::atomic::temp_beside(&path, ".parquet.tmp")?;
         let file = out.reopen().map_err(|source| IoError::File { path: out.path().into(), source })?;
-        let mut w = ArrowWriter::try_new(file, wider.clone(), Some(props)).map_err(|e| werr(e.to_string()))?;
-        for batch in reader {
-            let batch = batch.map_err(|e| werr(e.to_string()))?;
-            let mut cols = batch.columns().to_vec();
-            cols.push(column(&batch)?);
-            let batch = RecordBatch::try_new(wider.clone(), cols).map_err(|e| werr(e.to_string()))?;
-            w.write(&batch).map_err(|e| werr(e.to_string()))?;
+        let mut w = SerializedFileWriter::new(file, descr.root_schema_ptr(), Arc::new(props)).map_err(|e| werr(&e))?;
+        let factory = ArrowRowGroupWriterFactory::new(&w, wider.clone());
+        let added = wider.fields().len() - 1;
+        let parquet_meta = meta.metadata().clone();
+        for (g, group) in parquet_meta.row_groups().iter().enumerate() {
+            let mut rg = w.next_row_group().map_err(|e| werr(&e))?;
+            let index = parquet_meta.page_index_for_row_group(g);
+            for (c, chunk) in group.columns().iter().enumerate() {
+                let close = ColumnCloseResult {
+                    bytes_written: chunk.compressed_size() as u64,
+                    rows_written: group.num_rows() as u64,
+                    metadata: chunk.clone(),
+                    bloom_filter: None,
+                    column_index: index.column_index(c).cloned(),
+                    offset_index: index.offset_index(c).cloned(),
+                };
+                rg.append_column(&read, close).map_err(|e| werr(&e))?;
+            }
+            let input = read.try_clone().map_err(|source| IoError::File { path: tmp.path().into(), source })?;
+            let batches = ParquetRecordBatchReaderBuilder::new_with_metadata(input, meta.clone())
+                .with_projection(projection.clone())
+                .with_row_groups(vec![g])
+                .with_batch_size(group.num_rows().max(1) as usize)
+                .build()
+                .map_err(|e| werr(&e))?
+                .collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(|e| werr(&e))?;
+            // One batch of the group's rows, as the batch size asks; joined should a reader split it.
+            let batch = match batches.as_slice() {
+                [one] => one.clone(),
+                [first, ..] => arrow::compute::concat_batches(&first.schema(), &batches).map_err(|e| werr(&e))?,
+                [] => return Err(werr(&format!("row group {g} read back without rows"))),
+            };
+            let values = column(&batch)?;
+            let mut writer = factory.create_column_writers(g).map_err(|e| werr(&e))?.swap_remove(added);
+            for leaf in compute_leaves(&field, &values).map_err(|e| werr(&e))? {
+                writer.write(&leaf).map_err(|e| werr(&e))?;
+            }
+            writer.close().and_then(|chunk| chunk.append_to_row_group(&mut rg)).map_err(|e| werr(&e))?;
+            rg.close().map_err(|e| werr(&e))?;
         }
-        w.close().map_err(|e| werr(e.to_string()))?;
+        w.close().map_err(|e| werr(&e))?;
         drop(tmp);
         crate::atomic::publish(out, &path)?;
         Ok(rows)

@@ -196,6 +196,71 @@ fn parquet_round_trips_the_table_and_its_metadata() {
     let _ = write_parquet; // the one-shot writer is the same stream (tests/simulate.rs)
 }
 
+/// A sweep streamed in row groups of 16 rows, finished with the `pareto` column added.
+fn written_with_front(exp: &Experiment, path: &std::path::Path) -> memwall_io::Result<u64> {
+    let sweep = Sweep::new(exp).unwrap();
+    let mut out = ParquetStream::create(path, TableBuilder::estimates(exp, 0).schema(), &metadata(Some(exp)), 16)?;
+    let mut digest = Digest::new(10);
+    sweep.run(7, &|_| {}, &mut |b| {
+        for x in &b {
+            out.write(x)?;
+            digest.observe(x)?;
+        }
+        Ok(())
+    })?;
+    out.finish_adding(memwall_io::pareto::field(), memwall_io::pareto::READS, &|b| digest.front.column(b))
+}
+
+#[test]
+fn a_column_added_at_the_end_leaves_the_others_as_written() {
+    use parquet::arrow::arrow_reader::ArrowReaderOptions;
+    use parquet::file::metadata::PageIndexPolicy;
+    let exp = Experiment::parse(EXP, "sweep.toml").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("front.parquet");
+    assert_eq!(written_with_front(&exp, &path).unwrap(), exp.len() as u64);
+    let options = ArrowReaderOptions::new().with_page_index_policy(PageIndexPolicy::Optional);
+    let builder = ParquetRecordBatchReaderBuilder::try_new_with_options(File::open(&path).unwrap(), options).unwrap();
+    let meta = builder.metadata().clone();
+    assert!(meta.num_row_groups() >= 4, "row groups of 16 rows");
+    assert_eq!(builder.schema().metadata().get("seed").map(String::as_str), Some("3"));
+    let back: Vec<RecordBatch> = builder.build().unwrap().collect::<Result<_, _>>().unwrap();
+    let back = arrow::compute::concat_batches(&back[0].schema(), &back).unwrap();
+    // The written columns come back unchanged, and the new one is the front of every row.
+    let direct = table(&exp, 2, 1 << 16);
+    let (_, expected) = memwall_io::pareto::with_column(&direct.schema(), vec![direct.clone()]).unwrap();
+    assert_eq!(back, expected[0]);
+    let on = back.column_by_name("pareto").unwrap().as_boolean();
+    assert!(on.true_count() > 0 && on.true_count() < back.num_rows(), "{} on the front", on.true_count());
+    // Copied chunks keep their statistics and page indexes, at their new offsets.
+    for g in 0..meta.num_row_groups() {
+        let group = meta.row_group(g);
+        let index = meta.page_index_for_row_group(g);
+        for (c, chunk) in group.columns().iter().enumerate() {
+            assert!(chunk.statistics().is_some(), "row group {g} column {c}: statistics");
+            let first = index.offset_index(c).expect("an offset index").page_locations()[0].offset;
+            assert_eq!(first, chunk.data_page_offset(), "row group {g} column {c}");
+        }
+    }
+}
+
+#[test]
+fn a_failing_added_column_leaves_nothing_on_disk() {
+    let exp = Experiment::parse(EXP, "sweep.toml").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("front.parquet");
+    std::fs::write(&path, b"an earlier file").unwrap();
+    let sweep = Sweep::new(&exp).unwrap();
+    let mut out = ParquetStream::create(&path, TableBuilder::estimates(&exp, 0).schema(), &[], 16).unwrap();
+    sweep.run(7, &|_| {}, &mut |b| b.iter().try_for_each(|x| out.write(x))).unwrap();
+    let err = out.finish_adding(memwall_io::pareto::field(), &["no such column"], &|b| {
+        memwall_io::columns::by_name(b, "point").cloned()
+    });
+    assert!(err.unwrap_err().to_string().contains("point"));
+    assert_eq!(std::fs::read(&path).unwrap(), b"an earlier file", "the earlier file is kept");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file is left");
+}
+
 #[test]
 fn run_and_simulate_tables_share_input_names_and_types() {
     let exp = Experiment::parse(EXP, "sweep.toml").unwrap();
