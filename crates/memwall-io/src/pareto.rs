@@ -19,8 +19,11 @@ use crate::error::{IoError, Result};
 /// The name of the column that marks the front.
 pub const PARETO_COLUMN: &str = "pareto";
 
+/// The column that identifies a design: its index in the grid.
+const POINT: &str = "point";
+
 /// The columns [`Front::column`] reads from a batch.
-pub const READS: &[&str] = &["point"];
+pub const READS: &[&str] = &[POINT];
 
 /// One eligible design's objectives.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,7 +93,7 @@ impl Front {
     /// `total_bytes`, `decode_tok_s`, `ppl_delta_weights`, `ppl_delta_kv`,
     /// `energy_j_per_token`).
     pub fn observe(&mut self, batch: &RecordBatch) -> Result<()> {
-        let point = column(batch, READS[0])?.as_primitive::<UInt64Type>();
+        let point = column(batch, POINT)?.as_primitive::<UInt64Type>();
         let fits = column(batch, "fits")?.as_boolean();
         let total = column(batch, "total_bytes")?.as_primitive::<UInt64Type>();
         let tok_s = column(batch, "decode_tok_s")?.as_primitive::<Float64Type>();
@@ -127,7 +130,7 @@ impl Front {
     pub fn column(&self, batch: &RecordBatch) -> Result<ArrayRef> {
         let mut on: Vec<u64> = self.members.iter().map(|m| m.point).collect();
         on.sort_unstable();
-        let point = column(batch, READS[0])?.as_primitive::<UInt64Type>();
+        let point = column(batch, POINT)?.as_primitive::<UInt64Type>();
         let mask: BooleanArray = point.iter().map(|p| Some(p.is_some_and(|p| on.binary_search(&p).is_ok()))).collect();
         Ok(std::sync::Arc::new(mask))
     }
