@@ -205,7 +205,7 @@ impl GgufHeader {
 /// Read the header of the GGUF file at `path`.
 pub fn read_header(path: &Path) -> Result<GgufHeader, ImportError> {
     let io = |source| ImportError::Io { path: path.display().to_string(), source };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = crate::file::open_regular(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     parse(BufReader::with_capacity(1 << 20, file), len, &path.display().to_string())
 }

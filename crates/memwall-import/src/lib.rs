@@ -5,6 +5,7 @@
 //! byte offset or JSON path, never a panic or an allocation the file cannot back.
 
 mod error;
+pub mod file;
 pub mod gguf;
 pub mod gguf_model;
 pub mod hf;
@@ -14,28 +15,58 @@ pub use gguf::{GgufHeader, TensorInfo, Value};
 pub use gguf_model::{Imported, model_from_gguf};
 pub use hf::model_from_hf;
 
+/// The two kinds of model file memwall reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelFile {
+    /// A GGUF file (its header).
+    Gguf,
+    /// A Hugging Face `config.json` (or a directory holding one).
+    HfConfig,
+}
+
+impl ModelFile {
+    /// The kind a file name's extension says: `.gguf` or `.json` (any case); `None` otherwise.
+    pub fn of_name(name: &str) -> Option<Self> {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".gguf") {
+            Some(Self::Gguf)
+        } else if lower.ends_with(".json") {
+            Some(Self::HfConfig)
+        } else {
+            None
+        }
+    }
+}
+
 /// Read a model file by extension: `.gguf` (header only) or a Hugging Face `config.json`
 /// (any `.json`). The model is named after the file (its stem, or the parent directory for a
 /// `config.json`).
 pub fn import(path: &std::path::Path) -> Result<Imported, ImportError> {
-    // A FIFO or device would block the read or never end: only regular files are models.
-    let meta =
-        std::fs::metadata(path).map_err(|source| ImportError::Io { path: path.display().to_string(), source })?;
-    if !meta.is_file() {
-        return Err(ImportError::Io {
-            path: path.display().to_string(),
-            source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"),
-        });
+    match ModelFile::of_name(&path.to_string_lossy()) {
+        Some(kind) => import_as(path, kind),
+        None => Err(ImportError::Format { path: path.display().to_string() }),
     }
-    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    match ext.as_str() {
-        "gguf" => {
+}
+
+/// Read `path` as a model file of `kind`, whatever its name: a GGUF header, or a Hugging
+/// Face config (a directory stands for the `config.json` in it). Only a regular file is read
+/// ([`file::open_regular`]).
+pub fn import_as(path: &std::path::Path, kind: ModelFile) -> Result<Imported, ImportError> {
+    match kind {
+        ModelFile::Gguf => {
             let header = gguf::read_header(path)?;
             let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("gguf-model");
             model_from_gguf(&header, name)
         }
-        "json" => {
-            let text = std::fs::read_to_string(path)
+        ModelFile::HfConfig => {
+            let joined;
+            let path = if path.is_dir() {
+                joined = path.join("config.json");
+                joined.as_path()
+            } else {
+                path
+            };
+            let text = file::read_regular(path)
                 .map_err(|source| ImportError::Io { path: path.display().to_string(), source })?;
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("hf-model");
             let name = if stem == "config" {
@@ -45,12 +76,10 @@ pub fn import(path: &std::path::Path) -> Result<Imported, ImportError> {
             };
             model_from_hf(&text, name)
         }
-        _ => Err(ImportError::Format { path: path.display().to_string() }),
     }
 }
 
 /// Whether `name` names a model file [`import`] reads (`.gguf` or `.json`).
 pub fn is_model_file(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.ends_with(".gguf") || lower.ends_with(".json")
+    ModelFile::of_name(name).is_some()
 }

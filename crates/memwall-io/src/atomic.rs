@@ -80,34 +80,7 @@ pub(crate) fn resolve_target(path: &Path) -> std::io::Result<PathBuf> {
     Err(std::io::Error::other("too many levels of symbolic links"))
 }
 
-/// What an existing file that is not a regular file is, for messages; `None` for a regular
-/// file.
-pub(crate) fn non_regular_kind(m: &std::fs::Metadata) -> Option<&'static str> {
-    let t = m.file_type();
-    if t.is_file() {
-        return None;
-    }
-    if t.is_dir() {
-        return Some("a directory");
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if t.is_fifo() {
-            return Some("a FIFO");
-        }
-        if t.is_char_device() {
-            return Some("a character device");
-        }
-        if t.is_block_device() {
-            return Some("a block device");
-        }
-        if t.is_socket() {
-            return Some("a socket");
-        }
-    }
-    Some("not a regular file")
-}
+pub(crate) use memwall_import::file::non_regular_kind;
 
 /// A temporary output file beside its target, registered until it is published or dropped
 /// (dropping removes it).
