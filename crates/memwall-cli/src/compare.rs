@@ -40,7 +40,7 @@ fn keys(spec: &str, i: usize) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     let path = std::path::Path::new(spec);
     if !spec.contains('=') && (path.extension().is_some_and(|e| e == "toml") || path.is_file()) {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading design {} ({spec})", i + 1))?;
+        let text = memwall_io::read_text(path).with_context(|| format!("reading design {} ({spec})", i + 1))?;
         let table: toml::Table =
             toml::from_str(&text).with_context(|| format!("design {} ({spec}) is not valid TOML", i + 1))?;
         for (k, v) in table {

@@ -292,13 +292,32 @@ impl ScenarioArgs {
             margin_bytes: (self.margin_gb * GB as f64) as u64,
             ..Workload::default()
         };
-        let name = self.model.as_deref().or(self.gguf.as_deref()).or(self.hf.as_deref()).unwrap_or_default();
-        let model = if memwall_import::is_model_file(name) {
-            let imported = memwall_io::presets::import_model(name)?;
-            report_import(name, &imported);
-            imported.model
-        } else {
-            load_model(name)?
+        // `--gguf` and `--hf` always name a file, whatever it is called; `--model` a preset,
+        // a spec TOML or a model file by its extension.
+        let file = match (&self.gguf, &self.hf, &self.model) {
+            (Some(p), _, _) => Some((p.as_str(), "--gguf", memwall_import::ModelFile::Gguf)),
+            (None, Some(p), _) => Some((p.as_str(), "--hf", memwall_import::ModelFile::HfConfig)),
+            (None, None, Some(name)) => memwall_import::ModelFile::of_name(name).map(|k| (name.as_str(), "--model", k)),
+            (None, None, None) => None,
+        };
+        let model = match file {
+            Some((path, flag, kind)) => {
+                if !std::path::Path::new(path).exists() {
+                    let preset = memwall_io::presets::model_text(path).is_some();
+                    anyhow::bail!(
+                        "`{flag}` {path}: no such file{}",
+                        if preset {
+                            format!(" (`{path}` is a model preset: name it with --model)")
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+                let imported = memwall_io::presets::import_model_as(path, kind)?;
+                report_import(path, &imported);
+                imported.model
+            }
+            None => load_model(self.model.as_deref().unwrap_or_default())?,
         };
         let weights =
             self.weights.unwrap_or(if model.stored.is_some() { Mix::Stored } else { Mix::File(FileType::Q4_K_M) });
@@ -795,18 +814,18 @@ fn run(
     max_points: u64,
     plot: Option<(&std::path::Path, memwall_io::plot::Size)>,
 ) -> Result<()> {
+    // Loading reads every file the experiment names (each registered as an input).
     let exp = Experiment::load(path)?;
     let out = match out {
         Some(out) => out,
         None => memwall_io::default_output(&exp.name, "parquet")?,
     };
-    let inputs = memwall_io::experiment_inputs(path, &exp);
     let mut outputs = vec![("--out", out.as_path())];
     if let Some((p, _)) = plot {
         memwall_io::plot::Format::of("--plot", p)?;
         outputs.push(("--plot", p));
     }
-    memwall_io::check_outputs(&inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(), &outputs)?;
+    memwall_io::check_outputs(&[], &outputs)?;
     let n = exp.len();
     if n as u64 > max_points {
         let sizes: Vec<String> = exp.axes.iter().map(|a| format!("{} ({})", a.key, a.values.len())).collect();
@@ -889,12 +908,8 @@ fn simulate(
     summary: Option<&std::path::Path>,
 ) -> Result<()> {
     let exp = Experiment::load(path)?;
-    let inputs = memwall_io::experiment_inputs(path, &exp);
     let outputs = [("--trace", out.trace), ("--summary", summary), ("--plot", out.plot)];
-    memwall_io::check_outputs(
-        &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
-        &outputs.iter().filter_map(|&(flag, p)| Some((flag, p?))).collect::<Vec<_>>(),
-    )?;
+    memwall_io::check_outputs(&[], &outputs.iter().filter_map(|&(flag, p)| Some((flag, p?))).collect::<Vec<_>>())?;
     let n = exp.len();
     eprintln!("{}: simulating {} design point{}", exp.name, n, if n == 1 { "" } else { "s" });
     // Progress in simulated seconds when the length is known, else per point.
@@ -1108,24 +1123,12 @@ fn calibrate_from_llama_bench(
 ) -> Result<()> {
     let engine_out =
         engine_out.map_or_else(|| memwall_io::beside(out, ".engine.toml", "device"), std::path::Path::to_path_buf);
-    let mut inputs = vec![file.to_path_buf()];
-    for name in [device, model, engine] {
-        if name.ends_with(".toml") {
-            inputs.push(PathBuf::from(name));
-        }
-    }
-    memwall_io::check_outputs(
-        &inputs.iter().map(PathBuf::as_path).collect::<Vec<_>>(),
-        &[("--out", out), ("--engine-out", &engine_out)],
-    )?;
-    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    // Every input is read (and registered) before the outputs are checked against them.
+    let text = memwall_io::read_text(file)?;
+    let (model, device, engine) = (load_model(model)?, load_device(device)?, memwall_io::load_engine(engine)?);
+    memwall_io::check_outputs(&[], &[("--out", out), ("--engine-out", &engine_out)])?;
     let rows = memwall_io::llama_bench::parse(&text, &file.display().to_string())?;
-    let c = memwall_io::llama_bench::calibrate(
-        &rows,
-        &load_model(model)?,
-        &load_device(device)?,
-        &memwall_io::load_engine(engine)?,
-    )?;
+    let c = memwall_io::llama_bench::calibrate(&rows, &model, &device, &engine)?;
     let header: Vec<String> = ["line", "depth", "threads", "measured tok/s", "before", "error", "calibrated", "error"]
         .map(String::from)
         .to_vec();
@@ -1207,6 +1210,8 @@ fn exit_on_signals() {
 fn main() -> ExitCode {
     #[cfg(unix)]
     exit_on_signals();
+    // Every file this process reads is an input no output may replace.
+    let _inputs = memwall_io::inputs::scope();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {

@@ -170,6 +170,19 @@ pub(crate) fn publish(mut out: TempOutput, path: &Path) -> Result<()> {
     if live.abandoned {
         return Err(IoError::Interrupted);
     }
+    // The last guard of the inputs: an input read after the outputs were checked is still
+    // never replaced.
+    if let Ok(m) = std::fs::metadata(&out.target)
+        && let Ok(id) = crate::inputs::existing_id(&out.target, &m)
+        && let Some(input) = crate::inputs::input_with(&id)
+    {
+        drop(live);
+        return Err(IoError::Output {
+            flag: "output".into(),
+            path: out.path.clone(),
+            problem: OutputProblem::IsInput { input },
+        });
+    }
     let tmp = out.tmp.take().expect("published once");
     let tmp_path = tmp.path().to_path_buf();
     #[cfg(unix)]

@@ -293,7 +293,7 @@ impl Experiment {
 
     /// Read and parse an experiment file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.into(), source })?;
+        let text = crate::inputs::read_text(path)?;
         let origin = path.display().to_string();
         Self::parse(&text, &origin).map_err(|e| crate::locate::at_line(e, &text, &origin, &["base."]))
     }

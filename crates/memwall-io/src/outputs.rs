@@ -15,7 +15,7 @@ use memwall_spec::SpecError;
 
 use crate::atomic::{non_regular_kind, resolve_target};
 use crate::error::{IoError, OutputProblem, Result};
-use crate::experiment::Experiment;
+use crate::inputs::{FileId, existing_id};
 
 /// Folder of the outputs derived from an experiment's name.
 pub const RESULTS_DIR: &str = "results";
@@ -23,29 +23,6 @@ pub const RESULTS_DIR: &str = "results";
 /// Longest experiment name [`default_output`] accepts, bytes (file names are limited to 255
 /// bytes on common file systems; this leaves room for the extension and temporary suffixes).
 pub const MAX_NAME_BYTES: usize = 200;
-
-/// Identity of a file: an existing file by device and inode (by canonical path where there
-/// are none), a file yet to be written by its absolute, normalized path.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum FileId {
-    #[cfg(unix)]
-    Inode(u64, u64),
-    Path(PathBuf),
-}
-
-fn existing_id(path: &Path, m: &std::fs::Metadata) -> std::io::Result<FileId> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        let _ = path;
-        Ok(FileId::Inode(m.dev(), m.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = m;
-        Ok(FileId::Path(std::fs::canonicalize(path)?))
-    }
-}
 
 /// Absolute form of a path that does not exist: its longest existing ancestor canonicalized,
 /// then the rest with `.` dropped and `..` taking back the component before it (those
@@ -89,7 +66,8 @@ fn output_id(flag: &str, path: &Path) -> Result<FileId> {
 }
 
 /// Check a command's outputs (`(flag, path)` pairs, e.g. `("--out", path)`) against its
-/// inputs and each other before any work starts. Refuses, naming the flag and path
+/// inputs and each other before any work starts. The inputs are `inputs` and every file read
+/// so far in the open [`crate::inputs::scope`]. Refuses, naming the flag and path
 /// ([`IoError::Output`]): an output that is the same file as an input (inputs that do not
 /// exist are skipped: nothing was read from them), one that exists and is not a regular file,
 /// one that names no file, and two outputs that resolve to the same file. Symbolic links are
@@ -106,8 +84,9 @@ pub fn check_outputs(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<()> 
     for &(flag, path) in outputs {
         let refuse = |problem| IoError::Output { flag: flag.to_string(), path: path.to_path_buf(), problem };
         let id = output_id(flag, path)?;
-        if let Some((_, input)) = inputs.iter().find(|(i, _)| *i == id) {
-            return Err(refuse(OutputProblem::IsInput { input: input.to_path_buf() }));
+        let input = inputs.iter().find(|(i, _)| *i == id).map(|(_, p)| p.to_path_buf());
+        if let Some(input) = input.or_else(|| crate::inputs::input_with(&id)) {
+            return Err(refuse(OutputProblem::IsInput { input }));
         }
         if let Some((_, other)) = seen.iter().find(|(s, _)| *s == id) {
             return Err(refuse(OutputProblem::Shared { other: other.to_string() }));
@@ -115,31 +94,6 @@ pub fn check_outputs(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<()> 
         seen.push((id, flag));
     }
     Ok(())
-}
-
-/// Whether a `model`/`device` value names a file rather than a preset (as the loaders
-/// decide).
-fn names_file(v: &toml::Value) -> Option<&str> {
-    v.as_str().filter(|s| crate::presets::is_path(s))
-}
-
-/// The files an experiment reads: the experiment file itself and every model or device TOML
-/// file its base or grid names (paths as written, relative to the working directory as the
-/// loaders read them).
-pub fn experiment_inputs(path: &Path, exp: &Experiment) -> Vec<PathBuf> {
-    let mut files = vec![path.to_path_buf()];
-    let Ok(doc) = exp.text.parse::<toml::Table>() else { return files };
-    let base = doc.get("base").and_then(|b| b.as_table());
-    for key in ["model", "device"] {
-        files.extend(base.and_then(|b| b.get(key)).and_then(names_file).map(PathBuf::from));
-    }
-    for (key, values) in doc.get("grid").and_then(|g| g.as_table()).into_iter().flatten() {
-        if key.split('+').any(|p| matches!(p.trim(), "model" | "device")) {
-            let values = values.as_array().map(Vec::as_slice).unwrap_or_default();
-            files.extend(values.iter().filter_map(names_file).map(PathBuf::from));
-        }
-    }
-    files
 }
 
 /// The output an experiment's name gives when no path is passed:
@@ -183,6 +137,7 @@ pub fn beside(path: &Path, suffix: &str, default_stem: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::experiment::Experiment;
 
     fn problem(r: Result<()>) -> (String, OutputProblem) {
         match r {
@@ -273,30 +228,37 @@ mod tests {
     }
 
     #[test]
-    fn an_experiment_reads_its_file_and_the_spec_files_it_names() {
-        let text = r#"
-name = "files"
-[base]
-model = "llama-3.2-1b"
-device = "my-device.toml"
-weights = { mix = "Q4_K_M" }
-[grid]
-"model" = ["llama-3.2-1b", "models/mine.toml"]
-"#;
+    fn every_file_an_experiment_reads_is_an_input_no_output_may_be() {
         let dir = tempfile::tempdir().unwrap();
         let device = crate::presets::device_text("raspberry-pi-5-8gb").unwrap();
+        let engine = crate::presets::engine_text("llama.cpp").unwrap();
         let model = crate::presets::model_text("llama-3.2-1b").unwrap();
-        std::fs::write(dir.path().join("my-device.toml"), device).unwrap();
+        let (d, e, m) = (dir.path().join("dev"), dir.path().join("eng.toml"), dir.path().join("models/m.toml"));
+        std::fs::write(&d, device).unwrap();
+        std::fs::write(&e, engine).unwrap();
         std::fs::create_dir(dir.path().join("models")).unwrap();
-        std::fs::write(dir.path().join("models/mine.toml"), model).unwrap();
-        let text = text
-            .replace("my-device.toml", &dir.path().join("my-device.toml").display().to_string())
-            .replace("models/mine.toml", &dir.path().join("models/mine.toml").display().to_string());
-        let exp = Experiment::parse(&text, "files.toml").unwrap();
-        let inputs = experiment_inputs(Path::new("files.toml"), &exp);
-        assert_eq!(
-            inputs,
-            [PathBuf::from("files.toml"), dir.path().join("my-device.toml"), dir.path().join("models/mine.toml")]
+        std::fs::write(&m, model).unwrap();
+        let text = format!(
+            "name = \"files\"\n[base]\nmodel = \"llama-3.2-1b\"\ndevice = \"{}\"\nengine = \"{}\"\n\
+             weights = {{ mix = \"Q4_K_M\" }}\n[grid]\n\"model\" = [\"llama-3.2-1b\", \"{}\"]\n",
+            d.display(),
+            e.display(),
+            m.display()
         );
+        let exp_path = dir.path().join("exp");
+        std::fs::write(&exp_path, &text).unwrap();
+        let _scope = crate::inputs::scope();
+        Experiment::load(&exp_path).unwrap();
+        // A device file without an extension, an engine in the base, a model in the grid and the
+        // experiment itself: each is refused as an output, whatever it is called.
+        for input in [&d, &e, &m, &exp_path] {
+            let (flag, p) = problem(check_outputs(&[], &[("--out", input)]));
+            assert_eq!(flag, "--out");
+            assert!(matches!(p, OutputProblem::IsInput { .. }), "{}", input.display());
+        }
+        // The last guard: a write that reaches the rename is refused too, and leaves the input.
+        let e = crate::atomic::write_text(&d, "overwritten").unwrap_err().to_string();
+        assert!(e.contains("is the input"), "{e}");
+        assert_eq!(std::fs::read_to_string(&d).unwrap(), device);
     }
 }

@@ -21,20 +21,49 @@ fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> IoError {
     if what == "engine" {
         names.insert(0, "generic");
     }
-    IoError::Spec(SpecError::Unknown {
-        field: what.to_string(),
-        what: match what {
+    let files = if what == "model" { "a path to a .toml, .gguf or config.json file" } else { "a path to a .toml file" };
+    IoError::Spec(SpecError::unknown(
+        what,
+        match what {
             "model" => "model preset",
             "device" => "device preset",
             _ => "engine profile",
         },
-        value: name.to_string(),
-        hint: if what == "model" {
-            format!("; presets: {} (or a path to a .toml, .gguf or config.json file)", names.join(", "))
-        } else {
-            format!("; presets: {} (or a path to a .toml file)", names.join(", "))
-        },
-    })
+        name,
+        names.iter().copied(),
+        format!("; presets: {} (or {files})", names.join(", ")),
+    ))
+}
+
+/// Where a `model`, `device` or `engine` name leads: a preset's text or a file.
+enum Source {
+    Preset(&'static str),
+    File,
+}
+
+/// What `name` names for `kind` (`model`, `device`, `engine`): a path (it has a separator or
+/// ends in `.toml`) is a file; a bare name is the preset of that name (`preset`), or else a
+/// file of that name in the working directory. A bare name that is both is refused, naming
+/// both, rather than silently preferring one; a name that is neither is unknown, with the
+/// closest presets suggested.
+fn source(kind: &'static str, name: &str, preset: Option<&'static str>, table: &[(&str, &str)]) -> Result<Source> {
+    if is_path(name) {
+        return Ok(Source::File);
+    }
+    let file = !name.is_empty() && std::fs::symlink_metadata(name).is_ok();
+    match (preset, file) {
+        (Some(_), true) => Err(IoError::Spec(SpecError::invalid(
+            kind,
+            name,
+            format!(
+                "is both a {kind} preset and a file in the working directory; write `./{name}` for the file, or \
+                 move the file away to use the preset"
+            ),
+        ))),
+        (Some(text), false) => Ok(Source::Preset(text)),
+        (None, true) => Ok(Source::File),
+        (None, false) => Err(unknown(kind, name, table)),
+    }
 }
 
 /// Raw TOML text of an engine profile, by name or alias (`ollama` is llama.cpp); `None`
@@ -50,17 +79,17 @@ pub fn engine_text(name: &str) -> Option<&'static str> {
 
 /// An engine by profile name, alias or `.toml` path, validated (`generic` is built in).
 pub fn load_engine(name: &str) -> Result<EngineSpec> {
-    if name.eq_ignore_ascii_case("generic") {
-        return Ok(EngineSpec::generic());
+    const GENERIC: &str = "";
+    let preset = if name.eq_ignore_ascii_case("generic") { Some(GENERIC) } else { engine_text(name) };
+    match source("engine", name, preset, ENGINES)? {
+        Source::Preset(GENERIC) => Ok(EngineSpec::generic()),
+        Source::Preset(text) => {
+            let spec: EngineSpec = from_toml(text, &format!("engine profile {name}"))?;
+            spec.validate().map_err(|e| e.within("engine"))?;
+            Ok(spec)
+        }
+        Source::File => load(name, "engine", ENGINES, EngineSpec::validate),
     }
-    if !is_path(name)
-        && let Some(text) = engine_text(name)
-    {
-        let spec: EngineSpec = from_toml(text, &format!("engine profile {name}"))?;
-        spec.validate().map_err(|e| e.within("engine"))?;
-        return Ok(spec);
-    }
-    load(name, "engine", ENGINES, EngineSpec::validate)
 }
 
 /// An engine profile as named on a command line or from Python: a preset name (or alias) or a
@@ -86,10 +115,6 @@ pub fn device_text(name: &str) -> Option<&'static str> {
     find(DEVICES, name)
 }
 
-fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.to_path_buf(), source })
-}
-
 pub(crate) fn is_path(name: &str) -> bool {
     name.ends_with(".toml") || name.contains('/') || name.contains('\\')
 }
@@ -104,9 +129,19 @@ pub fn load_model(name: &str) -> Result<ModelSpec> {
 }
 
 /// A model file read with what its mapping could not use ([`memwall_import::Imported`]); the
-/// model remembers the file (`from_file`).
+/// kind of file is told by its extension. The model remembers the file (`from_file`).
 pub fn import_model(path: &str) -> Result<memwall_import::Imported> {
-    let mut imported = memwall_import::import(Path::new(path)).map_err(|e| IoError::Import(Box::new(e)))?;
+    match memwall_import::ModelFile::of_name(path) {
+        Some(kind) => import_model_as(path, kind),
+        None => Err(IoError::Import(Box::new(memwall_import::ImportError::Format { path: path.to_string() }))),
+    }
+}
+
+/// The model file `path` read as `kind` whatever its name (`--gguf`, `--hf`): always a file,
+/// never a preset, and registered as an input ([`crate::inputs`]).
+pub fn import_model_as(path: &str, kind: memwall_import::ModelFile) -> Result<memwall_import::Imported> {
+    crate::inputs::record(Path::new(path))?;
+    let mut imported = memwall_import::import_as(Path::new(path), kind).map_err(|e| IoError::Import(Box::new(e)))?;
     imported.model.from_file = Some(path.to_string());
     Ok(imported)
 }
@@ -120,14 +155,12 @@ pub fn load_device(name: &str) -> Result<DeviceSpec> {
 fn load<T: serde::de::DeserializeOwned>(
     name: &str,
     kind: &'static str,
-    table: &[(&str, &str)],
+    table: &'static [(&'static str, &'static str)],
     validate: fn(&T) -> std::result::Result<(), SpecError>,
 ) -> Result<T> {
-    let (text, origin) = if is_path(name) {
-        (read(Path::new(name))?, name.to_string())
-    } else {
-        let text = find(table, name).ok_or_else(|| unknown(kind, name, table))?;
-        (text.to_string(), format!("{kind} preset {name}"))
+    let (text, origin) = match source(kind, name, find(table, name), table)? {
+        Source::File => (crate::inputs::read_text(Path::new(name))?, name.to_string()),
+        Source::Preset(text) => (text.to_string(), format!("{kind} preset {name}")),
     };
     let spec: T = from_toml(&text, &origin)?;
     validate(&spec).map_err(|e| match crate::locate::at_line(IoError::Spec(e), &text, &origin, &[]) {
@@ -161,14 +194,10 @@ pub(crate) fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFi
         return toml::Value::try_from(&model)
             .map_err(|e| IoError::Spec(SpecError::invalid("model", name, e.to_string())));
     }
-    let text = if is_path(name) {
-        read(Path::new(name))?
-    } else {
-        let (table, text) = match kind {
-            "model" => (MODELS, model_text(name)),
-            _ => (DEVICES, device_text(name)),
-        };
-        text.ok_or_else(|| unknown(if kind == "model" { "model" } else { "device" }, name, table))?.to_string()
+    let (kind, table) = if kind == "model" { ("model", MODELS) } else { ("device", DEVICES) };
+    let text = match source(kind, name, find(table, name), table)? {
+        Source::File => crate::inputs::read_text(Path::new(name))?,
+        Source::Preset(text) => text.to_string(),
     };
     let parsed: toml::Table = from_toml(&text, name)?;
     Ok(toml::Value::Table(parsed))

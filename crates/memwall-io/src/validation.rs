@@ -132,7 +132,7 @@ pub fn parse_table(text: &str, origin: &str) -> Result<Vec<ValidationRow>> {
 
 /// Read a validation table file.
 pub fn read_table(path: &Path) -> Result<Vec<ValidationRow>> {
-    let text = std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.into(), source })?;
+    let text = crate::inputs::read_text(path)?;
     parse_table(&text, &path.display().to_string())
 }
 

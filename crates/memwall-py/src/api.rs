@@ -365,7 +365,7 @@ pub fn calibrate_llama_bench<'py>(
     engine: &str,
 ) -> PyResult<(Bound<'py, PyDict>, ArrowStream)> {
     let r = py.detach(|| -> Result<_, IoError> {
-        let text = std::fs::read_to_string(path).map_err(|source| IoError::File { path: path.into(), source })?;
+        let text = memwall_io::read_text(std::path::Path::new(path))?;
         let rows = memwall_io::llama_bench::parse(&text, path)?;
         let c = memwall_io::llama_bench::calibrate(
             &rows,

@@ -360,12 +360,13 @@ impl DeviceSpec {
             nonzero(&f("size_bytes"), c.size_bytes)?;
             positive(&f("bandwidth_gbps"), c.bandwidth_gbps)?;
             if c.shared_by != "all" && !self.clusters.iter().any(|k| k.name == c.shared_by) {
-                return Err(SpecError::Unknown {
-                    field: f("shared_by"),
-                    what: "cluster",
-                    value: c.shared_by.clone(),
-                    hint: "; use a cluster name or \"all\"".into(),
-                });
+                return Err(SpecError::unknown(
+                    f("shared_by"),
+                    "cluster",
+                    c.shared_by.clone(),
+                    self.clusters.iter().map(|k| k.name.as_str()).chain(["all"]),
+                    "; use a cluster name or \"all\"",
+                ));
             }
         }
         if self.clusters.is_empty() {

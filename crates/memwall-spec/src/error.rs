@@ -63,6 +63,20 @@ impl SpecError {
         SpecError::Invalid { field: field.into(), value: value.to_string(), reason: reason.into() }
     }
 
+    /// Shorthand for [`SpecError::Unknown`] that suggests the `candidates` closest to `value`
+    /// ([`crate::suggest::did_you_mean`]) before the rest of the `hint`.
+    pub fn unknown<'a>(
+        field: impl Into<String>,
+        what: &'static str,
+        value: impl Into<String>,
+        candidates: impl IntoIterator<Item = &'a str>,
+        hint: impl Into<String>,
+    ) -> Self {
+        let value = value.into();
+        let close = crate::suggest::did_you_mean(value.trim(), candidates);
+        SpecError::Unknown { field: field.into(), what, value, hint: format!("{close}{}", hint.into()) }
+    }
+
     /// Prefix the field path with `prefix.` (used when a spec is nested in a scenario).
     pub fn within(self, prefix: &str) -> Self {
         let join = |f: String| if f.is_empty() { prefix.to_string() } else { format!("{prefix}.{f}") };

@@ -24,6 +24,7 @@ pub mod model;
 pub mod quant;
 pub mod scenario;
 pub mod sim;
+pub mod suggest;
 pub mod thermal;
 pub mod units;
 pub mod workload;
@@ -51,5 +52,6 @@ pub use workload::{Backend, ContextPolicy, KvQuant, Workload};
 /// Parse a TOML document into a spec type, mapping parser errors to [`SpecError::Parse`]
 /// (the message names the key and line).
 pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str, origin: &str) -> Result<T> {
-    toml::from_str(text).map_err(|e| SpecError::Parse { origin: origin.to_string(), message: e.to_string() })
+    toml::from_str(text)
+        .map_err(|e| SpecError::Parse { origin: origin.to_string(), message: suggest::annotate(&e.to_string()) })
 }

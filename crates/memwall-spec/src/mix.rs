@@ -115,15 +115,18 @@ impl FromStr for Mix {
             return Ok(Mix::Stored);
         }
         let body = s.trim().strip_prefix("pure-").unwrap_or(s.trim());
-        body.parse::<QuantFormat>().map(Mix::Pure).map_err(|_| SpecError::Unknown {
-            field: String::new(),
-            what: "quantization mix",
-            value: s.to_string(),
-            hint: format!(
-                "; expected a llama.cpp file type ({}), a format such as q4_0 or int4-g128 \
+        body.parse::<QuantFormat>().map(Mix::Pure).map_err(|_| {
+            SpecError::unknown(
+                String::new(),
+                "quantization mix",
+                s,
+                FileType::ALL.iter().map(|t| t.name()).chain(crate::GgmlType::ALL.iter().map(|t| t.name())),
+                format!(
+                    "; expected a llama.cpp file type ({}), a format such as q4_0 or int4-g128 \
                  (optionally prefixed pure-), or stored (the types of a GGUF model file)",
-                FileType::ALL.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
-            ),
+                    FileType::ALL.iter().map(|t| t.name()).collect::<Vec<_>>().join(", ")
+                ),
+            )
         })
     }
 }
@@ -235,15 +238,16 @@ impl WeightQuant {
                     None => TensorClass::parse(p).is_some(),
                 };
                 if !known {
-                    return Err(SpecError::Unknown {
+                    return Err(SpecError::unknown(
                         field,
-                        what: "tensor class",
-                        value: p.clone(),
-                        hint: format!(
+                        "tensor class",
+                        p.clone(),
+                        TensorClass::ALL.iter().map(|c| c.name()),
+                        format!(
                             "; known classes: {}",
                             TensorClass::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
                         ),
-                    });
+                    ));
                 }
             }
             o.layers.matches(Some(0), 1).map_err(|e| e.within(&format!("overrides[{i}]")))?;

@@ -340,11 +340,14 @@ impl FromStr for QuantFormat {
     type Err = SpecError;
 
     fn from_str(s: &str) -> Result<Self> {
-        let unknown = || SpecError::Unknown {
-            field: String::new(),
-            what: "quantization format",
-            value: s.to_string(),
-            hint: FORMAT_HINT.to_string(),
+        let unknown = || {
+            SpecError::unknown(
+                String::new(),
+                "quantization format",
+                s,
+                GgmlType::ALL.iter().map(|t| t.name()),
+                FORMAT_HINT,
+            )
         };
         if let Some(t) = GgmlType::parse(s.trim()) {
             return Ok(QuantFormat::Ggml(t));

@@ -40,12 +40,13 @@ impl std::str::FromStr for Backend {
             "cpu" => Ok(Backend::Cpu),
             "gpu" => Ok(Backend::Gpu),
             "npu" => Ok(Backend::Npu),
-            _ => Err(crate::SpecError::Unknown {
-                field: String::new(),
-                what: "compute unit",
-                value: s.to_string(),
-                hint: "; expected cpu, gpu or npu".into(),
-            }),
+            _ => Err(crate::SpecError::unknown(
+                String::new(),
+                "compute unit",
+                s,
+                ["cpu", "gpu", "npu"],
+                "; expected cpu, gpu or npu",
+            )),
         }
     }
 }
