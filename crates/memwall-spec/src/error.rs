@@ -74,7 +74,10 @@ impl SpecError {
     ) -> Self {
         let value = value.into();
         let close = crate::suggest::did_you_mean(value.trim(), candidates);
-        SpecError::Unknown { field: field.into(), what, value, hint: format!("{close}{}", hint.into()) }
+        let hint = hint.into();
+        // "; did you mean `x`? presets: …" rather than "…?; presets: …".
+        let rest = if close.is_empty() { hint } else { hint.strip_prefix(';').map_or(hint.clone(), str::to_string) };
+        SpecError::Unknown { field: field.into(), what, value, hint: format!("{close}{rest}") }
     }
 
     /// Prefix the field path with `prefix.` (used when a spec is nested in a scenario).
