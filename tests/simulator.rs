@@ -66,12 +66,17 @@ fn with_effects_off_the_simulator_reproduces_the_estimator() {
             assert!(!a.fits);
             continue;
         }
-        let rel = (d.decode_tok_s - a.decode_tok_s).abs() / a.decode_tok_s;
-        assert!(rel < 1e-9, "{model} on {device}: simulated {} vs estimated {} tok/s", d.decode_tok_s, a.decode_tok_s);
-        let rel_j = (d.j_per_token - a.energy_j_per_token).abs() / a.energy_j_per_token;
-        assert!(rel_j < 1e-9, "{model} on {device}: {} vs {} J/token", d.j_per_token, a.energy_j_per_token);
-        let ttft = (d.ttft_s - a.prefill_s).abs() / a.prefill_s;
-        assert!(ttft < 1e-9, "{model} on {device}: prefill {} vs {}", d.ttft_s, a.prefill_s);
+        let rel = (d.decode_tok_s.unwrap() - a.decode_tok_s).abs() / a.decode_tok_s;
+        assert!(
+            rel < 1e-9,
+            "{model} on {device}: simulated {} vs estimated {} tok/s",
+            d.decode_tok_s.unwrap(),
+            a.decode_tok_s
+        );
+        let rel_j = (d.j_per_token.unwrap() - a.energy_j_per_token).abs() / a.energy_j_per_token;
+        assert!(rel_j < 1e-9, "{model} on {device}: {} vs {} J/token", d.j_per_token.unwrap(), a.energy_j_per_token);
+        let ttft = (d.ttft_s.unwrap() - a.prefill_s).abs() / a.prefill_s;
+        assert!(ttft < 1e-9, "{model} on {device}: prefill {} vs {}", d.ttft_s.unwrap(), a.prefill_s);
         assert_eq!(d.decode_tokens, s.workload.gen_tokens * s.workload.batch as u64);
         assert_eq!(rows.iter().filter(|r| r.phase == Phase::Decode).count() as u64, s.workload.gen_tokens);
         checked += 1;
@@ -167,14 +172,24 @@ fn beyond_memory_the_estimator_equals_the_simulator() {
         let (d, rows) = run(&s);
         assert!(d.killed_at_s.is_none(), "{model} on {device}: killed");
         let rel = |x: f64, y: f64| (x - y).abs() / y.abs();
-        assert!(rel(d.decode_tok_s, a.decode_tok_s) < 1e-9, "{model}: {} vs {}", d.decode_tok_s, a.decode_tok_s);
         assert!(
-            rel(d.j_per_token, a.energy_j_per_token) < 1e-9,
+            rel(d.decode_tok_s.unwrap(), a.decode_tok_s) < 1e-9,
             "{model}: {} vs {}",
-            d.j_per_token,
+            d.decode_tok_s.unwrap(),
+            a.decode_tok_s
+        );
+        assert!(
+            rel(d.j_per_token.unwrap(), a.energy_j_per_token) < 1e-9,
+            "{model}: {} vs {}",
+            d.j_per_token.unwrap(),
             a.energy_j_per_token
         );
-        assert!(rel(d.ttft_s, a.prefill_s) < 1e-9, "{model}: prefill {} vs {}", d.ttft_s, a.prefill_s);
+        assert!(
+            rel(d.ttft_s.unwrap(), a.prefill_s) < 1e-9,
+            "{model}: prefill {} vs {}",
+            d.ttft_s.unwrap(),
+            a.prefill_s
+        );
         let flash: Vec<f64> = rows.iter().filter(|r| r.phase == Phase::Decode).map(|r| r.flash_bytes).collect();
         let mean = flash.iter().sum::<f64>() / flash.len() as f64;
         assert!(rel(mean, a.flash_bytes_per_token) < 1e-9, "{model}: flash {mean} vs {}", a.flash_bytes_per_token);
@@ -488,9 +503,14 @@ fn todays_layer_stacks_agree_in_both_engines() {
             s.validate().unwrap();
             let a = estimate(&s).unwrap();
             let (d, _) = run(&s);
-            let rel = (d.decode_tok_s - a.decode_tok_s).abs() / a.decode_tok_s;
-            assert!(rel < 1e-9, "variant {i}: simulated {} vs estimated {} tok/s", d.decode_tok_s, a.decode_tok_s);
-            assert!((d.ttft_s - a.prefill_s).abs() / a.prefill_s < 1e-9, "variant {i}: prefill");
+            let rel = (d.decode_tok_s.unwrap() - a.decode_tok_s).abs() / a.decode_tok_s;
+            assert!(
+                rel < 1e-9,
+                "variant {i}: simulated {} vs estimated {} tok/s",
+                d.decode_tok_s.unwrap(),
+                a.decode_tok_s
+            );
+            assert!((d.ttft_s.unwrap() - a.prefill_s).abs() / a.prefill_s < 1e-9, "variant {i}: prefill");
         }
     }
 }

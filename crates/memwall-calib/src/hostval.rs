@@ -251,7 +251,9 @@ pub fn run_config(
         weight_bytes: e.weight_bytes(),
         measured_tok_s: g.tok_s(),
         estimated_tok_s: est.decode_tok_s,
-        simulated_tok_s: sim.decode_tok_s,
+        simulated_tok_s: sim.decode_tok_s.ok_or_else(|| {
+            probe(format!("the simulation of {tokens} tokens decoded none in {:.3} s", sim.duration_s))
+        })?,
         binding: est.binding.name().to_string(),
     })
 }

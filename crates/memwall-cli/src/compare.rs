@@ -62,7 +62,14 @@ fn keys(spec: &str, i: usize) -> Result<BTreeMap<String, String>> {
         let Some((k, v)) = pair.split_once('=') else {
             anyhow::bail!("invalid design {} `{spec}`: `{pair}` is not key=value", i + 1);
         };
-        out.insert(k.trim().to_string(), v.trim().to_string());
+        let (k, v) = (k.trim().to_string(), v.trim().to_string());
+        if let Some(first) = out.get(&k) {
+            anyhow::bail!(
+                "invalid design {} `{spec}`: `{k}` is given twice (`{k}={first}` and `{k}={v}`); a design sets each key once",
+                i + 1
+            );
+        }
+        out.insert(k, v);
     }
     Ok(out)
 }

@@ -829,9 +829,8 @@ fn run(
     let n = exp.len();
     if n as u64 > max_points {
         let sizes: Vec<String> = exp.axes.iter().map(|a| format!("{} ({})", a.key, a.values.len())).collect();
-        let size = if n == usize::MAX { "more than 2^64".to_string() } else { n.to_string() };
         anyhow::bail!(
-            "the grid has {size} points ({}), more than `--max-points` = {max_points}; shrink the grid or raise \
+            "the grid has {n} points ({}), more than `--max-points` = {max_points}; shrink the grid or raise \
              --max-points",
             sizes.join(" × ")
         );
@@ -959,12 +958,12 @@ fn simulate(
         let s = &r.summary;
         line.extend([
             format!("{:.1}", s.load_s),
-            format!("{:.2}", s.ttft_s),
+            s.ttft_s.map_or("-".into(), |t| format!("{t:.2}")),
             format!("{:.2}", s.burst_tok_s),
             format!("{:.2}", s.sustained_tok_s),
             opt(s.throttle_onset_s),
             opt(s.time_to_minus_25pct_s),
-            format!("{:.3}", s.j_per_token),
+            s.j_per_token.map_or("-".into(), |j| format!("{j:.3}")),
             gb(s.peak_resident_bytes),
             format!("{:.1}", s.max_die_c),
             format!("{:.1}", s.max_skin_c),
@@ -975,6 +974,23 @@ fn simulate(
         table.push(line);
     }
     print_table(&header, &table);
+    for r in results.iter().filter(|r| r.summary.decode_tokens == 0) {
+        let s = &r.summary;
+        let why = if s.ttft_s.is_none() {
+            format!(
+                "the run ended at {:.3} s, before the first prefill finished (load {:.3} s)",
+                s.duration_s, s.load_s
+            )
+        } else {
+            format!("the run ended at {:.3} s, after the prefill and before the first decode step", s.duration_s)
+        };
+        let killed = s.killed_at_s.map_or(String::new(), |k| format!("; killed at {k:.3} s"));
+        println!(
+            "\npoint {} produced no token: {why}{killed}; TTFT, the rates and J/token are unknown (`-`, null in \
+             --summary)",
+            r.point.index
+        );
+    }
     for r in results.iter().filter(|r| !r.summary.actions.is_empty()) {
         println!("\npoint {} ({}):", r.point.index, exp.describe(&r.point.choice));
         for a in &r.summary.actions {
@@ -1265,6 +1281,9 @@ fn main() -> ExitCode {
             summary.as_deref(),
         ),
     };
+    for p in memwall_io::atomic::take_stale_removed() {
+        eprintln!("note: removed {}, a temporary file left by a memwall process that no longer runs", p.display());
+    }
     let result = result.and_then(|()| stdio::finish().context("writing to stdout"));
     let signal = SIGNAL.load(std::sync::atomic::Ordering::SeqCst);
     if signal != 0 {

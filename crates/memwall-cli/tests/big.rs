@@ -63,10 +63,14 @@ fn a_grid_beyond_max_points_is_refused_with_its_size() {
         .collect::<String>()
     );
     std::fs::write(dir.path().join("huge.toml"), huge).unwrap();
-    let o = memwall(&["run", "huge.toml", "--out", "h.parquet"], dir.path());
-    let (_, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{err}");
-    assert!(err.contains("more than 2^64 points") && err.contains("50000000"), "{err}");
+    // Refused when read, whatever `--max-points` allows: no count or index can wrap.
+    for max in ["50000000", "18446744073709551615"] {
+        let o = memwall(&["run", "huge.toml", "--out", "h.parquet", "--max-points", max], dir.path());
+        let (_, err) = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{err}");
+        assert!(err.contains("more than 18446744073709551615 points") && err.contains("kv.k (3)"), "{err}");
+        assert!(!dir.path().join("h.parquet").exists());
+    }
 }
 
 #[test]

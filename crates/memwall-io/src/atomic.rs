@@ -11,6 +11,9 @@
 //!   published or dropped; [`abandon_outputs`] (what a SIGINT/SIGTERM handler calls) removes
 //!   them all and stops any further temporary file or rename, so an interrupted process
 //!   leaves neither a temporary file nor a new output.
+//! - A process killed outright (SIGKILL, power loss) cannot clean up. Its temporary files are
+//!   named after it (`.memwall-PID-*`), so the next write into the same folder finds those of
+//!   processes no longer running and removes them; [`take_stale_removed`] says which.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -81,6 +84,46 @@ pub(crate) fn resolve_target(path: &Path) -> std::io::Result<PathBuf> {
 }
 
 pub(crate) use memwall_import::file::non_regular_kind;
+
+/// How every temporary output's name starts; the writing process's id follows.
+const TEMP_PREFIX: &str = ".memwall-";
+
+/// Stale temporary files removed so far, for the caller to report.
+static STALE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// The stale temporary files removed since the last call (see the module documentation).
+pub fn take_stale_removed() -> Vec<PathBuf> {
+    std::mem::take(&mut *STALE.lock().unwrap_or_else(|p| p.into_inner()))
+}
+
+/// The id of the process that wrote the temporary file named `name`, when the name is one
+/// of memwall's (`.memwall-PID-…`).
+fn temp_owner(name: &str) -> Option<u32> {
+    name.strip_prefix(TEMP_PREFIX)?.split('-').next()?.parse().ok()
+}
+
+/// Whether process `pid` is running, when this system can tell (Linux's `/proc`).
+fn running(pid: u32) -> Option<bool> {
+    let proc = Path::new("/proc");
+    proc.join("self").exists().then(|| proc.join(pid.to_string()).exists())
+}
+
+/// Remove the temporary files in `dir` left by memwall processes that are no longer running.
+/// A file whose writer may still run (or where that cannot be told) is left alone.
+fn remove_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(temp_owner) else { continue };
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if is_file && pid != std::process::id() && running(pid) == Some(false) {
+            let path = entry.path();
+            if std::fs::remove_file(&path).is_ok() {
+                STALE.lock().unwrap_or_else(|p| p.into_inner()).push(path);
+            }
+        }
+    }
+}
 
 /// A temporary output file beside its target, registered until it is published or dropped
 /// (dropping removes it).
@@ -153,11 +196,13 @@ pub(crate) fn temp_beside(path: &Path, suffix: &str) -> Result<TempOutput> {
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(err)?;
+    remove_stale(&dir);
     let mut live = live();
     if live.abandoned {
         return Err(IoError::Interrupted);
     }
-    let tmp = tempfile::Builder::new().prefix(".memwall-").suffix(suffix).tempfile_in(&dir).map_err(err)?;
+    let prefix = format!("{TEMP_PREFIX}{}-", std::process::id());
+    let tmp = tempfile::Builder::new().prefix(&prefix).suffix(suffix).tempfile_in(&dir).map_err(err)?;
     live.paths.push(tmp.path().to_path_buf());
     Ok(TempOutput { tmp: Some(tmp), path: path.to_path_buf(), target })
 }
@@ -239,7 +284,8 @@ mod tests {
         let target = dir.path().join("sub/out.txt");
         let mut t = temp_beside(&target, ".txt.tmp").unwrap();
         let tmp = t.path().to_path_buf();
-        assert!(tmp.file_name().unwrap().to_string_lossy().starts_with(".memwall-"));
+        let name = tmp.file_name().unwrap().to_string_lossy().into_owned();
+        assert_eq!(temp_owner(&name), Some(std::process::id()), "{name}");
         assert!(live_paths().contains(&tmp));
         t.write_all(b"hello").unwrap();
         publish(t, &target).unwrap();
@@ -273,6 +319,28 @@ mod tests {
         std::os::unix::fs::symlink("loop", &looped).unwrap();
         let e = temp_beside(&looped, ".tmp").err().expect("a link loop is refused").to_string();
         assert!(e.contains("loop") && e.contains("symbolic links"), "{e}");
+    }
+
+    #[test]
+    fn temporaries_of_processes_no_longer_running_are_removed_by_the_next_write() {
+        let dir = tempfile::tempdir().unwrap();
+        // A process that has exited: its id is free (until reused, which only keeps a file).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let stale = dir.path().join(format!(".memwall-{dead}-abc123.parquet.tmp"));
+        let mine = dir.path().join(format!(".memwall-{}-def456.parquet.tmp", std::process::id()));
+        let other = dir.path().join(".memwall-notapid.parquet.tmp");
+        for p in [&stale, &mine, &other] {
+            std::fs::write(p, "x").unwrap();
+        }
+        take_stale_removed();
+        write_text(&dir.path().join("out.txt"), "done").unwrap();
+        if running(dead) == Some(false) {
+            assert!(!stale.exists());
+            assert!(take_stale_removed().contains(&stale));
+        }
+        assert!(mine.exists() && other.exists(), "a live process's file and a foreign name are kept");
     }
 
     #[test]

@@ -239,21 +239,22 @@ pub static QUALITY_COLUMNS: &[Column<Quality>] = &[
     Column { name: "quality_source", get: Get::Str(|q| &q.source) },
 ];
 
-/// The simulator's summary of a point (`memwall simulate --summary`); absent times are nulls.
+/// The simulator's summary of a point (`memwall simulate --summary`); absent times are nulls,
+/// and so are TTFT, the decode rate and J/token of a run that produced no token.
 pub static SUMMARY_COLUMNS: &[Column<Summary>] = &[
     Column { name: "duration_s", get: Get::F64(|s| s.duration_s) },
     Column { name: "load_s", get: Get::F64(|s| s.load_s) },
-    Column { name: "ttft_s", get: Get::F64(|s| s.ttft_s) },
+    Column { name: "ttft_s", get: Get::OptF64(|s| s.ttft_s) },
     Column { name: "decode_tokens", get: Get::U64(|s| s.decode_tokens) },
     Column { name: "decode_s", get: Get::F64(|s| s.decode_s) },
-    Column { name: "decode_tok_s", get: Get::F64(|s| s.decode_tok_s) },
+    Column { name: "decode_tok_s", get: Get::OptF64(|s| s.decode_tok_s) },
     Column { name: "burst_tok_s", get: Get::F64(|s| s.burst_tok_s) },
     Column { name: "sustained_tok_s", get: Get::F64(|s| s.sustained_tok_s) },
     Column { name: "throttle_onset_s", get: Get::OptF64(|s| s.throttle_onset_s) },
     Column { name: "time_to_minus_10pct_s", get: Get::OptF64(|s| s.time_to_minus_10pct_s) },
     Column { name: "time_to_minus_25pct_s", get: Get::OptF64(|s| s.time_to_minus_25pct_s) },
     Column { name: "energy_j", get: Get::F64(|s| s.energy_j) },
-    Column { name: "j_per_token", get: Get::F64(|s| s.j_per_token) },
+    Column { name: "j_per_token", get: Get::OptF64(|s| s.j_per_token) },
     Column { name: "peak_resident_bytes", get: Get::U64(|s| s.peak_resident_bytes) },
     Column { name: "flash_bytes", get: Get::F64(|s| s.flash_bytes) },
     Column { name: "max_die_c", get: Get::F64(|s| s.max_die_c) },

@@ -218,6 +218,44 @@ fn section_error(doc: &toml::Table) -> Option<SpecError> {
     })
 }
 
+/// Refuse two grid axes that set the same field (`"kv.k+kv.v"` and `"kv.k"`), or one axis
+/// that names a field twice: one would silently overwrite the other while the rows were
+/// labelled with both. Setting a whole table and a field inside it (`model` and
+/// `model.n_layers`) is allowed: the table is set first, then the field.
+fn one_axis_per_field(axes: &[Axis]) -> Result<()> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for a in axes {
+        for p in &a.paths {
+            if let Some((_, other)) = seen.iter().find(|(q, _)| q == p) {
+                let also = if *other == a.key {
+                    "names it twice".to_string()
+                } else {
+                    format!("and `grid.\"{other}\"` both set it")
+                };
+                return Err(invalid(
+                    format!("grid.\"{}\"", a.key),
+                    p,
+                    format!("this axis {also}; a field takes its values from one axis"),
+                ));
+            }
+            seen.push((p, &a.key));
+        }
+    }
+    Ok(())
+}
+
+/// The number of grid points, the product of the axis sizes, refused when it exceeds
+/// 2^64 − 1 (so every count and index below is exact).
+fn count_points(axes: &[Axis]) -> Result<u64> {
+    axes.iter()
+        .try_fold(1u64, |n, a| n.checked_mul(a.values.len() as u64))
+        .filter(|n| usize::try_from(*n).is_ok())
+        .ok_or_else(|| {
+            let sizes: Vec<String> = axes.iter().map(|a| format!("{} ({})", a.key, a.values.len())).collect();
+            invalid("grid", sizes.join(" × "), format!("the grid has more than {} points; shrink it", usize::MAX))
+        })
+}
+
 impl Experiment {
     /// Parse an experiment from TOML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
@@ -254,6 +292,8 @@ impl Experiment {
                 };
             axes.push(Axis { key, paths, values, resolved, labels: None });
         }
+        one_axis_per_field(&axes)?;
+        count_points(&axes)?;
         for (key, labels) in raw.labels {
             let field = format!("labels.\"{key}\"");
             let axis = axes.iter_mut().find(|a| a.key == key).ok_or_else(|| {
@@ -298,9 +338,10 @@ impl Experiment {
         Self::parse(&text, &origin).map_err(|e| crate::locate::at_line(e, &text, &origin, &["base."]))
     }
 
-    /// Number of grid points (`usize::MAX` when the product of the axis sizes does not fit).
+    /// Number of grid points (exact: [`Experiment::parse`] refuses a grid whose count does
+    /// not fit).
     pub fn len(&self) -> usize {
-        self.axes.iter().try_fold(1usize, |n, a| n.checked_mul(a.values.len())).unwrap_or(usize::MAX)
+        self.axes.iter().map(|a| a.values.len()).product()
     }
 
     /// Whether the grid is empty (never: an experiment has at least its base point).

@@ -36,14 +36,16 @@ pub struct Summary {
     pub duration_s: f64,
     /// Model load time, seconds.
     pub load_s: f64,
-    /// First turn: prompt submitted → prefill done, seconds.
-    pub ttft_s: f64,
+    /// First turn: prompt submitted → first token, seconds; `None` when the run ended before
+    /// the first prefill did (no token: nothing to time).
+    pub ttft_s: Option<f64>,
     /// Tokens decoded (all sequences).
     pub decode_tokens: u64,
     /// Time spent decoding, seconds.
     pub decode_s: f64,
-    /// Decode tokens/s while decoding (`decode_tokens / decode_s`).
-    pub decode_tok_s: f64,
+    /// Decode tokens/s while decoding (`decode_tokens / decode_s`); `None` when no token was
+    /// decoded.
+    pub decode_tok_s: Option<f64>,
     /// Generation tokens/s over the first 30 s of decoding (decode steps and policy pauses;
     /// prefill and think time excluded).
     pub burst_tok_s: f64,
@@ -58,8 +60,8 @@ pub struct Summary {
     pub time_to_minus_25pct_s: Option<f64>,
     /// Energy of the whole run, joules.
     pub energy_j: f64,
-    /// Energy of decode steps per decoded token, joules.
-    pub j_per_token: f64,
+    /// Energy of decode steps per decoded token, joules; `None` when no token was decoded.
+    pub j_per_token: Option<f64>,
     /// Highest memory held by the model, bytes.
     pub peak_resident_bytes: u64,
     /// Bytes read from storage (load, reloads, paging, expert misses).
@@ -377,12 +379,12 @@ impl Run {
         let st = &mut self.stats;
         let s = &mut st.summary;
         s.duration_s = to_s(self.now);
-        s.decode_tok_s = if s.decode_s > 0.0 { s.decode_tokens as f64 / s.decode_s } else { 0.0 };
+        s.decode_tok_s = (s.decode_tokens > 0 && s.decode_s > 0.0).then(|| s.decode_tokens as f64 / s.decode_s);
         s.burst_tok_s = st.rates.burst();
         s.sustained_tok_s = st.rates.sustained();
         s.time_to_minus_10pct_s = st.rates.minus_10;
         s.time_to_minus_25pct_s = st.rates.minus_25;
-        s.j_per_token = if s.decode_tokens > 0 { st.decode_energy / s.decode_tokens as f64 } else { 0.0 };
+        s.j_per_token = (s.decode_tokens > 0).then(|| st.decode_energy / s.decode_tokens as f64);
         s.mean_power_w = if s.duration_s > 0.0 { s.energy_j / s.duration_s } else { 0.0 };
         s.unit_decode_power_w = if s.decode_s > 0.0 { st.decode_unit_j / s.decode_s } else { 0.0 };
         Ok(s.clone())
@@ -801,7 +803,7 @@ impl Run {
             Kind::Decode if cut => (Phase::Decode, 0),
             Kind::Prefill { n } => {
                 if self.session.prefilled(n) {
-                    stats.summary.ttft_s = end_s - self.session.turn_start_s;
+                    stats.summary.ttft_s = Some(end_s - self.session.turn_start_s);
                 }
                 (Phase::Prefill, n)
             }
