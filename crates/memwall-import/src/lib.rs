@@ -4,6 +4,7 @@
 //! cannot be mapped is listed, never dropped silently; malformed input is an error naming the
 //! byte offset or JSON path, never a panic or an allocation the file cannot back.
 
+mod checked;
 mod error;
 pub mod file;
 pub mod gguf;
