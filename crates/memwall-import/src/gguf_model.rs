@@ -16,6 +16,7 @@ use memwall_spec::{
 };
 
 use crate::ImportError;
+use crate::checked::{Bound, Fields};
 use crate::gguf::{GgufHeader, Value};
 
 /// Architectures with a mapping of their own (others get the generic transformer mapping).
@@ -89,6 +90,16 @@ struct Keys<'a> {
     h: &'a GgufHeader,
     arch: String,
     used: std::cell::RefCell<std::collections::HashSet<String>>,
+}
+
+impl Fields for Keys<'_> {
+    fn name(&self, k: &str) -> String {
+        self.full(k)
+    }
+
+    fn refuse(&self, k: &str, what: String) -> ImportError {
+        self.err(k, what)
+    }
 }
 
 impl Keys<'_> {
@@ -215,11 +226,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
     if !ARCHITECTURES.contains(&arch.as_str()) {
         notes.push(format!("architecture `{arch}` has no mapping of its own: read as a generic transformer"));
     }
-    let n_layers =
-        u32::try_from(k.required("block_count")?).map_err(|_| k.err("block_count", "is above 2^32".into()))?;
-    if n_layers == 0 || n_layers > memwall_spec::bounds::MAX_LAYERS {
-        return Err(k.err("block_count", format!("= {n_layers}: 1 to {} layers", memwall_spec::bounds::MAX_LAYERS)));
-    }
+    let n_layers = k.layer_count("block_count", k.required("block_count")?)?;
     let hidden = k.required("embedding_length")?;
 
     // Tensors: class, layer, shape, type; the layer index must be in range.
@@ -295,7 +302,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         match swa_pattern {
             Some(v) => match v.as_array() {
                 Some(a) => matches!(a.get(l as usize), Some(Value::Bool(true))),
-                None => v.as_u64().is_some_and(|p| p > 1 && !(l + 1).is_multiple_of(p as u32)),
+                None => v.as_u64().is_some_and(|p| p > 1 && !(u64::from(l) + 1).is_multiple_of(p)),
             },
             None => match arch.as_str() {
                 "gemma2" => l.is_multiple_of(2),
@@ -337,21 +344,22 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
                 Some(f) => f,
                 None => first(TensorClass::FfnUpExps).map_or(0, |t| t.tensor.rows),
             };
-            let n_shared = k
-                .u64("expert_shared_count")?
-                .unwrap_or_else(|| u64::from(stored.iter().any(|t| t.tensor.class == TensorClass::FfnUpShexp)));
+            let n_shared = match k.u64("expert_shared_count")? {
+                Some(n) => k.narrow("expert_shared_count", n, &Bound::experts())?,
+                None => u32::from(stored.iter().any(|t| t.tensor.class == TensorClass::FfnUpShexp)),
+            };
             let shared_ffn = match k.u64("expert_shared_feed_forward_length")? {
                 Some(f) => Some(f),
-                None => first(TensorClass::FfnUpShexp).map(|t| t.tensor.rows / n_shared.max(1)),
+                None => first(TensorClass::FfnUpShexp).map(|t| t.tensor.rows / u64::from(n_shared.max(1))),
             };
             let leading = k.u64("leading_dense_block_count")?.unwrap_or(0);
             Some(MoeSpec {
-                n_experts: u32::try_from(e).map_err(|_| k.err("expert_count", format!("= {e}")))?,
-                top_k: u32::try_from(top_k).map_err(|_| k.err("expert_used_count", format!("= {top_k}")))?,
-                n_shared: n_shared as u32,
+                n_experts: k.narrow("expert_count", e, &Bound::experts())?,
+                top_k: k.narrow("expert_used_count", top_k, &Bound::experts())?,
+                n_shared,
                 expert_ffn,
                 shared_ffn,
-                leading_dense_layers: leading as u32,
+                leading_dense_layers: k.narrow("leading_dense_block_count", leading, &Bound::of_layers(n_layers))?,
             })
         }
     };
@@ -405,7 +413,10 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         (Some(width), Some(t)) => Some(PerLayerEmbeddingSpec { width, vocab: Some(t.tensor.rows), on_flash: false }),
         _ => None,
     };
-    let kv_shared_layers = k.u64("attention.shared_kv_layers")?.filter(|n| *n > 0).map(|n| n as u32);
+    let kv_shared_layers = match k.u64("attention.shared_kv_layers")? {
+        Some(n) if n > 0 => Some(k.narrow("attention.shared_kv_layers", n, &Bound::sharing_layers(n_layers))?),
+        _ => None,
+    };
 
     let max_context = k.u64("context_length")?;
     let file_type = h.get("general.file_type").and_then(Value::as_u64).map(|t| file_type_name(t).to_string());

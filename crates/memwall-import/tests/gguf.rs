@@ -458,3 +458,89 @@ fn deepseek2_latent_attention_and_phi3_fused_projections() {
     assert!(i.model.ffn_gated && !i.model.tied_embeddings);
     assert!(i.notes.iter().any(|n| n.contains("sliding_window = 2047")), "{:?}", i.notes);
 }
+
+/// A qwen3moe header of `n` layers (width 32, 2 heads over 1 KV head of 16, 8 experts of width
+/// 16, vocab 100), each layer holding its K projection, with the keys of `extra` (named without
+/// the `qwen3moe.` prefix) set over these.
+fn experts_file(n: u64, extra: &[(&str, Value)]) -> Result<memwall_import::Imported, ImportError> {
+    let mut keys: Vec<(String, Value)> = [
+        ("block_count", Value::U64(n)),
+        ("embedding_length", Value::U32(32)),
+        ("feed_forward_length", Value::U32(64)),
+        ("attention.head_count", Value::U32(2)),
+        ("attention.head_count_kv", Value::U32(1)),
+        ("vocab_size", Value::U32(100)),
+        ("expert_count", Value::U32(8)),
+        ("expert_used_count", Value::U32(2)),
+        ("expert_feed_forward_length", Value::U32(16)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (k, v) in extra {
+        keys.retain(|(have, _)| have != k);
+        keys.push((k.to_string(), v.clone()));
+    }
+    let full: Vec<(String, Value)> = keys.into_iter().map(|(k, v)| (format!("qwen3moe.{k}"), v)).collect();
+    let mut meta = vec![("general.architecture", s("qwen3moe"))];
+    meta.extend(full.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    let mut t = vec![("token_embd.weight".to_string(), vec![32, 100], GgmlType::F16)];
+    let layers = n.min(u64::from(memwall_spec::bounds::MAX_LAYERS));
+    t.extend((0..layers).map(|l| (format!("blk.{l}.attn_k.weight"), vec![32, 16], GgmlType::Q8_0)));
+    model_from_gguf(&file(&meta, &t), "moe")
+}
+
+/// Refused naming the full key `key` and `value`.
+fn key_refused(r: Result<memwall_import::Imported, ImportError>, key: &str, value: u64) {
+    let e = r.map(|i| i.model).unwrap_err().to_string();
+    assert!(e.contains(&format!("`{key}`")) && e.contains(&value.to_string()), "expected `{key}` and {value}: {e}");
+}
+
+/// 2^32 + 8: a `u32` would read 8.
+const PAST_U32: u64 = (1 << 32) + 8;
+
+#[test]
+fn block_count_up_to_the_layer_bound() {
+    let max = u64::from(memwall_spec::bounds::MAX_LAYERS);
+    assert_eq!(experts_file(max, &[]).unwrap().model.n_layers, memwall_spec::bounds::MAX_LAYERS);
+    key_refused(experts_file(max + 1, &[]), "qwen3moe.block_count", max + 1);
+    key_refused(experts_file(PAST_U32, &[]), "qwen3moe.block_count", PAST_U32);
+}
+
+#[test]
+fn expert_counts_up_to_the_expert_bound() {
+    let max = u64::from(memwall_spec::bounds::MAX_EXPERTS);
+    let all = Value::U64(max);
+    for (key, others) in [
+        ("expert_count", vec![]),
+        ("expert_used_count", vec![("expert_count", all.clone())]),
+        ("expert_shared_count", vec![("expert_shared_feed_forward_length", Value::U32(16))]),
+    ] {
+        let with = |v: u64| [others.clone(), vec![(key, Value::U64(v))]].concat();
+        let moe = experts_file(4, &with(max)).unwrap().model.moe.unwrap();
+        assert_eq!(
+            match key {
+                "expert_count" => moe.n_experts,
+                "expert_used_count" => moe.top_k,
+                _ => moe.n_shared,
+            },
+            memwall_spec::bounds::MAX_EXPERTS,
+            "{key}"
+        );
+        key_refused(experts_file(4, &with(max + 1)), &format!("qwen3moe.{key}"), max + 1);
+        key_refused(experts_file(4, &with(PAST_U32)), &format!("qwen3moe.{key}"), PAST_U32);
+    }
+}
+
+#[test]
+fn leading_dense_and_kv_sharing_layers_up_to_the_layer_count() {
+    let key = "leading_dense_block_count";
+    let m = experts_file(4, &[(key, Value::U32(4))]).unwrap().model;
+    assert_eq!(m.moe.unwrap().leading_dense_layers, 4);
+    key_refused(experts_file(4, &[(key, Value::U32(5))]), "qwen3moe.leading_dense_block_count", 5);
+    key_refused(experts_file(4, &[(key, Value::U64(PAST_U32))]), "qwen3moe.leading_dense_block_count", PAST_U32);
+    let key = "attention.shared_kv_layers";
+    assert_eq!(experts_file(4, &[(key, Value::U32(3))]).unwrap().model.kv_shared_layers, Some(3));
+    key_refused(experts_file(4, &[(key, Value::U32(4))]), "qwen3moe.attention.shared_kv_layers", 4);
+    key_refused(experts_file(4, &[(key, Value::U64(PAST_U32))]), "qwen3moe.attention.shared_kv_layers", PAST_U32);
+}
