@@ -18,6 +18,7 @@ use memwall_spec::{
 use crate::ImportError;
 use crate::checked::{Bound, Fields};
 use crate::gguf::{GgufHeader, Value};
+use crate::gguf_shapes::{Claim, Claims, Width, cross_check};
 
 /// Architectures with a mapping of their own (others get the generic transformer mapping).
 pub const ARCHITECTURES: &[&str] = &[
@@ -250,8 +251,10 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
     let first = |class: TensorClass| stored.iter().find(|t| t.tensor.class == class);
 
     // Heads: scalars or per-layer arrays (zeros mark layers without attention, as LFM2 writes).
-    let heads = k.per_layer("attention.head_count", n_layers)?.unwrap_or_else(|| vec![0; n_layers as usize]);
-    let kv_heads = k.per_layer("attention.head_count_kv", n_layers)?.unwrap_or_else(|| heads.clone());
+    let heads_key = k.per_layer("attention.head_count", n_layers)?;
+    let kv_key = k.per_layer("attention.head_count_kv", n_layers)?;
+    let heads = heads_key.clone().unwrap_or_else(|| vec![0; n_layers as usize]);
+    let kv_heads = kv_key.clone().unwrap_or_else(|| heads.clone());
     let attn_layers: Vec<u32> = (0..n_layers)
         .filter(|&l| {
             in_layer(l, &|t| {
@@ -288,7 +291,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
 
     // FFN widths: the key (scalar or per layer), else the tensors.
     let ffn_key = k.per_layer("feed_forward_length", n_layers)?;
-    let (ffn, ffn_per_layer) = match ffn_key {
+    let (ffn, ffn_per_layer) = match ffn_key.clone() {
         Some(v) if v.iter().all(|x| *x == v[0]) => (v[0], None),
         Some(v) => (v.iter().copied().max().unwrap_or(0), Some(v)),
         None => (first(TensorClass::FfnDown).map_or(0, |t| t.tensor.row_len), None),
@@ -455,6 +458,13 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         from_file: None,
         stored: Some(Arc::new(stored)),
     };
+    if ARCHITECTURES.contains(&arch.as_str()) {
+        let heads = Heads { hidden, n_heads, heads: heads_key, kv_heads: kv_key };
+        let claims = shape_claims(&k, heads, ffn_key, model.mla.as_ref())?;
+        cross_check(&claims, &h.tensors, model.stored.as_deref().map_or(&[], |s| s.as_slice()))?;
+    } else {
+        notes.push(format!("the metadata is not checked against the tensor shapes (no layout known for `{arch}`)"));
+    }
     model.validate().map_err(|source| ImportError::Spec { origin: h.origin.clone(), source })?;
 
     let used = k.used.into_inner();
@@ -475,6 +485,67 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         ));
     }
     Ok(Imported { model, unmapped, notes, file_type, tensor_bytes: Some(h.tensor_bytes()) })
+}
+
+/// The attention keys as read: width, the largest query head count, and the per-layer counts
+/// of the keys given.
+struct Heads {
+    hidden: u64,
+    n_heads: u64,
+    heads: Option<Vec<u64>>,
+    kv_heads: Option<Vec<u64>>,
+}
+
+/// What the metadata says the tensors' shapes are ([`cross_check`]): head counts and widths,
+/// FFN and expert widths, expert count, latent ranks and vocabulary, each with its key.
+fn shape_claims(k: &Keys, a: Heads, ffn: Option<Vec<u64>>, mla: Option<&MlaSpec>) -> Result<Claims, ImportError> {
+    let key_width = match k.u64("attention.key_length")?.filter(|w| *w > 0) {
+        Some(w) => Some(Width { value: w, how: format!("`{}`", k.full("attention.key_length")) }),
+        None => a.hidden.checked_div(a.n_heads).map(|w| Width {
+            value: w,
+            how: format!(
+                "`{}` / `{}` = {} / {}",
+                k.full("embedding_length"),
+                k.full("attention.head_count"),
+                a.hidden,
+                a.n_heads
+            ),
+        }),
+    };
+    let value_width = match k.u64("attention.value_length")?.filter(|w| *w > 0) {
+        Some(w) => Some(Width { value: w, how: format!("`{}`", k.full("attention.value_length")) }),
+        None => key_width.clone(),
+    };
+    let heads = a.heads.map(|v| (k.full("attention.head_count"), v));
+    // Without head_count_kv, the KV heads are the query heads (and that key is to blame).
+    let kv_heads = match a.kv_heads {
+        Some(v) => Some((k.full("attention.head_count_kv"), v)),
+        None => heads.clone(),
+    };
+    let scalar = |key: &str| -> Result<Option<Claim>, ImportError> {
+        Ok(k.u64(key)?.filter(|v| *v > 0).map(|v| Claim::new(k.full(key), v)))
+    };
+    let tokens = match k.h.get("tokenizer.ggml.tokens") {
+        Some(Value::Array { len, .. }) => Some(Claim::new("tokenizer.ggml.tokens", *len)),
+        _ => None,
+    };
+    Ok(Claims {
+        origin: k.h.origin.clone(),
+        heads,
+        kv_heads,
+        key_width,
+        value_width,
+        ffn: ffn.map(|v| (k.full("feed_forward_length"), v)),
+        experts: scalar("expert_count")?,
+        expert_ffn: scalar("expert_feed_forward_length")?,
+        mla: mla.map(|m| {
+            (
+                Claim::new(k.full("attention.kv_lora_rank"), m.kv_lora_rank),
+                Claim::new(k.full("rope.dimension_count"), m.qk_rope_head_dim),
+            )
+        }),
+        vocab: scalar("vocab_size")?.or(tokens),
+    })
 }
 
 /// llama.cpp's `llama_ftype` names (`general.file_type`).

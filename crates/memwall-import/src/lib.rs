@@ -9,6 +9,7 @@ mod error;
 pub mod file;
 pub mod gguf;
 pub mod gguf_model;
+mod gguf_shapes;
 pub mod hf;
 
 pub use error::ImportError;
