@@ -16,7 +16,9 @@ use memwall_spec::{
 };
 
 use crate::ImportError;
+use crate::checked::{Bound, Fields};
 use crate::gguf::{GgufHeader, Value};
+use crate::gguf_shapes::{Claim, Claims, Width, cross_check};
 
 /// Architectures with a mapping of their own (others get the generic transformer mapping).
 pub const ARCHITECTURES: &[&str] = &[
@@ -89,6 +91,16 @@ struct Keys<'a> {
     h: &'a GgufHeader,
     arch: String,
     used: std::cell::RefCell<std::collections::HashSet<String>>,
+}
+
+impl Fields for Keys<'_> {
+    fn name(&self, k: &str) -> String {
+        self.full(k)
+    }
+
+    fn refuse(&self, k: &str, what: String) -> ImportError {
+        self.err(k, what)
+    }
 }
 
 impl Keys<'_> {
@@ -215,11 +227,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
     if !ARCHITECTURES.contains(&arch.as_str()) {
         notes.push(format!("architecture `{arch}` has no mapping of its own: read as a generic transformer"));
     }
-    let n_layers =
-        u32::try_from(k.required("block_count")?).map_err(|_| k.err("block_count", "is above 2^32".into()))?;
-    if n_layers == 0 || n_layers > memwall_spec::bounds::MAX_LAYERS {
-        return Err(k.err("block_count", format!("= {n_layers}: 1 to {} layers", memwall_spec::bounds::MAX_LAYERS)));
-    }
+    let n_layers = k.layer_count("block_count", k.required("block_count")?)?;
     let hidden = k.required("embedding_length")?;
 
     // Tensors: class, layer, shape, type; the layer index must be in range.
@@ -243,8 +251,10 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
     let first = |class: TensorClass| stored.iter().find(|t| t.tensor.class == class);
 
     // Heads: scalars or per-layer arrays (zeros mark layers without attention, as LFM2 writes).
-    let heads = k.per_layer("attention.head_count", n_layers)?.unwrap_or_else(|| vec![0; n_layers as usize]);
-    let kv_heads = k.per_layer("attention.head_count_kv", n_layers)?.unwrap_or_else(|| heads.clone());
+    let heads_key = k.per_layer("attention.head_count", n_layers)?;
+    let kv_key = k.per_layer("attention.head_count_kv", n_layers)?;
+    let heads = heads_key.clone().unwrap_or_else(|| vec![0; n_layers as usize]);
+    let kv_heads = kv_key.clone().unwrap_or_else(|| heads.clone());
     let attn_layers: Vec<u32> = (0..n_layers)
         .filter(|&l| {
             in_layer(l, &|t| {
@@ -281,7 +291,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
 
     // FFN widths: the key (scalar or per layer), else the tensors.
     let ffn_key = k.per_layer("feed_forward_length", n_layers)?;
-    let (ffn, ffn_per_layer) = match ffn_key {
+    let (ffn, ffn_per_layer) = match ffn_key.clone() {
         Some(v) if v.iter().all(|x| *x == v[0]) => (v[0], None),
         Some(v) => (v.iter().copied().max().unwrap_or(0), Some(v)),
         None => (first(TensorClass::FfnDown).map_or(0, |t| t.tensor.row_len), None),
@@ -295,7 +305,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         match swa_pattern {
             Some(v) => match v.as_array() {
                 Some(a) => matches!(a.get(l as usize), Some(Value::Bool(true))),
-                None => v.as_u64().is_some_and(|p| p > 1 && !(l + 1).is_multiple_of(p as u32)),
+                None => v.as_u64().is_some_and(|p| p > 1 && !(u64::from(l) + 1).is_multiple_of(p)),
             },
             None => match arch.as_str() {
                 "gemma2" => l.is_multiple_of(2),
@@ -337,21 +347,22 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
                 Some(f) => f,
                 None => first(TensorClass::FfnUpExps).map_or(0, |t| t.tensor.rows),
             };
-            let n_shared = k
-                .u64("expert_shared_count")?
-                .unwrap_or_else(|| u64::from(stored.iter().any(|t| t.tensor.class == TensorClass::FfnUpShexp)));
+            let n_shared = match k.u64("expert_shared_count")? {
+                Some(n) => k.narrow("expert_shared_count", n, &Bound::experts())?,
+                None => u32::from(stored.iter().any(|t| t.tensor.class == TensorClass::FfnUpShexp)),
+            };
             let shared_ffn = match k.u64("expert_shared_feed_forward_length")? {
                 Some(f) => Some(f),
-                None => first(TensorClass::FfnUpShexp).map(|t| t.tensor.rows / n_shared.max(1)),
+                None => first(TensorClass::FfnUpShexp).map(|t| t.tensor.rows / u64::from(n_shared.max(1))),
             };
             let leading = k.u64("leading_dense_block_count")?.unwrap_or(0);
             Some(MoeSpec {
-                n_experts: u32::try_from(e).map_err(|_| k.err("expert_count", format!("= {e}")))?,
-                top_k: u32::try_from(top_k).map_err(|_| k.err("expert_used_count", format!("= {top_k}")))?,
-                n_shared: n_shared as u32,
+                n_experts: k.narrow("expert_count", e, &Bound::experts())?,
+                top_k: k.narrow("expert_used_count", top_k, &Bound::experts())?,
+                n_shared,
                 expert_ffn,
                 shared_ffn,
-                leading_dense_layers: leading as u32,
+                leading_dense_layers: k.narrow("leading_dense_block_count", leading, &Bound::of_layers(n_layers))?,
             })
         }
     };
@@ -405,7 +416,10 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         (Some(width), Some(t)) => Some(PerLayerEmbeddingSpec { width, vocab: Some(t.tensor.rows), on_flash: false }),
         _ => None,
     };
-    let kv_shared_layers = k.u64("attention.shared_kv_layers")?.filter(|n| *n > 0).map(|n| n as u32);
+    let kv_shared_layers = match k.u64("attention.shared_kv_layers")? {
+        Some(n) if n > 0 => Some(k.narrow("attention.shared_kv_layers", n, &Bound::sharing_layers(n_layers))?),
+        _ => None,
+    };
 
     let max_context = k.u64("context_length")?;
     let file_type = h.get("general.file_type").and_then(Value::as_u64).map(|t| file_type_name(t).to_string());
@@ -444,6 +458,13 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         from_file: None,
         stored: Some(Arc::new(stored)),
     };
+    if ARCHITECTURES.contains(&arch.as_str()) {
+        let heads = Heads { hidden, n_heads, heads: heads_key, kv_heads: kv_key };
+        let claims = shape_claims(&k, heads, ffn_key, model.mla.as_ref())?;
+        cross_check(&claims, &h.tensors, model.stored.as_deref().map_or(&[], |s| s.as_slice()))?;
+    } else {
+        notes.push(format!("the metadata is not checked against the tensor shapes (no layout known for `{arch}`)"));
+    }
     model.validate().map_err(|source| ImportError::Spec { origin: h.origin.clone(), source })?;
 
     let used = k.used.into_inner();
@@ -464,6 +485,67 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         ));
     }
     Ok(Imported { model, unmapped, notes, file_type, tensor_bytes: Some(h.tensor_bytes()) })
+}
+
+/// The attention keys as read: width, the largest query head count, and the per-layer counts
+/// of the keys given.
+struct Heads {
+    hidden: u64,
+    n_heads: u64,
+    heads: Option<Vec<u64>>,
+    kv_heads: Option<Vec<u64>>,
+}
+
+/// What the metadata says the tensors' shapes are ([`cross_check`]): head counts and widths,
+/// FFN and expert widths, expert count, latent ranks and vocabulary, each with its key.
+fn shape_claims(k: &Keys, a: Heads, ffn: Option<Vec<u64>>, mla: Option<&MlaSpec>) -> Result<Claims, ImportError> {
+    let key_width = match k.u64("attention.key_length")?.filter(|w| *w > 0) {
+        Some(w) => Some(Width { value: w, how: format!("`{}`", k.full("attention.key_length")) }),
+        None => a.hidden.checked_div(a.n_heads).map(|w| Width {
+            value: w,
+            how: format!(
+                "`{}` / `{}` = {} / {}",
+                k.full("embedding_length"),
+                k.full("attention.head_count"),
+                a.hidden,
+                a.n_heads
+            ),
+        }),
+    };
+    let value_width = match k.u64("attention.value_length")?.filter(|w| *w > 0) {
+        Some(w) => Some(Width { value: w, how: format!("`{}`", k.full("attention.value_length")) }),
+        None => key_width.clone(),
+    };
+    let heads = a.heads.map(|v| (k.full("attention.head_count"), v));
+    // Without head_count_kv, the KV heads are the query heads (and that key is to blame).
+    let kv_heads = match a.kv_heads {
+        Some(v) => Some((k.full("attention.head_count_kv"), v)),
+        None => heads.clone(),
+    };
+    let scalar = |key: &str| -> Result<Option<Claim>, ImportError> {
+        Ok(k.u64(key)?.filter(|v| *v > 0).map(|v| Claim::new(k.full(key), v)))
+    };
+    let tokens = match k.h.get("tokenizer.ggml.tokens") {
+        Some(Value::Array { len, .. }) => Some(Claim::new("tokenizer.ggml.tokens", *len)),
+        _ => None,
+    };
+    Ok(Claims {
+        origin: k.h.origin.clone(),
+        heads,
+        kv_heads,
+        key_width,
+        value_width,
+        ffn: ffn.map(|v| (k.full("feed_forward_length"), v)),
+        experts: scalar("expert_count")?,
+        expert_ffn: scalar("expert_feed_forward_length")?,
+        mla: mla.map(|m| {
+            (
+                Claim::new(k.full("attention.kv_lora_rank"), m.kv_lora_rank),
+                Claim::new(k.full("rope.dimension_count"), m.qk_rope_head_dim),
+            )
+        }),
+        vocab: scalar("vocab_size")?.or(tokens),
+    })
 }
 
 /// llama.cpp's `llama_ftype` names (`general.file_type`).

@@ -13,6 +13,7 @@ use memwall_spec::{LayerKind, MlaSpec, ModelSpec, MoeSpec, PerLayerEmbeddingSpec
 use serde_json::Value;
 
 use crate::ImportError;
+use crate::checked::{Bound, Fields};
 use crate::gguf_model::Imported;
 
 /// `model_type`s with a mapping.
@@ -153,6 +154,16 @@ struct Cfg<'a> {
     used: RefCell<HashSet<String>>,
 }
 
+impl Fields for Cfg<'_> {
+    fn name(&self, k: &str) -> String {
+        self.path(k)
+    }
+
+    fn refuse(&self, k: &str, what: String) -> ImportError {
+        self.err(k, what)
+    }
+}
+
 impl Cfg<'_> {
     fn path(&self, k: &str) -> String {
         format!("{}{k}", self.prefix)
@@ -178,13 +189,11 @@ impl Cfg<'_> {
     fn u64(&self, k: &str) -> Result<Option<u64>, ImportError> {
         match self.raw(k) {
             None => Ok(self.default(k)),
-            Some(v) => match v.as_u64() {
-                Some(x) => Ok(Some(x)),
-                // 4096.0 is still a width; 4096.5, NaN-like strings or negatives are not.
-                None => match v.as_f64() {
-                    Some(f) if f >= 0.0 && f.fract() == 0.0 && f < 2f64.powi(53) => Ok(Some(f as u64)),
-                    _ => Err(self.err(k, format!("is {v}, expected a non-negative integer"))),
-                },
+            Some(v) => match (v.as_u64(), v.as_f64()) {
+                (Some(x), _) => Ok(Some(x)),
+                // 4096.0 is still a width; 4096.5, 1e300 or negatives are not.
+                (None, Some(f)) => self.whole(k, f, &Bound::exact_float()).map(Some),
+                (None, None) => Err(self.err(k, format!("is {v}, expected a non-negative integer"))),
             },
         }
     }
@@ -283,11 +292,7 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
     let mt = model_type.as_str();
     let is = |names: &[&str]| names.contains(&mt);
 
-    let n_layers_u = c.required("num_hidden_layers")?;
-    let n_layers =
-        u32::try_from(n_layers_u).ok().filter(|n| *n > 0 && *n <= memwall_spec::bounds::MAX_LAYERS).ok_or_else(
-            || c.err("num_hidden_layers", format!("= {n_layers_u}: 1 to {} layers", memwall_spec::bounds::MAX_LAYERS)),
-        )?;
+    let n_layers = c.layer_count("num_hidden_layers", c.required("num_hidden_layers")?)?;
     let hidden = c.required("hidden_size")?;
     let vocab = c.required("vocab_size")?;
     let mamba = is(&["mamba", "falcon_mamba"]);
@@ -343,7 +348,7 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
                 "gemma2" => l % 2 == 0,
                 "gemma3" | "gemma3_text" => {
                     let p = c.u64("sliding_window_pattern")?.unwrap_or(6);
-                    p > 1 && (l + 1) % p as u32 != 0
+                    p > 1 && !(u64::from(l) + 1).is_multiple_of(p)
                 }
                 // Qwen2/3 apply the window only with use_sliding_window (to the top layers past
                 // max_window_layers; off in every published config).
@@ -380,18 +385,22 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
     }
 
     // Mixture of experts.
-    let experts =
-        c.u64("num_local_experts")?.or(c.u64("num_experts")?).or(c.u64("n_routed_experts")?).filter(|e| *e > 0);
+    // The first of the names in use (all read, so none is listed as unmapped).
+    let named = ["num_local_experts", "num_experts", "n_routed_experts"]
+        .into_iter()
+        .map(|k| Ok((k, c.u64(k)?)))
+        .collect::<Result<Vec<_>, ImportError>>()?;
+    let experts = named.into_iter().find_map(|(k, e)| e.map(|e| (k, e))).filter(|(_, e)| *e > 0);
     let moe = match experts {
         None => None,
-        Some(e) => {
+        Some((experts_key, e)) => {
             let top_k = c.required("num_experts_per_tok")?;
             let expert_ffn = match c.u64("moe_intermediate_size")? {
                 Some(f) => f,
                 None => ffn,
             };
             let (n_shared, shared_ffn) = match (c.u64("n_shared_experts")?, c.u64("shared_expert_intermediate_size")?) {
-                (Some(n), _) => (n as u32, Some(expert_ffn)),
+                (Some(n), _) => (c.narrow("n_shared_experts", n, &Bound::experts())?, Some(expert_ffn)),
                 (None, Some(f)) if f > 0 => (1, Some(f)),
                 _ => (0, None),
             };
@@ -410,12 +419,12 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
             }
             let _ = c.raw("moe_layer_freq");
             Some(MoeSpec {
-                n_experts: e as u32,
-                top_k: top_k as u32,
+                n_experts: c.narrow(experts_key, e, &Bound::experts())?,
+                top_k: c.narrow("num_experts_per_tok", top_k, &Bound::experts())?,
                 n_shared,
                 expert_ffn,
                 shared_ffn,
-                leading_dense_layers: leading as u32,
+                leading_dense_layers: c.narrow("first_k_dense_replace", leading, &Bound::of_layers(n_layers))?,
             })
         }
     };
@@ -431,16 +440,19 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
         }),
         _ => None,
     };
-    let head_dim = match (&mla, head_dim) {
-        (Some(m), _) => Some(m.qk_nope_head_dim + m.qk_rope_head_dim),
-        (None, h) => h,
+    let head_dim = match &mla {
+        Some(m) => Some(c.sum(
+            &[("qk_nope_head_dim", m.qk_nope_head_dim), ("qk_rope_head_dim", m.qk_rope_head_dim)],
+            &Bound::dim(),
+        )?),
+        None => head_dim,
     };
 
     // State-space layers.
     let ssm = if mamba {
         let d_inner = match c.u64("intermediate_size")? {
             Some(d) => d,
-            None => c.required("expand")? * hidden,
+            None => c.product(&[("expand", c.required("expand")?), ("hidden_size", hidden)], &Bound::dim())?,
         };
         ffn = 0;
         ffn_per_layer = None;
@@ -459,8 +471,8 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
         let d_head = c.u64("mamba_d_head")?;
         let expand = c.u64("mamba_expand")?;
         let d_inner = match (d_head, expand) {
-            (Some(d), _) => heads * d,
-            (None, Some(e)) => e * hidden,
+            (Some(d), _) => c.product(&[("mamba_n_heads", heads), ("mamba_d_head", d)], &Bound::dim())?,
+            (None, Some(e)) => c.product(&[("mamba_expand", e), ("hidden_size", hidden)], &Bound::dim())?,
             (None, None) => {
                 return Err(c.err("mamba_d_head", "is missing (needed with mamba_n_heads for the inner width)"));
             }
@@ -490,18 +502,7 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
     let short_conv =
         if has(LayerKind::ShortConv) { Some(ShortConvSpec { l_cache: c.required("conv_L_cache")? }) } else { None };
     if is(&["lfm2"]) {
-        let base = c.u64("block_ff_dim")?.unwrap_or(ffn);
-        ffn = if c.bool("block_auto_adjust_ff_dim")?.unwrap_or(false) {
-            // int(2 × ff / 3), times the multiplier, rounded up to a multiple of `multiple_of`.
-            let mut f = 2 * base / 3;
-            if let Some(m) = c.f64("block_ffn_dim_multiplier")? {
-                f = (m * f as f64) as u64;
-            }
-            let multiple = c.u64("block_multiple_of")?.unwrap_or(256).max(1);
-            f.div_ceil(multiple) * multiple
-        } else {
-            base
-        };
+        ffn = lfm2_ffn(&c, ffn)?;
         let _ = c.raw("intermediate_size");
         let _ = c.raw("conv_dim");
         let _ = c.raw("conv_dim_out");
@@ -520,7 +521,10 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
         }
         _ => None,
     };
-    let kv_shared_layers = c.u64("num_kv_shared_layers")?.filter(|n| *n > 0).map(|n| n as u32);
+    let kv_shared_layers = match c.u64("num_kv_shared_layers")? {
+        Some(n) if n > 0 => Some(c.narrow("num_kv_shared_layers", n, &Bound::sharing_layers(n_layers))?),
+        _ => None,
+    };
 
     let mut sources = BTreeMap::new();
     sources.insert("*".to_string(), format!("config.json ({mt})"));
@@ -585,6 +589,27 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
     }
     notes.extend(c.notes.into_inner());
     Ok(Imported { model, unmapped, notes, file_type: None, tensor_bytes: None })
+}
+
+/// LFM2's FFN width as transformers computes it: `block_ff_dim` (else `intermediate_size`,
+/// `ffn`), and with `block_auto_adjust_ff_dim` int(2 × ff / 3), times
+/// `block_ffn_dim_multiplier`, rounded up to a multiple of `block_multiple_of`.
+fn lfm2_ffn(c: &Cfg, ffn: u64) -> Result<u64, ImportError> {
+    let (key, base) = match c.u64("block_ff_dim")? {
+        Some(b) => ("block_ff_dim", b),
+        None => ("intermediate_size", ffn),
+    };
+    if !c.bool("block_auto_adjust_ff_dim")?.unwrap_or(false) {
+        return Ok(base);
+    }
+    let mut f = c.narrow::<u64>(key, base, &Bound::dim())? * 2 / 3;
+    if let Some(m) = c.f64("block_ffn_dim_multiplier")? {
+        // Python's int() truncates; f ≤ 2^20 is exact as a float.
+        f = c.whole("block_ffn_dim_multiplier", (m * f as f64).trunc(), &Bound::dim())?;
+    }
+    let multiple = c.u64("block_multiple_of")?.unwrap_or(256).max(1);
+    let shown = format!("{f} rounded up to a multiple of `{}` = {multiple}", c.path("block_multiple_of"));
+    c.within(key, &shown, f.checked_next_multiple_of(multiple), &Bound::dim())
 }
 
 fn short(v: &Value) -> String {

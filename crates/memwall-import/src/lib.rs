@@ -4,10 +4,12 @@
 //! cannot be mapped is listed, never dropped silently; malformed input is an error naming the
 //! byte offset or JSON path, never a panic or an allocation the file cannot back.
 
+mod checked;
 mod error;
 pub mod file;
 pub mod gguf;
 pub mod gguf_model;
+mod gguf_shapes;
 pub mod hf;
 
 pub use error::ImportError;

@@ -21,8 +21,18 @@ fn arr(elem: u32, values: Vec<Value>) -> Value {
 /// A 2-layer llama with GQA (8 heads, 2 KV heads of 32), FFN 384, vocab 512, untied, in a
 /// Q4_K_M-like mix of types.
 fn llama() -> Vec<u8> {
+    llama_with(&[])
+}
+
+/// [`llama`] with the metadata of `over` set (replaced, or added).
+fn llama_with(over: &[(&str, Value)]) -> Vec<u8> {
+    llama_edit(over, &[])
+}
+
+/// [`llama`] with the metadata of `over` set and the keys `drop` removed.
+fn llama_edit(over: &[(&str, Value)], drop: &[&str]) -> Vec<u8> {
     let (h, f, v) = (256u64, 384u64, 512u64);
-    let meta = vec![
+    let mut meta = vec![
         ("general.architecture", s("llama")),
         ("general.name", s("tiny")),
         ("general.file_type", Value::U32(15)),
@@ -38,6 +48,11 @@ fn llama() -> Vec<u8> {
         ("llama.some_future_key", Value::U64(7)),
         ("tokenizer.ggml.model", s("llama")),
     ];
+    meta.retain(|(have, _)| !drop.contains(have));
+    for (k, val) in over {
+        meta.retain(|(have, _)| have != k);
+        meta.push((k, val.clone()));
+    }
     let mut tensors: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, v], GgmlType::Q4_K)];
     for l in 0..2 {
         let b = |n: &str| format!("blk.{l}.{n}.weight");
@@ -457,4 +472,239 @@ fn deepseek2_latent_attention_and_phi3_fused_projections() {
     assert_eq!(i.model.layer_kinds(), vec![LayerKind::Full]);
     assert!(i.model.ffn_gated && !i.model.tied_embeddings);
     assert!(i.notes.iter().any(|n| n.contains("sliding_window = 2047")), "{:?}", i.notes);
+}
+
+/// A qwen3moe header of `n` layers (width 32, 2 heads over 1 KV head of 16, 8 experts of width
+/// 16, vocab 100), each layer holding its K projection, with the keys of `extra` (named without
+/// the `qwen3moe.` prefix) set over these.
+fn experts_file(n: u64, extra: &[(&str, Value)]) -> Result<memwall_import::Imported, ImportError> {
+    let mut keys: Vec<(String, Value)> = [
+        ("block_count", Value::U64(n)),
+        ("embedding_length", Value::U32(32)),
+        ("feed_forward_length", Value::U32(64)),
+        ("attention.head_count", Value::U32(2)),
+        ("attention.head_count_kv", Value::U32(1)),
+        ("vocab_size", Value::U32(100)),
+        ("expert_count", Value::U32(8)),
+        ("expert_used_count", Value::U32(2)),
+        ("expert_feed_forward_length", Value::U32(16)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    for (k, v) in extra {
+        keys.retain(|(have, _)| have != k);
+        keys.push((k.to_string(), v.clone()));
+    }
+    let full: Vec<(String, Value)> = keys.into_iter().map(|(k, v)| (format!("qwen3moe.{k}"), v)).collect();
+    let mut meta = vec![("general.architecture", s("qwen3moe"))];
+    meta.extend(full.iter().map(|(k, v)| (k.as_str(), v.clone())));
+    let mut t = vec![("token_embd.weight".to_string(), vec![32, 100], GgmlType::F16)];
+    let layers = n.min(u64::from(memwall_spec::bounds::MAX_LAYERS));
+    t.extend((0..layers).map(|l| (format!("blk.{l}.attn_k.weight"), vec![32, 16], GgmlType::Q8_0)));
+    model_from_gguf(&file(&meta, &t), "moe")
+}
+
+/// Refused naming the full key `key` and `value`.
+fn key_refused(r: Result<memwall_import::Imported, ImportError>, key: &str, value: u64) {
+    let e = r.map(|i| i.model).unwrap_err().to_string();
+    assert!(e.contains(&format!("`{key}`")) && e.contains(&value.to_string()), "expected `{key}` and {value}: {e}");
+}
+
+/// 2^32 + 8: a `u32` would read 8.
+const PAST_U32: u64 = (1 << 32) + 8;
+
+#[test]
+fn block_count_up_to_the_layer_bound() {
+    let max = u64::from(memwall_spec::bounds::MAX_LAYERS);
+    assert_eq!(experts_file(max, &[]).unwrap().model.n_layers, memwall_spec::bounds::MAX_LAYERS);
+    key_refused(experts_file(max + 1, &[]), "qwen3moe.block_count", max + 1);
+    key_refused(experts_file(PAST_U32, &[]), "qwen3moe.block_count", PAST_U32);
+}
+
+#[test]
+fn expert_counts_up_to_the_expert_bound() {
+    let max = u64::from(memwall_spec::bounds::MAX_EXPERTS);
+    let all = Value::U64(max);
+    for (key, others) in [
+        ("expert_count", vec![]),
+        ("expert_used_count", vec![("expert_count", all.clone())]),
+        ("expert_shared_count", vec![("expert_shared_feed_forward_length", Value::U32(16))]),
+    ] {
+        let with = |v: u64| [others.clone(), vec![(key, Value::U64(v))]].concat();
+        let moe = experts_file(4, &with(max)).unwrap().model.moe.unwrap();
+        assert_eq!(
+            match key {
+                "expert_count" => moe.n_experts,
+                "expert_used_count" => moe.top_k,
+                _ => moe.n_shared,
+            },
+            memwall_spec::bounds::MAX_EXPERTS,
+            "{key}"
+        );
+        key_refused(experts_file(4, &with(max + 1)), &format!("qwen3moe.{key}"), max + 1);
+        key_refused(experts_file(4, &with(PAST_U32)), &format!("qwen3moe.{key}"), PAST_U32);
+    }
+}
+
+#[test]
+fn leading_dense_and_kv_sharing_layers_up_to_the_layer_count() {
+    let key = "leading_dense_block_count";
+    let m = experts_file(4, &[(key, Value::U32(4))]).unwrap().model;
+    assert_eq!(m.moe.unwrap().leading_dense_layers, 4);
+    key_refused(experts_file(4, &[(key, Value::U32(5))]), "qwen3moe.leading_dense_block_count", 5);
+    key_refused(experts_file(4, &[(key, Value::U64(PAST_U32))]), "qwen3moe.leading_dense_block_count", PAST_U32);
+    let key = "attention.shared_kv_layers";
+    assert_eq!(experts_file(4, &[(key, Value::U32(3))]).unwrap().model.kv_shared_layers, Some(3));
+    key_refused(experts_file(4, &[(key, Value::U32(4))]), "qwen3moe.attention.shared_kv_layers", 4);
+    key_refused(experts_file(4, &[(key, Value::U64(PAST_U32))]), "qwen3moe.attention.shared_kv_layers", PAST_U32);
+}
+
+/// The mapping of a file built by [`llama_with`], or its error as text.
+fn llama_error(over: &[(&str, Value)]) -> String {
+    let h = parse(&llama_with(over)).unwrap();
+    model_from_gguf(&h, "tiny").map(|i| i.model).unwrap_err().to_string()
+}
+
+/// `e` names every needle.
+fn names(e: &str, needles: &[&str]) {
+    assert!(needles.iter().all(|n| e.contains(n)), "expected {needles:?} in: {e}");
+}
+
+#[test]
+fn head_counts_that_contradict_the_projections_are_refused() {
+    // 8 KV heads claimed, K and V projections of 2 heads × 32: the cache would be 4× too big.
+    let e = llama_error(&[("llama.attention.head_count_kv", Value::U32(8))]);
+    names(&e, &["`llama.attention.head_count_kv` = 8", "256 rows", "`blk.0.attn_k.weight`", "[256, 64]"]);
+    // 16 query heads of 32 (key_length given): the query projection holds 8.
+    let e =
+        llama_error(&[("llama.attention.head_count", Value::U32(16)), ("llama.attention.key_length", Value::U32(32))]);
+    names(
+        &e,
+        &["`llama.attention.head_count` = 16", "`llama.attention.key_length`", "`blk.0.attn_q.weight`", "[256, 256]"],
+    );
+    // 32 heads without key_length: heads of 256 / 32 = 8, so the query rows agree but K's do not.
+    let e = llama_error(&[("llama.attention.head_count", Value::U32(32))]);
+    names(&e, &["`llama.attention.head_count_kv` = 2", "`llama.attention.head_count` = 256 / 32", "attn_k.weight"]);
+}
+
+#[test]
+fn head_widths_that_contradict_the_projections_are_refused() {
+    let e = llama_error(&[("llama.attention.key_length", Value::U32(64))]);
+    names(&e, &["`llama.attention.head_count` = 8", "head width 64 (`llama.attention.key_length`)", "attn_q.weight"]);
+    let e = llama_error(&[("llama.attention.value_length", Value::U32(16))]);
+    names(&e, &["head width 16 (`llama.attention.value_length`)", "`blk.0.attn_v.weight`", "[256, 64]"]);
+}
+
+#[test]
+fn ffn_widths_that_contradict_the_tensors_are_refused() {
+    let e = llama_error(&[("llama.feed_forward_length", Value::U32(512))]);
+    names(&e, &["`llama.feed_forward_length` = 512", "`blk.0.ffn_gate.weight`", "[256, 384]"]);
+    // Per layer: layer 1 claims 512.
+    let e = llama_error(&[("llama.feed_forward_length", arr(4, vec![Value::U32(384), Value::U32(512)]))]);
+    names(&e, &["`llama.feed_forward_length` = 512", "`blk.1.ffn_gate.weight`", "[256, 384]"]);
+}
+
+#[test]
+fn vocabularies_that_contradict_the_embeddings_are_refused() {
+    let e = llama_error(&[("llama.vocab_size", Value::U32(1024))]);
+    names(&e, &["`llama.vocab_size` = 1024", "`token_embd.weight`", "[256, 512]"]);
+    // Without vocab_size, the tokenizer's token count.
+    let tokens = |n: usize| arr(8, (0..n).map(|i| s(&format!("t{i}"))).collect());
+    let h = parse(&llama_edit(&[("tokenizer.ggml.tokens", tokens(500))], &["llama.vocab_size"])).unwrap();
+    let e = model_from_gguf(&h, "tiny").unwrap_err().to_string();
+    names(&e, &["`tokenizer.ggml.tokens` holds 500 tokens", "`token_embd.weight`", "[256, 512]"]);
+    let h = parse(&llama_edit(&[("tokenizer.ggml.tokens", tokens(512))], &["llama.vocab_size"])).unwrap();
+    assert_eq!(model_from_gguf(&h, "tiny").unwrap().model.vocab, 512);
+}
+
+#[test]
+fn expert_counts_and_widths_that_contradict_the_stacked_experts_are_refused() {
+    // 2 layers, 8 experts of 32 stacked in each (as in the qwen3moe test above).
+    let moe = |over: &[(&str, Value)]| {
+        let mut meta = vec![
+            ("general.architecture", s("qwen3moe")),
+            ("qwen3moe.block_count", Value::U32(2)),
+            ("qwen3moe.embedding_length", Value::U32(64)),
+            ("qwen3moe.attention.head_count", Value::U32(4)),
+            ("qwen3moe.expert_count", Value::U32(8)),
+            ("qwen3moe.expert_used_count", Value::U32(2)),
+            ("qwen3moe.expert_feed_forward_length", Value::U32(32)),
+        ];
+        for (k, v) in over {
+            meta.retain(|(have, _)| have != k);
+            meta.push((k, v.clone()));
+        }
+        let mut t = vec![("token_embd.weight".to_string(), vec![64, 100], GgmlType::F16)];
+        for l in 0..2 {
+            t.push((format!("blk.{l}.attn_q.weight"), vec![64, 64], GgmlType::F16));
+            t.push((format!("blk.{l}.ffn_up_exps.weight"), vec![64, 32, 8], GgmlType::Q8_0));
+            t.push((format!("blk.{l}.ffn_down_exps.weight"), vec![32, 64, 8], GgmlType::Q8_0));
+        }
+        model_from_gguf(&file(&meta, &t), "moe").map(|i| i.model)
+    };
+    assert_eq!(moe(&[]).unwrap().moe.unwrap().n_experts, 8);
+    let e = moe(&[("qwen3moe.expert_count", Value::U32(16))]).unwrap_err().to_string();
+    names(&e, &["`qwen3moe.expert_count` = 16", "16 experts (ne[2])", "`blk.0.ffn_up_exps.weight`", "[64, 32, 8]"]);
+    let e = moe(&[("qwen3moe.expert_feed_forward_length", Value::U32(64))]).unwrap_err().to_string();
+    names(&e, &["`qwen3moe.expert_feed_forward_length` = 64", "`blk.0.ffn_up_exps.weight`", "[64, 32, 8]"]);
+}
+
+#[test]
+fn fused_projections_and_latent_ranks_that_contradict_the_tensors_are_refused() {
+    // Phi-3's fused QKV holds 4 query and 4 KV heads of 16: 192 rows, not 64 + 2 × 16.
+    let meta = vec![
+        ("general.architecture", s("phi3")),
+        ("phi3.block_count", Value::U32(1)),
+        ("phi3.embedding_length", Value::U32(64)),
+        ("phi3.feed_forward_length", Value::U32(128)),
+        ("phi3.attention.head_count", Value::U32(4)),
+        ("phi3.attention.head_count_kv", Value::U32(1)),
+    ];
+    let t = vec![
+        ("token_embd.weight".to_string(), vec![64, 100], GgmlType::F16),
+        ("blk.0.attn_qkv.weight".to_string(), vec![64, 192], GgmlType::F16),
+        ("blk.0.ffn_up.weight".to_string(), vec![64, 256], GgmlType::F16),
+    ];
+    let e = model_from_gguf(&file(&meta, &t), "phi").unwrap_err().to_string();
+    names(&e, &["`phi3.attention.head_count_kv` = 1", "q + k + v = 96 rows", "`blk.0.attn_qkv.weight`", "[64, 192]"]);
+    // DeepSeek's compressed KV projection holds kv_lora_rank + rope rows: 32 + 16, not 64 + 16.
+    let meta = vec![
+        ("general.architecture", s("deepseek2")),
+        ("deepseek2.block_count", Value::U32(1)),
+        ("deepseek2.embedding_length", Value::U32(64)),
+        ("deepseek2.attention.head_count", Value::U32(4)),
+        ("deepseek2.attention.key_length", Value::U32(48)),
+        ("deepseek2.attention.value_length", Value::U32(32)),
+        ("deepseek2.attention.kv_lora_rank", Value::U32(64)),
+        ("deepseek2.rope.dimension_count", Value::U32(16)),
+    ];
+    let t = vec![
+        ("token_embd.weight".to_string(), vec![64, 100], GgmlType::F16),
+        ("blk.0.attn_q.weight".to_string(), vec![64, 4 * 48], GgmlType::F16),
+        ("blk.0.attn_kv_a_mqa.weight".to_string(), vec![64, 48], GgmlType::F16),
+    ];
+    let e = model_from_gguf(&file(&meta, &t), "ds").unwrap_err().to_string();
+    names(&e, &["`deepseek2.attention.kv_lora_rank` = 64", "`deepseek2.rope.dimension_count` = 16", "[64, 48]"]);
+}
+
+#[test]
+fn a_consistent_file_keeps_its_kv_cache() {
+    let m = model_from_gguf(&parse(&llama()).unwrap(), "tiny").unwrap().model;
+    // 2 KV heads × 32 for K and for V, in each of the 2 layers: as before the checks.
+    assert_eq!((m.kv_row_elems_at(0), m.kv_row_elems_at(1)), ((64, 64), (64, 64)));
+    // An architecture without a layout of its own is read unchecked, and says so.
+    let meta = vec![
+        ("general.architecture", s("llamalike")),
+        ("llamalike.block_count", Value::U32(1)),
+        ("llamalike.embedding_length", Value::U32(64)),
+        ("llamalike.attention.head_count", Value::U32(4)),
+        ("llamalike.attention.head_count_kv", Value::U32(4)),
+    ];
+    let t = vec![
+        ("token_embd.weight".to_string(), vec![64, 100], GgmlType::F16),
+        ("blk.0.attn_k.weight".to_string(), vec![64, 16], GgmlType::F16),
+    ];
+    let i = model_from_gguf(&file(&meta, &t), "generic").unwrap();
+    assert!(i.notes.iter().any(|n| n.contains("not checked against the tensor shapes")), "{:?}", i.notes);
 }
