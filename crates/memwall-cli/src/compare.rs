@@ -29,7 +29,7 @@ pub struct CompareArgs {
 
 /// Parses one design's flags with the `estimate` parser (so every check is the same).
 #[derive(Parser)]
-#[command(name = "design", no_binary_name = true)]
+#[command(name = "design", no_binary_name = true, allow_negative_numbers = true)]
 struct One {
     #[command(flatten)]
     design: ScenarioArgs,

@@ -22,19 +22,19 @@ pub struct DecodeArgs {
     #[command(flatten)]
     kv: crate::KvArgs,
     /// Threads (default: the CPUs available).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::whole::<usize>)]
     threads: Option<usize>,
     /// Tokens to generate and time.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = crate::whole::<usize>)]
     tokens: usize,
     /// Tokens of synthetic context in the KV cache before decoding.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::whole::<usize>)]
     context: usize,
     /// Untimed tokens first (caches and page tables warm).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = crate::whole::<usize>)]
     warmup: usize,
     /// Seed of the weights, the context and sampling.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = crate::whole::<u64>)]
     seed: u64,
     /// Sampling temperature (0: greedy).
     #[arg(long, default_value_t = 0.0)]

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 use memwall_io::{EngineProfile, Experiment, QualityTable, load_device, load_model};
 use memwall_sim::{Estimate, WeightBytes, estimate};
 use memwall_spec::units::{ByteSize, GB, Seconds, to_gb};
@@ -45,6 +45,36 @@ pub(crate) fn flag<T: std::str::FromStr<Err = SpecError>>(
 ) -> impl Fn(&str) -> std::result::Result<T, SpecError> + Clone + Send + Sync + 'static {
     move |text| text.parse::<T>().map_err(|e| e.within(field))
 }
+/// A clap value parser for a whole number (`u32`, `u64`, `usize`). The parser sees a leading
+/// minus as a value (see [`parse_args`]), and this refuses it naming the flag, as it refuses
+/// fractions and values beyond the type's range, instead of clap's "unexpected argument '-1'".
+pub(crate) fn whole<T: TryFrom<u128>>(text: &str) -> std::result::Result<T, String> {
+    let t = text.trim();
+    if t.starts_with('-') && t[1..].parse::<f64>().is_ok() {
+        return Err("must be a whole number >= 0".into());
+    }
+    let n: u128 = t.parse().map_err(|_| format!("expected a whole number >= 0, not `{t}`"))?;
+    T::try_from(n).map_err(|_| format!("exceeds {}", max_of::<T>()))
+}
+
+/// The largest value of an unsigned integer type, for messages.
+fn max_of<T: TryFrom<u128>>() -> u128 {
+    // The largest power of two below 2^128 that T holds, minus one, by halving.
+    let mut hi: u128 = u128::MAX;
+    while T::try_from(hi).is_err() {
+        hi >>= 1;
+    }
+    hi
+}
+
+/// Parse the command line with every subcommand accepting a leading minus as a value, so that
+/// `--context -1` reaches the flag's parser (which refuses it by name) rather than being taken
+/// for an unknown flag.
+fn parse_args() -> std::result::Result<Cli, clap::Error> {
+    let cmd = Cli::command().mut_subcommands(|c| c.allow_negative_numbers(true));
+    Cli::from_arg_matches(&cmd.try_get_matches()?)
+}
+
 mod json;
 mod quality;
 mod solve;
@@ -83,10 +113,10 @@ enum Command {
         out: Option<PathBuf>,
         /// Print the table of every design when the grid has at most this many points; a larger
         /// grid prints its counts and best designs (0: always the whole table).
-        #[arg(long, default_value_t = 200)]
+        #[arg(long, default_value_t = 200, value_parser = whole::<usize>)]
         max_rows: usize,
         /// Refuse a grid of more points than this.
-        #[arg(long, default_value_t = 50_000_000)]
+        #[arg(long, default_value_t = 50_000_000, value_parser = whole::<u64>)]
         max_points: u64,
         /// Figure of memory against decode tok/s, coloured by estimated quality, with the Pareto
         /// front drawn (`.svg` or `.png`; a sweep beyond 200 000 points is sampled evenly, the
@@ -155,7 +185,7 @@ enum Command {
         #[arg(long)]
         quick: bool,
         /// Host probing: the most threads probed (default: the CPUs available).
-        #[arg(long)]
+        #[arg(long, value_parser = whole::<usize>)]
         threads: Option<usize>,
     },
     /// Decode for real on this machine with memwall's reference engine: a model with seeded
@@ -178,7 +208,7 @@ enum Command {
         #[arg(long)]
         host: Option<PathBuf>,
         /// With --host: tokens timed per design.
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, default_value_t = 8, value_parser = whole::<usize>)]
         tokens: usize,
         /// With --host: only the designs whose id contains this.
         #[arg(long)]
@@ -231,22 +261,22 @@ pub(crate) struct ScenarioArgs {
     #[command(flatten)]
     kv: KvArgs,
     /// Context the KV cache is allocated for, tokens.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = 4096, value_parser = whole::<u64>)]
     context: u64,
     /// Prompt tokens.
-    #[arg(long, default_value_t = 512)]
+    #[arg(long, default_value_t = 512, value_parser = whole::<u64>)]
     prompt: u64,
     /// Generated tokens.
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, default_value_t = 128, value_parser = whole::<u64>)]
     gen_tokens: u64,
     /// Let the KV cache grow with the tokens seen instead of allocating the whole context.
     #[arg(long)]
     grow: bool,
     /// Sequences decoded together.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = whole::<u32>)]
     batch: u32,
     /// CPU threads (default: the device's big cores).
-    #[arg(long)]
+    #[arg(long, value_parser = whole::<u32>)]
     threads: Option<u32>,
     /// Compute unit: cpu, gpu or npu.
     #[arg(long, default_value = "cpu", value_parser = flag::<Backend>("backend"))]
@@ -1228,7 +1258,7 @@ fn main() -> ExitCode {
     exit_on_signals();
     // Every file this process reads is an input no output may replace.
     let _inputs = memwall_io::inputs::scope();
-    let cli = match Cli::try_parse() {
+    let cli = match parse_args() {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();

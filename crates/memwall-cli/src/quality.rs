@@ -35,7 +35,7 @@ pub struct QualityArgs {
     #[arg(long)]
     write: Option<std::path::PathBuf>,
     /// Seed of the synthetic layer.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = crate::whole::<u64>)]
     seed: u64,
 }
 
