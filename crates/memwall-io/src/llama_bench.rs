@@ -34,6 +34,36 @@ pub struct BenchRow {
     pub n_depth: u64,
     /// Mean tokens/s.
     pub avg_ts: f64,
+    /// Parameters of the model file as llama-bench counts them (every tensor element,
+    /// embeddings and output included): `model_n_params`, or the markdown `params` column
+    /// (`6.74 B`); `None` where the file does not say.
+    pub model_n_params: Option<u64>,
+    /// Bytes of the model's tensors: `model_size`, or the markdown `size` column
+    /// (`3.56 GiB`); `None` where the file does not say.
+    pub model_size: Option<u64>,
+    /// The format the row was read from (names its fields in refusals).
+    pub format: BenchFormat,
+}
+
+/// The llama-bench output format a row came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchFormat {
+    /// `-o json`.
+    Json,
+    /// `-o jsonl`.
+    Jsonl,
+    /// `-o csv`.
+    Csv,
+    /// The default markdown table.
+    Markdown,
+}
+
+impl BenchFormat {
+    /// The name of a field in this format: `machine` in JSON, JSONL and CSV, `table` in the
+    /// markdown table.
+    pub fn field(self, machine: &'static str, table: &'static str) -> &'static str {
+        if self == BenchFormat::Markdown { table } else { machine }
+    }
 }
 
 impl BenchRow {
@@ -88,15 +118,20 @@ fn refuse(origin: &str, line: usize, field: &str, value: &str, why: &str) -> IoE
 }
 
 /// A row from a JSON object (the JSON and JSONL formats share field names with the CSV).
-fn from_fields(origin: &str, line: usize, get: &dyn Fn(&str) -> Option<String>) -> Result<BenchRow> {
+fn from_fields(
+    origin: &str,
+    format: BenchFormat,
+    line: usize,
+    get: &dyn Fn(&str) -> Option<String>,
+) -> Result<BenchRow> {
     let need = |f: &str| get(f).ok_or_else(|| refuse(origin, line, f, "missing", "llama-bench prints this field"));
     let num = |f: &str| -> Result<f64> {
         let v = need(f)?;
         v.trim()
             .parse::<f64>()
             .ok()
-            .filter(|x| x.is_finite() && *x >= 0.0)
-            .ok_or_else(|| refuse(origin, line, f, &v, "expected a finite number >= 0"))
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .ok_or_else(|| refuse(origin, line, f, &v, "expected a finite rate > 0 tokens/s"))
     };
     let opt_int = |f: &str| -> Result<Option<i64>> {
         match get(f) {
@@ -114,6 +149,15 @@ fn from_fields(origin: &str, line: usize, get: &dyn Fn(&str) -> Option<String>) 
             Some(v) => Err(refuse(origin, line, f, &v.to_string(), "must be >= 0")),
         }
     };
+    let opt_positive = |f: &str| -> Result<Option<u64>> {
+        match get(f) {
+            None => Ok(None),
+            Some(v) if v.trim().is_empty() => Ok(None),
+            Some(v) => scaled(&v, &[("", 1.0)])
+                .map(Some)
+                .ok_or_else(|| refuse(origin, line, f, &v, "expected a finite number > 0")),
+        }
+    };
     let avg_ts = num("avg_ts")?;
     let threads = opt_int("n_threads")?
         .map(|t| u32::try_from(t).map_err(|_| refuse(origin, line, "n_threads", &t.to_string(), "out of range")))
@@ -128,7 +172,33 @@ fn from_fields(origin: &str, line: usize, get: &dyn Fn(&str) -> Option<String>) 
         n_gen: count("n_gen")?,
         n_depth: count("n_depth")?,
         avg_ts,
+        model_n_params: opt_positive("model_n_params")?,
+        model_size: opt_positive("model_size")?,
+        format,
     })
+}
+
+/// A markdown `params` cell (`6.74 B`, `494.03 M`: decimal multiples, as llama-bench prints
+/// them) in parameters.
+fn parse_params_cell(cell: &str) -> Option<u64> {
+    scaled(cell, &[("", 1.0), ("K", 1e3), ("M", 1e6), ("B", 1e9), ("G", 1e9), ("T", 1e12)])
+}
+
+/// A markdown `size` cell (`3.56 GiB`, `636.18 MiB`: binary multiples, as llama-bench prints
+/// them) in bytes.
+fn parse_size_cell(cell: &str) -> Option<u64> {
+    let k = 1024.0;
+    scaled(cell, &[("", 1.0), ("B", 1.0), ("KiB", k), ("MiB", k * k), ("GiB", k * k * k), ("TiB", k * k * k * k)])
+}
+
+/// `<number> <unit>` with the unit one of `units` (name, multiple); a finite value > 0.
+fn scaled(cell: &str, units: &[(&str, f64)]) -> Option<u64> {
+    let cell = cell.trim();
+    let split = cell.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(cell.len());
+    let (num, unit) = (cell[..split].trim(), cell[split..].trim());
+    let mult = units.iter().find(|(u, _)| *u == unit)?.1;
+    let v = num.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0)? * mult;
+    (v >= 1.0 && v < u64::MAX as f64).then_some(v.round() as u64)
 }
 
 fn json_value_text(v: &serde_json::Value) -> Option<String> {
@@ -173,7 +243,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<BenchRow>> {
             .map(|(i, o)| {
                 let obj =
                     o.as_object().ok_or_else(|| refuse(origin, 1, &format!("[{i}]"), "", "expected an object"))?;
-                from_fields(origin, i + 1, &|f| obj.get(f).and_then(json_value_text))
+                from_fields(origin, BenchFormat::Json, i + 1, &|f| obj.get(f).and_then(json_value_text))
             })
             .collect::<Result<Vec<_>>>()?
     } else if t.starts_with('{') {
@@ -185,7 +255,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<BenchRow>> {
             let v: serde_json::Value =
                 serde_json::from_str(l).map_err(|e| refuse(origin, i + 1, "jsonl", "", &e.to_string()))?;
             let obj = v.as_object().ok_or_else(|| refuse(origin, i + 1, "jsonl", "", "expected an object"))?;
-            out.push(from_fields(origin, i + 1, &|f| obj.get(f).and_then(json_value_text))?);
+            out.push(from_fields(origin, BenchFormat::Jsonl, i + 1, &|f| obj.get(f).and_then(json_value_text))?);
         }
         out
     } else if t.starts_with('|') {
@@ -206,7 +276,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<BenchRow>> {
         for (i, rec) in reader.records().enumerate() {
             let rec = rec.map_err(|e| refuse(origin, i + 2, "row", "", &e.to_string()))?;
             let get = |f: &str| headers.iter().position(|h| h == f).and_then(|j| rec.get(j)).map(str::to_string);
-            out.push(from_fields(origin, i + 2, &get)?);
+            out.push(from_fields(origin, BenchFormat::Csv, i + 2, &get)?);
         }
         out
     };
@@ -252,8 +322,15 @@ fn parse_markdown(text: &str, origin: &str) -> Result<Vec<BenchRow>> {
             .parse::<f64>()
             .ok()
             .filter(|x| x.is_finite() && *x > 0.0)
-            .ok_or_else(|| refuse(origin, line, "t/s", &ts, "expected `mean ± stddev`"))?;
+            .ok_or_else(|| refuse(origin, line, "t/s", &ts, "expected `mean ± stddev` with a finite mean > 0"))?;
         let int = |f: &str| get(f).and_then(|v| v.parse::<i64>().ok());
+        let cell = |f: &'static str, parse: fn(&str) -> Option<u64>, want: &str| -> Result<Option<u64>> {
+            match get(f) {
+                None => Ok(None),
+                Some(v) if v.is_empty() => Ok(None),
+                Some(v) => parse(&v).map(Some).ok_or_else(|| refuse(origin, line, f, &v, want)),
+            }
+        };
         out.push(BenchRow {
             line,
             model_type: get("model").unwrap_or_default(),
@@ -264,6 +341,9 @@ fn parse_markdown(text: &str, origin: &str) -> Result<Vec<BenchRow>> {
             n_gen,
             n_depth,
             avg_ts,
+            model_n_params: cell("params", parse_params_cell, "expected a count such as `6.74 B` or `494.03 M`")?,
+            model_size: cell("size", parse_size_cell, "expected a size such as `3.56 GiB` or `636.18 MiB`")?,
+            format: BenchFormat::Markdown,
         });
     }
     Ok(out)

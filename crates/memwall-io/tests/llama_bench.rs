@@ -1,7 +1,7 @@
 //! llama-bench output in its four formats, refused when malformed, and a device calibrated
 //! from it recovering the figures that produced the measurements.
 
-use memwall_io::llama_bench::{calibrate, parse};
+use memwall_io::llama_bench::{BenchFormat, calibrate, parse};
 use memwall_io::{load_device, load_engine, load_model};
 use memwall_spec::{KvQuant, Scenario, WeightQuant, Workload};
 
@@ -62,6 +62,60 @@ fn malformed_files_name_the_line_and_the_field() {
     }
     let bad_type = parse(&MARKDOWN.replace("llama 7B Q4_0", "mystery"), "md").unwrap();
     assert!(bad_type[1].mix().unwrap_err().to_string().contains("model_type"));
+}
+
+#[test]
+fn the_model_s_parameters_and_size_are_read_in_every_format() {
+    let md = parse(MARKDOWN, "md").unwrap();
+    assert_eq!(md[1].model_n_params, Some(6_740_000_000));
+    assert_eq!(md[1].model_size, Some((3.56 * 1024.0 * 1024.0 * 1024.0_f64).round() as u64));
+    let small = MARKDOWN.replace("3.56 GiB", "636.18 MiB").replace("6.74 B", "494.03 M");
+    let small = parse(&small, "md").unwrap();
+    assert_eq!((small[0].model_n_params, small[0].model_size), (Some(494_030_000), Some(667_083_080)));
+    assert_eq!(md[1].format, BenchFormat::Markdown);
+    let js = JSON
+        .replace("\"avg_ts\": 13.5", "\"avg_ts\": 13.5, \"model_n_params\": 6738415616, \"model_size\": 7161089024");
+    let js = parse(&js, "json").unwrap();
+    assert_eq!(
+        (js[0].model_n_params, js[0].model_size, js[0].format),
+        (Some(6738415616), Some(7161089024), BenchFormat::Json)
+    );
+    // Absent: not stated, not zero.
+    assert_eq!((js[1].model_n_params, js[1].model_size), (None, None));
+    let csv = parse(
+        &CSV.replace("avg_ts\n", "avg_ts,model_n_params,model_size\n")
+            .replace("22.5\n", "22.5,1100048384,2200099072\n"),
+        "csv",
+    )
+    .unwrap();
+    assert_eq!(
+        (csv[0].model_n_params, csv[0].model_size, csv[0].format),
+        (Some(1100048384), Some(2200099072), BenchFormat::Csv)
+    );
+    for (text, needle) in [
+        (MARKDOWN.replace("6.74 B", "lots"), "line 3, params"),
+        (MARKDOWN.replace("3.56 GiB", "3.56 GB"), "line 3, size"),
+        (JSON.replace("\"avg_ts\": 13.5", "\"avg_ts\": 13.5, \"model_size\": -5"), "line 1, model_size"),
+    ] {
+        let err = parse(&text, "bench.txt").unwrap_err().to_string();
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+}
+
+#[test]
+fn zero_negative_and_infinite_rates_are_refused_by_name_and_line() {
+    for bad in ["0", "-1", "\"inf\"", "\"NaN\"", "1e999"] {
+        let text = JSON.replace("\"avg_ts\": 60.1", &format!("\"avg_ts\": {bad}"));
+        let err = parse(&text, "bench.json").unwrap_err().to_string();
+        let want = if bad == "1e999" { "json" } else { "line 2, avg_ts" };
+        assert!(err.contains(want), "{bad}: {err}");
+    }
+    let err = parse(&CSV.replace(",22.5", ",0"), "bench.csv").unwrap_err().to_string();
+    assert!(err.contains("line 2, avg_ts") && err.contains("> 0"), "{err}");
+    for bad in ["0.00 ± 0.00", "-3.00 ± 0.10", "inf ± 0.00"] {
+        let err = parse(&MARKDOWN.replace("88.54 ± 0.04", bad), "bench.md").unwrap_err().to_string();
+        assert!(err.contains("line 4, t/s") && err.contains("> 0"), "{bad}: {err}");
+    }
 }
 
 #[test]
