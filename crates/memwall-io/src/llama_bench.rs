@@ -6,7 +6,19 @@
 //! owns is a measured decode rate, and several of them (at several depths, thread counts or
 //! weight formats) pin that device's bandwidth share, its fixed cost per token and how
 //! attention grows with the context ([`calibrate`]). Malformed or partial files are refused
-//! with the line and the field.
+//! with the line and the field, and so is a rate that is 0, negative or not finite.
+//!
+//! Calibration believes no row on its word. [`calibrate`], which every front end calls,
+//! refuses — naming the line, the field, its value and the limit:
+//! - a row of another model: `model_n_params` (`params`) more than [`PARAMS_TOLERANCE`]
+//!   from the model's parameter count, or `model_size` (`size`) more than
+//!   [`SIZE_TOLERANCE`] from the weight bytes of the row's mix; a row stating neither is
+//!   held to its `model_type` size label within a factor [`LABEL_FACTOR`];
+//! - a rate that is 0, negative or not finite;
+//! - a rate above what the device's peak DRAM bandwidth (and its last-level cache) can feed
+//!   with the weights a token reads.
+//!
+//! A refused calibration returns an error and nothing, so no caller writes a profile.
 
 use memwall_calib::{Knob, Observation, Param, Predictor, fit};
 use memwall_spec::{Backend, DeviceSpec, EngineSpec, KvQuant, ModelSpec, Scenario, SpecError, WeightQuant, Workload};
@@ -88,13 +100,7 @@ impl BenchRow {
         };
         let words: Vec<&str> = self.model_type.split_whitespace().collect();
         // "<arch> <size> <type...>": the type starts after the size (ends in B/M).
-        let start = words
-            .iter()
-            .position(|w| {
-                w.len() > 1
-                    && (w.ends_with('B') || w.ends_with('M'))
-                    && w[..w.len() - 1].replace(['.', 'x'], "").chars().all(|c| c.is_ascii_digit())
-            })
+        let start = size_word(&words)
             .map(|i| i + 1)
             .ok_or_else(|| bad("expected `<arch> <size> <type>` as llama-bench prints it"))?;
         let t: Vec<&str> = words[start..].iter().copied().filter(|w| *w != "all" && *w != "mostly").collect();
@@ -111,6 +117,30 @@ impl BenchRow {
         };
         Ok(format!("{base}{suffix}"))
     }
+
+    /// The parameters `model_type`'s size label stands for (`7B` 7e9, `494M` 4.94e8, `8x7B`
+    /// 5.6e10); `None` when it names none (`?B`). llama.cpp picks the label from the layer
+    /// count and width, so it is a size class, not a count.
+    pub fn label_params(&self) -> Option<f64> {
+        let words: Vec<&str> = self.model_type.split_whitespace().collect();
+        let w = words[size_word(&words)?];
+        let (num, unit) = w.split_at(w.len() - 1);
+        let scale = if unit == "B" { 1e9 } else { 1e6 };
+        let mut product = 1.0;
+        for f in num.split('x') {
+            product *= f.parse::<f64>().ok().filter(|x| x.is_finite() && *x > 0.0)?;
+        }
+        Some(product * scale)
+    }
+}
+
+/// The index of the size word of `model_type` (`7B`, `0.5B`, `8x7B`, `494M`).
+fn size_word(words: &[&str]) -> Option<usize> {
+    words.iter().position(|w| {
+        w.len() > 1
+            && (w.ends_with('B') || w.ends_with('M'))
+            && w[..w.len() - 1].replace(['.', 'x'], "").chars().all(|c| c.is_ascii_digit())
+    })
 }
 
 fn refuse(origin: &str, line: usize, field: &str, value: &str, why: &str) -> IoError {
@@ -394,7 +424,8 @@ pub static RESIDUAL_COLUMNS: &[crate::columns::Column<Residual>] = {
 /// Fit `device`'s figures for the unit the rows ran on to the generation rows of `rows`
 /// (model `model`, engine `engine`): the unit's bandwidth share of peak, and the engine's
 /// fixed costs and KV reads on this device. Rows of several units are refused (calibrate one
-/// unit at a time).
+/// unit at a time), and so are rows of another model and impossible rates (the module's
+/// documentation lists the checks).
 pub fn calibrate(rows: &[BenchRow], model: &ModelSpec, device: &DeviceSpec, engine: &EngineSpec) -> Result<Calibrated> {
     let tg: Vec<&BenchRow> = rows.iter().filter(|r| r.is_generation()).collect();
     let first = *tg.first().ok_or_else(|| {
@@ -448,6 +479,7 @@ pub fn calibrate(rows: &[BenchRow], model: &ModelSpec, device: &DeviceSpec, engi
             measured_tok_s: r.avg_ts,
         });
     }
+    check_rows(&tg, &obs, model)?;
     // The bandwidth share stands for the device's unit figure here (the engine's share on
     // this device); the fixed costs and KV reads are this engine's on this device.
     let knobs = [Knob::BandwidthShare, Knob::PerTokenS, Knob::AttentionKvReads];
@@ -500,6 +532,201 @@ pub fn calibrate(rows: &[BenchRow], model: &ModelSpec, device: &DeviceSpec, engi
     engine.name = format!("{}@{}", engine.name, device.name);
     engine.aliases.clear();
     Ok(Calibrated { device, engine, residuals })
+}
+
+/// How far a row's parameter count may stray from the model named (either way, as a share of
+/// the model's). memwall's presets count every tensor as llama-bench's `model_n_params` does
+/// and agree with it within 0.3 % (Llama-3.2-1B 1.24 B, TinyLlama 1.10 B, Llama-2-7B 6.74 B,
+/// Llama-2-70B 68.98 B, Qwen3-30B-A3B 30.53 B); 10 % leaves room for vocabularies extended by
+/// fine-tunes while a model of another size class is refused, and a model within 10 % reads
+/// about as many bytes per token, which the fitted bandwidth share absorbs.
+pub const PARAMS_TOLERANCE: f64 = 0.10;
+
+/// How far a row's tensor bytes may stray from the weight bytes of its mix on the model named
+/// (either way, as a share of the model's). The same mix name stores different tensors in
+/// different formats across converter versions and imatrix recipes: the presets' bytes agree
+/// with published files within 2.5 % for most, but unsloth's Gemma-3n Q4_K_M files are
+/// 10–12.5 % larger and Gemma 3 4B's QAT Q4_0 7 % larger, hence 15 %.
+pub const SIZE_TOLERANCE: f64 = 0.15;
+
+/// How far `model_type`'s size label (`1B`, `7B`) may stray from the model's parameter count,
+/// as a factor either way, for rows that state neither `model_n_params` nor `model_size`.
+/// llama.cpp's labels are size classes picked from the layer count (Llama-3.2-1B, 1.24 B, is
+/// `1B`; Phi-2, 2.78 B, is `3B`; a Qwen3-1.7B file with its output matrix stored apart has
+/// 2.03 B), so only a factor of 2 tells another model for certain.
+pub const LABEL_FACTOR: f64 = 2.0;
+
+/// Refusals before the fit, for each generation row the fit would use: a rate that is not a
+/// rate ([`check_rate`]), a row of another model ([`check_identity`]), a rate the device's
+/// memory cannot deliver ([`check_ceiling`]).
+fn check_rows(tg: &[&BenchRow], obs: &[Observation], model: &ModelSpec) -> Result<()> {
+    for (r, o) in tg.iter().zip(obs) {
+        check_rate(r)?;
+        check_identity(r, model, &o.scenario.weights)?;
+        check_ceiling(r, &o.scenario)?;
+    }
+    Ok(())
+}
+
+/// A rate must be finite and above 0 tokens/s (rows built by hand, not read by [`parse`],
+/// reach [`calibrate`] unchecked).
+fn check_rate(r: &BenchRow) -> Result<()> {
+    if r.avg_ts.is_finite() && r.avg_ts > 0.0 {
+        return Ok(());
+    }
+    Err(row_error(r, r.format.field("avg_ts", "t/s"), r.avg_ts, "a decode rate must be finite and > 0 tokens/s"))
+}
+
+/// The model and the same model with its output matrix stored apart from the token embedding:
+/// converters differ in whether a tied model's GGUF carries an `output.weight` of its own
+/// (a Qwen3-1.7B file has 2.03 B parameters, its tied count 1.72 B). Either is the model; the
+/// bytes read per token are the same.
+fn model_variants(model: &ModelSpec) -> Vec<ModelSpec> {
+    let mut out = vec![model.clone()];
+    if model.tied_embeddings {
+        let mut untied = model.clone();
+        untied.tied_embeddings = false;
+        out.push(untied);
+    }
+    out
+}
+
+/// The row must be of the model named: its `model_n_params` within [`PARAMS_TOLERANCE`] of
+/// the model's parameter count, its `model_size` within [`SIZE_TOLERANCE`] of the weight bytes
+/// of the row's mix (either against the model as specified or with its output stored apart,
+/// [`model_variants`]). A row stating neither figure (hand-made files, older llama-bench) is
+/// checked by `model_type`'s size label within [`LABEL_FACTOR`], and where that names no size,
+/// only by the rate ceiling ([`check_ceiling`]).
+fn check_identity(r: &BenchRow, model: &ModelSpec, weights: &WeightQuant) -> Result<()> {
+    let variants = model_variants(model);
+    let params: Vec<f64> = variants.iter().map(|m| m.params().total as f64).collect();
+    let off = |x: f64, of: f64| (x / of - 1.0).abs();
+    let expected = |v: &[f64], fmt: fn(f64) -> String| {
+        let mut s = fmt(v[0]);
+        if let Some(u) = v.get(1) {
+            s.push_str(&format!(" ({} with the output matrix stored apart)", fmt(*u)));
+        }
+        s
+    };
+    if let Some(p) = r.model_n_params {
+        let p = p as f64;
+        if params.iter().all(|&e| off(p, e) > PARAMS_TOLERANCE) {
+            return Err(row_error(
+                r,
+                r.format.field("model_n_params", "params"),
+                fmt_params(p),
+                format!(
+                    "model `{}` has {}; a row of it is within ±{:.0} % (another model's rows would calibrate the wrong design)",
+                    model.name,
+                    expected(&params, fmt_params),
+                    PARAMS_TOLERANCE * 100.0
+                ),
+            ));
+        }
+    }
+    if let Some(b) = r.model_size {
+        let b = b as f64;
+        let bytes: Vec<f64> = variants.iter().map(|m| memwall_sim::WeightBytes::new(m, weights).total as f64).collect();
+        if bytes.iter().all(|&e| off(b, e) > SIZE_TOLERANCE) {
+            return Err(row_error(
+                r,
+                r.format.field("model_size", "size"),
+                fmt_bytes(b),
+                format!(
+                    "model `{}` in {} is {}; a row of it is within ±{:.0} % (the mix's formats vary by converter)",
+                    model.name,
+                    weights.mix,
+                    expected(&bytes, fmt_bytes),
+                    SIZE_TOLERANCE * 100.0
+                ),
+            ));
+        }
+    }
+    if r.model_n_params.is_none()
+        && r.model_size.is_none()
+        && let Some(label) = r.label_params()
+    {
+        let (lo, hi) = (params[0] / LABEL_FACTOR, params[params.len() - 1] * LABEL_FACTOR);
+        if label < lo || label > hi {
+            return Err(row_error(
+                r,
+                "model_type",
+                &r.model_type,
+                format!(
+                    "the size label says about {}, model `{}` has {}; without model_n_params or model_size the label must be within a factor {LABEL_FACTOR}",
+                    fmt_params(label),
+                    model.name,
+                    expected(&params, fmt_params)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The fastest decode the device's memory allows for the row's design, tokens/s, with the
+/// figures it comes from: `(ceiling, bytes read per token, DRAM peak GB/s)`.
+///
+/// A decoded token reads at least the weights it uses once (`weight_bytes_per_token` of
+/// [`memwall_sim::estimate`]: everything but the embedding matrix, of a MoE only the active
+/// experts; KV reads come on top, left out to keep the ceiling a ceiling). Those bytes come
+/// from DRAM at most at its peak, or from the last-level cache: a model smaller than the cache
+/// can be served from it, and a larger one can keep at most the cache's size there. So the
+/// rate is at most `min((DRAM peak + cache bandwidth) / bytes, DRAM peak / (bytes − cache
+/// size))`. The bytes are taken [`SIZE_TOLERANCE`] smaller than the mix's, since the file's
+/// mix may be that much smaller.
+fn decode_ceiling(s: &Scenario) -> Result<(f64, f64, f64)> {
+    let e = memwall_sim::estimate(s)?;
+    let bytes = e.weight_bytes_per_token;
+    let least = bytes * (1.0 - SIZE_TOLERANCE);
+    let peak_gbps = s.device.memory.peak_gbps();
+    let dram = peak_gbps * 1e9;
+    let (cache_bytes, cache_bps) =
+        s.device.last_level_cache().map_or((0.0, 0.0), |c| (c.size_bytes as f64, c.bandwidth_gbps * 1e9));
+    let from_both = (dram + cache_bps) / least;
+    let ceiling = if least > cache_bytes { from_both.min(dram / (least - cache_bytes)) } else { from_both };
+    Ok((ceiling, bytes, peak_gbps))
+}
+
+/// A generation row must decode no faster than [`decode_ceiling`]: a faster one was measured
+/// on other hardware or with another model.
+fn check_ceiling(r: &BenchRow, s: &Scenario) -> Result<()> {
+    let (ceiling, bytes, peak) = decode_ceiling(s)?;
+    if r.avg_ts <= ceiling {
+        return Ok(());
+    }
+    let cache = s
+        .device
+        .last_level_cache()
+        .map_or(String::new(), |c| format!(" and its {} cache of {}", c.name, fmt_bytes(c.size_bytes as f64)));
+    Err(row_error(
+        r,
+        r.format.field("avg_ts", "t/s"),
+        format!("{} tok/s", r.avg_ts),
+        format!(
+            "above the {ceiling:.3} tok/s that `{}`'s {peak:.1} GB/s peak{cache} allow when each token reads {} of `{}` weights ({}); the row is of other hardware or another model",
+            s.device.name,
+            fmt_bytes(bytes),
+            s.model.name,
+            s.weights.mix
+        ),
+    ))
+}
+
+/// A refusal naming the row's line and field.
+fn row_error(r: &BenchRow, field: &str, value: impl ToString, why: impl Into<String>) -> IoError {
+    IoError::Spec(SpecError::invalid(format!("line {}: {field}", r.line), value, why))
+}
+
+/// Parameters as llama-bench prints them (`6.74 B`, `494.03 M`).
+fn fmt_params(n: f64) -> String {
+    if n < 1e9 { format!("{:.2} M", n / 1e6) } else { format!("{:.2} B", n / 1e9) }
+}
+
+/// Bytes as llama-bench prints them (`3.56 GiB`, `636.18 MiB`).
+fn fmt_bytes(b: f64) -> String {
+    let mib = b / (1024.0 * 1024.0);
+    if mib < 1024.0 { format!("{mib:.2} MiB") } else { format!("{:.2} GiB", mib / 1024.0) }
 }
 
 /// The device's bandwidth figure for `unit` (class defaults where it states none).

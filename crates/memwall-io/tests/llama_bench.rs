@@ -172,3 +172,116 @@ fn calibration_recovers_the_bandwidth_and_fixed_cost_that_made_the_rows() {
     let err = calibrate(&parse(&mixed, "m").unwrap(), &model, &start, &load_engine("llama.cpp").unwrap()).unwrap_err();
     assert!(err.to_string().contains("mixes units"), "{err}");
 }
+
+/// A llama-bench table (`size`/`params` columns as llama-bench prints them) of rows in
+/// `body`, starting at line 3.
+fn table(body: &str) -> String {
+    format!(
+        "| model | size | params | backend | threads | test | t/s |\n| --- | --: | --: | --- | --: | --: | --: |\n{body}"
+    )
+}
+
+fn calibrate_text(text: &str, model: &str) -> Result<memwall_io::llama_bench::Calibrated, String> {
+    let rows = parse(text, "bench").map_err(|e| e.to_string())?;
+    calibrate(
+        &rows,
+        &load_model(model).unwrap(),
+        &load_device("raspberry-pi-5-8gb").unwrap(),
+        &load_engine("llama.cpp").unwrap(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn refusal(text: &str, model: &str) -> String {
+    match calibrate_text(text, model) {
+        Ok(c) => panic!("calibrated: {:?}", c.residuals),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn real_looking_rows_of_the_named_model_still_calibrate() {
+    // Llama-3.2-1B and TinyLlama on a Raspberry Pi 5 at the rates such boards reach, with
+    // the parameters and sizes llama-bench prints for these files.
+    let llama = table(
+        "| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 11.50 ± 0.05 |
+| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 @ d2048 | 10.20 ± 0.05 |
+| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 @ d4096 | 9.30 ± 0.05 |
+| llama 1B Q8_0 | 1.22 GiB | 1.24 B | CPU | 4 | tg128 | 7.60 ± 0.05 |
+",
+    );
+    let c = calibrate_text(&llama, "llama-3.2-1b").unwrap();
+    assert_eq!(c.residuals.len(), 4);
+    assert!(c.residuals.iter().all(|r| (r.calibrated_tok_s / r.measured_tok_s - 1.0).abs() < 0.1));
+    let tiny = table(
+        "| llama 1B Q4_0 | 606.53 MiB | 1.10 B | CPU | 4 | tg128 | 14.10 ± 0.05 |
+| llama 1B Q4_0 | 606.53 MiB | 1.10 B | CPU | 4 | tg128 @ d2048 | 12.20 ± 0.05 |
+| llama 1B Q4_K - Medium | 636.18 MiB | 1.10 B | CPU | 4 | tg128 | 13.00 ± 0.05 |
+",
+    );
+    let c = calibrate_text(&tiny, "tinyllama-1.1b").unwrap();
+    let f = c.device.memory.achievable_fraction;
+    assert!(f > 0.3 && f < 1.0, "fraction {f}");
+    // A tied model's file that stores its output matrix apart is still the model (a
+    // Qwen3-1.7B F16 file: 2.03 B parameters, 3.78 GiB).
+    let qwen = table("| qwen3 1.7B F16 | 3.78 GiB | 2.03 B | CPU | 4 | tg128 | 3.90 ± 0.01 |\n");
+    calibrate_text(&qwen, "qwen3-1.7b").unwrap();
+}
+
+#[test]
+fn rows_of_another_model_are_refused_naming_the_line_and_the_field() {
+    // Llama-2-70B's rows (68.98 B, 36.20 GiB) offered for a 1B design on a Raspberry Pi.
+    let llama_1b = "| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |\n";
+    let big = "| llama 70B Q4_0 | 36.20 GiB | 68.98 B | CPU | 4 | tg128 | 0.35 ± 0.01 |\n";
+    let err = refusal(&table(&format!("{llama_1b}{big}")), "llama-3.2-1b");
+    assert!(err.contains("line 4: params") && err.contains("68.98 B") && err.contains("1.24 B"), "{err}");
+    assert!(err.contains("±10 %"), "{err}");
+    // The size alone tells too (a 1B's parameter count with a 70B's bytes).
+    let err =
+        refusal(&table("| llama 1B Q4_0 | 36.20 GiB | 1.24 B | CPU | 4 | tg128 | 0.35 ± 0.01 |\n"), "llama-3.2-1b");
+    assert!(err.contains("line 3: size") && err.contains("36.20 GiB") && err.contains("±15 %"), "{err}");
+    // JSON names its own fields.
+    let json = r#"[{"model_type": "llama 70B Q4_0", "model_n_params": 68976648192, "model_size": 38872342528,
+        "n_threads": 4, "n_prompt": 0, "n_gen": 128, "n_depth": 0, "avg_ts": 0.35}]"#;
+    let err = refusal(json, "llama-3.2-1b");
+    assert!(err.contains("line 1: model_n_params") && err.contains("68.98 B"), "{err}");
+    let err = refusal(&json.replace("68976648192", "1235814400"), "llama-3.2-1b");
+    assert!(err.contains("line 1: model_size") && err.contains("36.20 GiB"), "{err}");
+    // Without either figure, the size label is held to a factor of 2.
+    let bare = "| model | backend | threads | test | t/s |\n| --- | --- | --: | --: | --: |\n\
+                | llama 70B Q4_0 | CPU | 4 | tg128 | 0.35 ± 0.01 |\n";
+    let err = refusal(bare, "llama-3.2-1b");
+    assert!(err.contains("line 3: model_type") && err.contains("70B") && err.contains("factor 2"), "{err}");
+}
+
+#[test]
+fn impossible_rates_are_refused_by_name_and_line() {
+    let good = table("| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |\n");
+    let rows = parse(&good, "bench").unwrap();
+    // Rows built by hand reach calibrate without parse's checks.
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let mut r = rows.clone();
+        r[0].avg_ts = bad;
+        let err = calibrate(
+            &r,
+            &load_model("llama-3.2-1b").unwrap(),
+            &load_device("raspberry-pi-5-8gb").unwrap(),
+            &load_engine("llama.cpp").unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("line 3: t/s") && err.contains("> 0"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn a_rate_the_device_s_bandwidth_cannot_feed_is_refused() {
+    // 1e6 tok/s of a 1B model would need hundreds of TB/s; a Pi 5 has 17 GB/s.
+    let text = table("| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 1000000.00 ± 0.05 |\n");
+    let err = refusal(&text, "llama-3.2-1b");
+    for needle in ["line 3: t/s", "1000000 tok/s", "17.1 GB/s", "762.81 MiB", "L3"] {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+    let json = r#"{"model_type": "llama 1B Q4_0", "n_threads": 4, "n_prompt": 0, "n_gen": 128, "avg_ts": 1e6}"#;
+    assert!(refusal(json, "llama-3.2-1b").contains("line 1: avg_ts"));
+}
