@@ -285,3 +285,21 @@ fn a_rate_the_device_s_bandwidth_cannot_feed_is_refused() {
     let json = r#"{"model_type": "llama 1B Q4_0", "n_threads": 4, "n_prompt": 0, "n_gen": 128, "avg_ts": 1e6}"#;
     assert!(refusal(json, "llama-3.2-1b").contains("line 1: avg_ts"));
 }
+
+#[test]
+fn a_fit_pushed_to_a_bound_or_left_far_off_is_refused() {
+    // 1e-6 tok/s: slower than any plausible figure allows; the bandwidth share ends at 0.02.
+    let text = table("| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 0.000001 ± 0.00 |\n");
+    let err = refusal(&text, "llama-3.2-1b");
+    for needle in ["memory.achievable_fraction", "lower bound", "0.02", "line 3", "rms log residual"] {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+    // Rows that disagree with each other by a factor of 4 at one design: no figure fits both.
+    let text = table(
+        "| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |
+| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 3.00 ± 0.05 |
+",
+    );
+    let err = refusal(&text, "llama-3.2-1b");
+    assert!(err.contains("rms log residual") && err.contains("0.405"), "{err}");
+}
