@@ -901,6 +901,64 @@ mod tests {
         assert!((cached / both - 1.0).abs() < 1e-12 && cached > ceiling, "{cached} vs {both}");
     }
 
+    fn row(model_type: &str, params: Option<u64>, size: Option<u64>) -> BenchRow {
+        BenchRow {
+            line: 1,
+            model_type: model_type.into(),
+            backend: "CPU".into(),
+            n_gpu_layers: None,
+            threads: Some(4),
+            n_prompt: 0,
+            n_gen: 128,
+            n_depth: 0,
+            avg_ts: 10.0,
+            model_n_params: params,
+            model_size: size,
+            format: BenchFormat::Json,
+        }
+    }
+
+    #[test]
+    fn the_presets_pass_against_what_llama_bench_prints_for_their_files() {
+        const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
+        // (preset, mix, llama-bench's params, its size in GiB) as printed for real files.
+        let printed = [
+            ("llama-3.2-1b", "Q4_K_M", 1.24e9, 762.81 / 1024.0),
+            ("llama-3.2-1b", "Q8_0", 1.24e9, 1.22),
+            ("tinyllama-1.1b", "Q4_0", 1.10e9, 606.53 / 1024.0),
+            ("tinyllama-1.1b", "Q4_K_M", 1.10e9, 0.621),
+            ("llama-2-7b", "Q4_0", 6.74e9, 3.56),
+            ("llama-2-7b", "Q8_0", 6.74e9, 6.67),
+            ("llama-2-70b", "Q4_0", 68.98e9, 36.20),
+            ("llama-3.1-8b", "Q4_K_M", 8.03e9, 4.58),
+            ("llama-3.1-70b", "Q4_K_M", 70.55e9, 39.59),
+            ("gemma-3-1b", "Q4_K_M", 1.0e9, 0.745),
+            ("gemma-3-4b", "Q4_0", 3.88e9, 2.35),
+            ("qwen2.5-1.5b", "Q8_0", 1.54e9, 1.53),
+            ("qwen2.5-7b", "Q8_0", 7.62e9, 7.54),
+            ("qwen3-1.7b", "F16", 2.03e9, 3.78),
+            ("qwen3-30b-a3b", "Q8_0", 30.53e9, 30.25),
+        ];
+        for (model, mix, params, gib) in printed {
+            let m = load_model(model).unwrap();
+            let r = row(&format!("x 1B {mix}"), Some(params as u64), Some((gib * GIB) as u64));
+            check_identity(&r, &m, &WeightQuant::new(mix.parse().unwrap())).unwrap();
+        }
+        // Published file sizes (tensors and a few MB of metadata) of every preset listed.
+        let csv =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../datasets/gguf_sizes.csv")).unwrap();
+        let mut checked = 0;
+        for l in csv.lines().skip(1) {
+            let f: Vec<&str> = l.split(',').collect();
+            let Ok(bytes) = f[2].parse::<u64>() else { continue };
+            let m = load_model(f[0]).unwrap();
+            let r = row("x 1B", None, Some(bytes));
+            check_identity(&r, &m, &WeightQuant::new(f[1].parse().unwrap())).unwrap_or_else(|e| panic!("{l}: {e}"));
+            checked += 1;
+        }
+        assert!(checked > 30, "{checked}");
+    }
+
     #[test]
     fn a_moe_ceiling_counts_only_the_active_experts() {
         let d = load_device("apple-m2-max-32gb").unwrap();
