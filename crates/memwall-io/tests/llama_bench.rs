@@ -1,7 +1,7 @@
 //! llama-bench output in its four formats, refused when malformed, and a device calibrated
 //! from it recovering the figures that produced the measurements.
 
-use memwall_io::llama_bench::{calibrate, parse};
+use memwall_io::llama_bench::{BenchFormat, calibrate, parse};
 use memwall_io::{load_device, load_engine, load_model};
 use memwall_spec::{KvQuant, Scenario, WeightQuant, Workload};
 
@@ -65,6 +65,60 @@ fn malformed_files_name_the_line_and_the_field() {
 }
 
 #[test]
+fn the_model_s_parameters_and_size_are_read_in_every_format() {
+    let md = parse(MARKDOWN, "md").unwrap();
+    assert_eq!(md[1].model_n_params, Some(6_740_000_000));
+    assert_eq!(md[1].model_size, Some((3.56 * 1024.0 * 1024.0 * 1024.0_f64).round() as u64));
+    let small = MARKDOWN.replace("3.56 GiB", "636.18 MiB").replace("6.74 B", "494.03 M");
+    let small = parse(&small, "md").unwrap();
+    assert_eq!((small[0].model_n_params, small[0].model_size), (Some(494_030_000), Some(667_083_080)));
+    assert_eq!(md[1].format, BenchFormat::Markdown);
+    let js = JSON
+        .replace("\"avg_ts\": 13.5", "\"avg_ts\": 13.5, \"model_n_params\": 6738415616, \"model_size\": 7161089024");
+    let js = parse(&js, "json").unwrap();
+    assert_eq!(
+        (js[0].model_n_params, js[0].model_size, js[0].format),
+        (Some(6738415616), Some(7161089024), BenchFormat::Json)
+    );
+    // Absent: not stated, not zero.
+    assert_eq!((js[1].model_n_params, js[1].model_size), (None, None));
+    let csv = parse(
+        &CSV.replace("avg_ts\n", "avg_ts,model_n_params,model_size\n")
+            .replace("22.5\n", "22.5,1100048384,2200099072\n"),
+        "csv",
+    )
+    .unwrap();
+    assert_eq!(
+        (csv[0].model_n_params, csv[0].model_size, csv[0].format),
+        (Some(1100048384), Some(2200099072), BenchFormat::Csv)
+    );
+    for (text, needle) in [
+        (MARKDOWN.replace("6.74 B", "lots"), "line 3, params"),
+        (MARKDOWN.replace("3.56 GiB", "3.56 GB"), "line 3, size"),
+        (JSON.replace("\"avg_ts\": 13.5", "\"avg_ts\": 13.5, \"model_size\": -5"), "line 1, model_size"),
+    ] {
+        let err = parse(&text, "bench.txt").unwrap_err().to_string();
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+}
+
+#[test]
+fn zero_negative_and_infinite_rates_are_refused_by_name_and_line() {
+    for bad in ["0", "-1", "\"inf\"", "\"NaN\"", "1e999"] {
+        let text = JSON.replace("\"avg_ts\": 60.1", &format!("\"avg_ts\": {bad}"));
+        let err = parse(&text, "bench.json").unwrap_err().to_string();
+        let want = if bad == "1e999" { "json" } else { "line 2, avg_ts" };
+        assert!(err.contains(want), "{bad}: {err}");
+    }
+    let err = parse(&CSV.replace(",22.5", ",0"), "bench.csv").unwrap_err().to_string();
+    assert!(err.contains("line 2, avg_ts") && err.contains("> 0"), "{err}");
+    for bad in ["0.00 ± 0.00", "-3.00 ± 0.10", "inf ± 0.00"] {
+        let err = parse(&MARKDOWN.replace("88.54 ± 0.04", bad), "bench.md").unwrap_err().to_string();
+        assert!(err.contains("line 4, t/s") && err.contains("> 0"), "{bad}: {err}");
+    }
+}
+
+#[test]
 fn calibration_recovers_the_bandwidth_and_fixed_cost_that_made_the_rows() {
     // "Measurements": the Raspberry Pi 5 preset with its CPU reaching 0.42 of peak through
     // an engine with a 4 ms token cost and re-reading the KV twice, at several depths.
@@ -117,4 +171,135 @@ fn calibration_recovers_the_bandwidth_and_fixed_cost_that_made_the_rows() {
     let mixed = format!("{md}| llama 1B Q4_0 | Metal | 4 | tg128 | 50.0 ± 0.1 |\n");
     let err = calibrate(&parse(&mixed, "m").unwrap(), &model, &start, &load_engine("llama.cpp").unwrap()).unwrap_err();
     assert!(err.to_string().contains("mixes units"), "{err}");
+}
+
+/// A llama-bench table (`size`/`params` columns as llama-bench prints them) of rows in
+/// `body`, starting at line 3.
+fn table(body: &str) -> String {
+    format!(
+        "| model | size | params | backend | threads | test | t/s |\n| --- | --: | --: | --- | --: | --: | --: |\n{body}"
+    )
+}
+
+fn calibrate_text(text: &str, model: &str) -> Result<memwall_io::llama_bench::Calibrated, String> {
+    let rows = parse(text, "bench").map_err(|e| e.to_string())?;
+    calibrate(
+        &rows,
+        &load_model(model).unwrap(),
+        &load_device("raspberry-pi-5-8gb").unwrap(),
+        &load_engine("llama.cpp").unwrap(),
+    )
+    .map_err(|e| e.to_string())
+}
+
+fn refusal(text: &str, model: &str) -> String {
+    match calibrate_text(text, model) {
+        Ok(c) => panic!("calibrated: {:?}", c.residuals),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn real_looking_rows_of_the_named_model_still_calibrate() {
+    // Llama-3.2-1B and TinyLlama on a Raspberry Pi 5 at the rates such boards reach, with
+    // the parameters and sizes llama-bench prints for these files.
+    let llama = table(
+        "| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 11.50 ± 0.05 |
+| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 @ d2048 | 10.20 ± 0.05 |
+| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 @ d4096 | 9.30 ± 0.05 |
+| llama 1B Q8_0 | 1.22 GiB | 1.24 B | CPU | 4 | tg128 | 7.60 ± 0.05 |
+",
+    );
+    let c = calibrate_text(&llama, "llama-3.2-1b").unwrap();
+    assert_eq!(c.residuals.len(), 4);
+    assert!(c.residuals.iter().all(|r| (r.calibrated_tok_s / r.measured_tok_s - 1.0).abs() < 0.1));
+    let tiny = table(
+        "| llama 1B Q4_0 | 606.53 MiB | 1.10 B | CPU | 4 | tg128 | 14.10 ± 0.05 |
+| llama 1B Q4_0 | 606.53 MiB | 1.10 B | CPU | 4 | tg128 @ d2048 | 12.20 ± 0.05 |
+| llama 1B Q4_K - Medium | 636.18 MiB | 1.10 B | CPU | 4 | tg128 | 13.00 ± 0.05 |
+",
+    );
+    let c = calibrate_text(&tiny, "tinyllama-1.1b").unwrap();
+    let f = c.device.memory.achievable_fraction;
+    assert!(f > 0.3 && f < 1.0, "fraction {f}");
+    // A tied model's file that stores its output matrix apart is still the model (a
+    // Qwen3-1.7B F16 file: 2.03 B parameters, 3.78 GiB).
+    let qwen = table("| qwen3 1.7B F16 | 3.78 GiB | 2.03 B | CPU | 4 | tg128 | 3.90 ± 0.01 |\n");
+    calibrate_text(&qwen, "qwen3-1.7b").unwrap();
+}
+
+#[test]
+fn rows_of_another_model_are_refused_naming_the_line_and_the_field() {
+    // Llama-2-70B's rows (68.98 B, 36.20 GiB) offered for a 1B design on a Raspberry Pi.
+    let llama_1b = "| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |\n";
+    let big = "| llama 70B Q4_0 | 36.20 GiB | 68.98 B | CPU | 4 | tg128 | 0.35 ± 0.01 |\n";
+    let err = refusal(&table(&format!("{llama_1b}{big}")), "llama-3.2-1b");
+    assert!(err.contains("line 4: params") && err.contains("68.98 B") && err.contains("1.24 B"), "{err}");
+    assert!(err.contains("±10 %"), "{err}");
+    // The size alone tells too (a 1B's parameter count with a 70B's bytes).
+    let err =
+        refusal(&table("| llama 1B Q4_0 | 36.20 GiB | 1.24 B | CPU | 4 | tg128 | 0.35 ± 0.01 |\n"), "llama-3.2-1b");
+    assert!(err.contains("line 3: size") && err.contains("36.20 GiB") && err.contains("±15 %"), "{err}");
+    // JSON names its own fields.
+    let json = r#"[{"model_type": "llama 70B Q4_0", "model_n_params": 68976648192, "model_size": 38872342528,
+        "n_threads": 4, "n_prompt": 0, "n_gen": 128, "n_depth": 0, "avg_ts": 0.35}]"#;
+    let err = refusal(json, "llama-3.2-1b");
+    assert!(err.contains("line 1: model_n_params") && err.contains("68.98 B"), "{err}");
+    let err = refusal(&json.replace("68976648192", "1235814400"), "llama-3.2-1b");
+    assert!(err.contains("line 1: model_size") && err.contains("36.20 GiB"), "{err}");
+    // Without either figure, the size label is held to a factor of 2.
+    let bare = "| model | backend | threads | test | t/s |\n| --- | --- | --: | --: | --: |\n\
+                | llama 70B Q4_0 | CPU | 4 | tg128 | 0.35 ± 0.01 |\n";
+    let err = refusal(bare, "llama-3.2-1b");
+    assert!(err.contains("line 3: model_type") && err.contains("70B") && err.contains("factor 2"), "{err}");
+}
+
+#[test]
+fn impossible_rates_are_refused_by_name_and_line() {
+    let good = table("| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |\n");
+    let rows = parse(&good, "bench").unwrap();
+    // Rows built by hand reach calibrate without parse's checks.
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let mut r = rows.clone();
+        r[0].avg_ts = bad;
+        let err = calibrate(
+            &r,
+            &load_model("llama-3.2-1b").unwrap(),
+            &load_device("raspberry-pi-5-8gb").unwrap(),
+            &load_engine("llama.cpp").unwrap(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("line 3: t/s") && err.contains("> 0"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn a_rate_the_device_s_bandwidth_cannot_feed_is_refused() {
+    // 1e6 tok/s of a 1B model would need hundreds of TB/s; a Pi 5 has 17 GB/s.
+    let text = table("| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 1000000.00 ± 0.05 |\n");
+    let err = refusal(&text, "llama-3.2-1b");
+    for needle in ["line 3: t/s", "1000000 tok/s", "17.1 GB/s", "762.81 MiB", "L3"] {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+    let json = r#"{"model_type": "llama 1B Q4_0", "n_threads": 4, "n_prompt": 0, "n_gen": 128, "avg_ts": 1e6}"#;
+    assert!(refusal(json, "llama-3.2-1b").contains("line 1: avg_ts"));
+}
+
+#[test]
+fn a_fit_pushed_to_a_bound_or_left_far_off_is_refused() {
+    // 1e-6 tok/s: slower than any plausible figure allows; the bandwidth share ends at 0.02.
+    let text = table("| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 0.000001 ± 0.00 |\n");
+    let err = refusal(&text, "llama-3.2-1b");
+    for needle in ["memory.achievable_fraction", "lower bound", "0.02", "line 3", "rms log residual"] {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+    // Rows that disagree with each other by a factor of 4 at one design: no figure fits both.
+    let text = table(
+        "| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |
+| llama 1B Q4_K - Medium | 762.81 MiB | 1.24 B | CPU | 4 | tg128 | 3.00 ± 0.05 |
+",
+    );
+    let err = refusal(&text, "llama-3.2-1b");
+    assert!(err.contains("rms log residual") && err.contains("0.405"), "{err}");
 }
