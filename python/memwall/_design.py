@@ -550,33 +550,23 @@ class Calibration:
         self.table = table
         self.measurements_csv: str | None = profiles.get("measurements_csv")
         self._toml = (profiles["device_toml"], profiles["engine_toml"])
+        # The files the calibration read, which `write` must never replace.
+        self._inputs: list[str] = []
 
     def write(self, device_path: str | os.PathLike[str], engine_path: str | os.PathLike[str] | None = None) -> None:
         """Write the device profile and the engine profile beside it (``NAME.engine.toml``) as
-        ``memwall calibrate`` does; each file appears whole or not at all."""
+        ``memwall calibrate`` does; each file appears whole or not at all, and none may be a
+        file the calibration read (its llama-bench table, device, model or engine) or another
+        of the outputs: those are refused before anything is written."""
         d = os.fspath(device_path)
         e = os.fspath(engine_path) if engine_path is not None else _native.beside(d, ".engine.toml")
-        _write_text(d, self._toml[0])
-        _write_text(e, self._toml[1])
+        outputs = [("device_path", d, self._toml[0]), ("engine_path", e, self._toml[1])]
         if self.measurements_csv is not None:
-            _write_text(_native.beside(d, ".measurements.csv"), self.measurements_csv)
+            outputs.append(("measurements", _native.beside(d, ".measurements.csv"), self.measurements_csv))
+        _native.write_texts(outputs, self._inputs)
 
     def __repr__(self) -> str:
         return f"<memwall.Calibration: {self.device.name} with {self.engine.name}, {self.table.num_rows} rows>"
-
-
-def _write_text(path: str, text: str) -> None:
-    from . import MemwallIOError
-
-    tmp = f"{path}.memwall-tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except OSError as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise MemwallIOError(f"{path}: {e}") from None
 
 
 def calibrate(
@@ -613,7 +603,9 @@ def calibrate(
     mod = _file_or_name(Model, model, "model")
     eng = _file_or_name(Engine, engine, "engine")
     profiles, table = _native.calibrate_llama_bench(os.fspath(llama_bench), dev, mod, eng)
-    return Calibration(profiles, pa.table(table))
+    c = Calibration(profiles, pa.table(table))
+    c._inputs = [os.fspath(llama_bench), dev, mod, eng]
+    return c
 
 
 def _file_or_name(cls: type[_Spec], v: Any, what: str) -> str:

@@ -172,6 +172,14 @@ def test_calibration_from_llama_bench_recovers_the_device_that_made_the_rows(tmp
     assert (tmp_path / "pi.engine.toml").exists()
     again = memwall.Device(tmp_path / "pi.toml")
     assert again.info == c.device.info
+    # No output may replace an input the calibration read, nor another output; nothing is
+    # written when one is refused.
+    before = bench.read_text()
+    for device_path, engine_path in ((bench, None), (tmp_path / "a.toml", bench), (tmp_path / "b.toml", tmp_path / "b.toml")):
+        with pytest.raises(memwall.MemwallIOError):
+            c.write(device_path, engine_path)
+    assert bench.read_text() == before
+    assert not (tmp_path / "a.toml").exists() and not (tmp_path / "b.toml").exists()
     with pytest.raises(memwall.MemwallIOError):
         memwall.calibrate(tmp_path / "none.md", device="raspberry-pi-5-8gb", model="llama-3.2-1b")
 

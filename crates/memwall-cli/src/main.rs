@@ -134,7 +134,7 @@ enum Command {
         /// (a `[grid]` simulates every point).
         scenario: PathBuf,
         /// Simulated time per point (`90s`, `10m`, `1h`); the session's turns repeat until then.
-        #[arg(long, value_parser = flag::<Seconds>("duration"))]
+        #[arg(long, allow_hyphen_values = true, value_parser = flag::<Seconds>("duration"))]
         duration: Option<Seconds>,
         /// Per-token trace output (Parquet).
         #[arg(long)]
@@ -151,7 +151,7 @@ enum Command {
         #[arg(long, default_value = "1100x1000", value_parser = flag::<memwall_io::plot::Size>("--plot-size"))]
         plot_size: memwall_io::plot::Size,
         /// Refuse a run whose trace would exceed this size (`500MB`, `2GB`, `10GB`).
-        #[arg(long, default_value = "2GB", value_parser = flag::<ByteSize>("--trace-limit"))]
+        #[arg(long, default_value = "2GB", allow_hyphen_values = true, value_parser = flag::<ByteSize>("--trace-limit"))]
         trace_limit: ByteSize,
     },
     /// Calibrate a device. Without `--from-llama-bench`: probe this machine with memwall's

@@ -185,18 +185,20 @@ fn section_error(doc: &toml::Table) -> Option<SpecError> {
         let field = if path == "." || path.is_empty() { key.to_string() } else { format!("{key}.{path}") };
         // The parser appends "in `key`" lines; the path already says where.
         let message = e.into_inner().to_string();
-        Some(SpecError::Field { field, message: message.lines().next().unwrap_or_default().to_string() })
+        let first = message.lines().next().unwrap_or_default();
+        Some(SpecError::Field { field, message: memwall_spec::suggest::annotate(first) })
     }
     const KNOWN: [&str; 9] =
         ["model", "device", "weights", "kv", "workload", "engine", "cost", "sim", "assume_defaults"];
     for key in doc.keys() {
         if !KNOWN.contains(&key.as_str()) {
-            return Some(SpecError::Unknown {
-                field: "base".into(),
-                what: "scenario section",
-                value: key.clone(),
-                hint: format!("; expected one of {}", KNOWN.join(", ")),
-            });
+            return Some(SpecError::unknown(
+                "base",
+                "scenario section",
+                key.clone(),
+                KNOWN,
+                format!("; expected one of {}", KNOWN.join(", ")),
+            ));
         }
     }
     for key in ["model", "device", "weights"] {
@@ -294,15 +296,17 @@ impl Experiment {
         }
         one_axis_per_field(&axes)?;
         count_points(&axes)?;
+        let keys: Vec<String> = axes.iter().map(|a| a.key.clone()).collect();
         for (key, labels) in raw.labels {
             let field = format!("labels.\"{key}\"");
             let axis = axes.iter_mut().find(|a| a.key == key).ok_or_else(|| {
-                IoError::Spec(SpecError::Unknown {
-                    field: field.clone(),
-                    what: "grid axis",
-                    value: key.clone(),
-                    hint: "; labels must name a key of [grid]".into(),
-                })
+                IoError::Spec(SpecError::unknown(
+                    field.clone(),
+                    "grid axis",
+                    key.clone(),
+                    keys.iter().map(String::as_str),
+                    "; labels must name a key of [grid]",
+                ))
             })?;
             let toml::Value::Array(labels) = labels else {
                 return Err(invalid(field, labels, "labels are an array of strings"));

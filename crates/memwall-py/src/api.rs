@@ -438,6 +438,24 @@ pub fn beside(path: &str, suffix: &str) -> String {
     memwall_io::beside(std::path::Path::new(path), suffix, "device").display().to_string()
 }
 
+/// Write text files as `memwall` writes its outputs: every `(role, path, text)` is checked
+/// first (none may be one of `inputs` or of the others, nor an existing non-regular file),
+/// then each is written whole through a temporary file and a rename.
+#[pyfunction]
+pub fn write_texts(py: Python<'_>, outputs: Vec<(String, String, String)>, inputs: Vec<String>) -> PyResult<()> {
+    let r = py.detach(|| -> Result<(), IoError> {
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(std::path::Path::new).collect();
+        let checked: Vec<(&str, &std::path::Path)> =
+            outputs.iter().map(|(role, path, _)| (role.as_str(), std::path::Path::new(path))).collect();
+        memwall_io::check_outputs(&inputs, &checked)?;
+        for (_, path, text) in &outputs {
+            memwall_io::atomic::write_text(std::path::Path::new(path), text)?;
+        }
+        Ok(())
+    });
+    r.map_err(|e| to_py(py, e))
+}
+
 /// Bytes in a size (`2GB`, `500MB`, `4096`), or the error naming `field`.
 #[pyfunction]
 pub fn parse_bytes(py: Python<'_>, field: &str, text: &str) -> PyResult<u64> {

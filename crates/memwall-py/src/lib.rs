@@ -273,6 +273,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::parse_backend, m)?)?;
     m.add_function(wrap_pyfunction!(api::parse_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(api::beside, m)?)?;
+    m.add_function(wrap_pyfunction!(api::write_texts, m)?)?;
     m.add_function(wrap_pyfunction!(api::solve, m)?)?;
     m.add_function(wrap_pyfunction!(api::pareto_mask, m)?)?;
     m.add_function(wrap_pyfunction!(api::ops, m)?)?;
