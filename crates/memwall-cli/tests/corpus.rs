@@ -175,7 +175,10 @@ fn config_with(name: &str, key: &str, value: &str) -> Make {
 
 /// A GGUF file of a 2-layer llama (hidden 256, 4 heads, 2 KV heads, FFN 512, vocabulary 1000),
 /// its metadata edited by `edit`.
-fn gguf(edit: &dyn Fn(&mut Vec<(&'static str, Value)>)) -> Make {
+/// A GGUF header's metadata, key by key.
+type Meta = Vec<(&'static str, Value)>;
+
+fn gguf(edit: &dyn Fn(&mut Meta)) -> Make {
     let (h, f, v) = (256u64, 512u64, 1000u64);
     let s = |x: &str| Value::String(x.into());
     let mut meta = vec![
@@ -673,7 +676,7 @@ fn not_files() -> Vec<Case> {
     // Named inside an experiment: in the base and in a grid.
     out.push(case(
         "fifo device in an experiment",
-        &[("e.toml", Make::Text(format!("name = \"f\"\n[base]\nmodel = \"llama-3.2-1b\"\ndevice = \"d.toml\"\nweights = {{ mix = \"Q4_K_M\" }}\n"))), ("d.toml", Make::Fifo)],
+        &[("e.toml", text("name = \"f\"\n[base]\nmodel = \"llama-3.2-1b\"\ndevice = \"d.toml\"\nweights = { mix = \"Q4_K_M\" }\n")), ("d.toml", Make::Fifo)],
         &["run", "e.toml", "--out", "o.parquet"],
         &["d.toml", "FIFO"],
     ));
