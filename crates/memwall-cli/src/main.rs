@@ -423,7 +423,11 @@ fn signed_gb(bytes: i64) -> String {
 
 fn presets(kind: Option<&str>) -> Result<()> {
     if !matches!(kind, None | Some("models") | Some("devices") | Some("engines")) {
-        anyhow::bail!("unknown preset kind `{}`; expected models, devices or engines", kind.unwrap_or_default());
+        let kinds = ["models", "devices", "engines"];
+        let kind = kind.unwrap_or_default();
+        return Err(
+            SpecError::unknown("kind", "preset kind", kind, kinds, "; expected models, devices or engines").into()
+        );
     }
     if kind.is_none() || kind == Some("models") {
         println!(

@@ -27,6 +27,8 @@ enum Make {
     Hard(&'static str),
     /// A symbolic link to another file of the case.
     Sym(&'static str),
+    /// A file of this many zero bytes, sparse (no disk written).
+    Sparse(u64),
 }
 
 /// One hostile invocation.
@@ -99,6 +101,7 @@ fn run(c: &Case) -> Result<(), String> {
             Make::Fifo => assert!(Command::new("mkfifo").arg(&p).status().unwrap().success()),
             Make::Hard(to) => std::fs::hard_link(d.join(to), &p).unwrap(),
             Make::Sym(to) => std::os::unix::fs::symlink(to, &p).unwrap(),
+            Make::Sparse(len) => std::fs::File::create(&p).unwrap().set_len(*len).unwrap(),
         }
     }
     let before = snapshot(d);
@@ -673,6 +676,18 @@ fn not_files() -> Vec<Case> {
             &["/dev/zero", "character device"],
         ),
     ];
+    out.push(case(
+        "a 65 MiB device file",
+        &[("d.toml", Make::Sparse(65 << 20))],
+        &["estimate", "--model", "llama-3.2-1b", "--device", "d.toml"],
+        &["d.toml", "67108864"],
+    ));
+    out.push(case(
+        "binary as a device",
+        &[("d.toml", Make::Bytes(vec![0xff, 0xfe, 0x00, 0x80]))],
+        &["estimate", "--model", "llama-3.2-1b", "--device", "d.toml"],
+        &["d.toml", "UTF-8"],
+    ));
     // Named inside an experiment: in the base and in a grid.
     out.push(case(
         "fifo device in an experiment",
@@ -884,6 +899,13 @@ fn unknown_names() -> Vec<Case> {
             &[],
             &["estimate", "--model", "llama-3.2-1b", "--device", PI, "--kv", "q8_O"],
             &[dym, "`q8_0`"],
+        ),
+        case("preset kind typo", &[], &["presets", "modles"], &[dym, "`models`"]),
+        case(
+            "solve question typo",
+            &[],
+            &["solve", "max-contxt", "--model", "llama-3.2-1b", "--device", PI],
+            &[dym, "max"],
         ),
         case(
             "backend typo",

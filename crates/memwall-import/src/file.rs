@@ -60,12 +60,38 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     Ok(file)
 }
 
-/// Read the regular file `path` as UTF-8 text ([`open_regular`]).
-pub fn read_regular(path: &Path) -> std::io::Result<String> {
+/// Largest text input read (a spec, an experiment, a `config.json`, a table): 64 MiB. The
+/// largest memwall ships is under 1 MiB; a bigger file is not one of these (a GGUF named as a
+/// device, a disk image) and reading it whole would only exhaust memory.
+pub const MAX_TEXT_BYTES: u64 = 64 << 20;
+
+/// Read the open regular file `file` as UTF-8 text, refusing one above [`MAX_TEXT_BYTES`]
+/// (checked on its size and again while reading, in case it grows).
+pub fn read_text(file: File) -> std::io::Result<String> {
     use std::io::Read;
+    let too_big = |n: u64| {
+        Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "{n} bytes, more than the {MAX_TEXT_BYTES} a text input (spec, experiment, config.json, table) may hold"
+            ),
+        )
+    };
+    let len = file.metadata()?.len();
+    if len > MAX_TEXT_BYTES {
+        return Err(too_big(len));
+    }
     let mut text = String::new();
-    open_regular(path)?.read_to_string(&mut text)?;
+    file.take(MAX_TEXT_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_TEXT_BYTES {
+        return Err(too_big(text.len() as u64));
+    }
     Ok(text)
+}
+
+/// Read the regular file `path` as UTF-8 text ([`open_regular`], [`read_text`]).
+pub fn read_regular(path: &Path) -> std::io::Result<String> {
+    read_text(open_regular(path)?)
 }
 
 #[cfg(test)]
@@ -78,6 +104,11 @@ mod tests {
         let f = dir.path().join("a.toml");
         std::fs::write(&f, "x = 1").unwrap();
         assert_eq!(read_regular(&f).unwrap(), "x = 1");
+        // A file beyond the bound is refused without being read (a sparse file: no disk used).
+        let big = dir.path().join("big.toml");
+        std::fs::File::create(&big).unwrap().set_len(MAX_TEXT_BYTES + 1).unwrap();
+        let e = read_regular(&big).unwrap_err();
+        assert!(e.to_string().contains("more than the 67108864"), "{e}");
         let e = read_regular(dir.path()).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidInput);
         assert!(e.to_string().contains("a directory"), "{e}");

@@ -95,14 +95,12 @@ fn file_error(path: &Path, source: std::io::Error) -> IoError {
 }
 
 /// Read the input `path` as text: refused unless it is a regular file, and registered.
+/// Text inputs above [`memwall_import::file::MAX_TEXT_BYTES`] are refused unread.
 pub fn read_text(path: &Path) -> Result<String> {
-    use std::io::Read;
-    let mut file = memwall_import::file::open_regular(path).map_err(|e| file_error(path, e))?;
+    let file = memwall_import::file::open_regular(path).map_err(|e| file_error(path, e))?;
     let m = file.metadata().map_err(|e| file_error(path, e))?;
     register(path, &m);
-    let mut text = String::new();
-    file.read_to_string(&mut text).map_err(|e| file_error(path, e))?;
-    Ok(text)
+    memwall_import::file::read_text(file).map_err(|e| file_error(path, e))
 }
 
 /// Register `path` as an input read by other code (a GGUF header, read by the importer),

@@ -371,7 +371,12 @@ fn parse_markdown(text: &str, origin: &str) -> Result<Vec<BenchRow>> {
             model_type: get("model").unwrap_or_default(),
             backend: get("backend").unwrap_or_else(|| "CPU".into()),
             n_gpu_layers: int("ngl"),
-            threads: int("threads").and_then(|t| u32::try_from(t).ok()),
+            threads: cell(
+                "threads",
+                |v| v.parse::<u32>().ok().filter(|t| *t > 0).map(u64::from),
+                "expected a thread count > 0",
+            )?
+            .map(|t| t as u32),
             n_prompt,
             n_gen,
             n_depth,

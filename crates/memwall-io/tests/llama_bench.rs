@@ -49,6 +49,7 @@ fn malformed_files_name_the_line_and_the_field() {
         (MARKDOWN.replace("88.54 ± 0.04", "fast"), "line 4, t/s"),
         (MARKDOWN.replace("tg128 |         88", "tgX |         88"), "line 4, test"),
         (MARKDOWN.replace("|       4 |         tg128", "|         tg128"), "line 4, row"),
+        (MARKDOWN.replace("|       4 |         tg128", "|      -4 |         tg128"), "line 4, threads"),
         (JSON.replace("\"avg_ts\": 13.5", "\"avg_ts\": -1"), "avg_ts"),
         (JSON.replace(", \"avg_ts\": 13.5", ""), "line 1, avg_ts"),
         (JSON[..JSON.len() - 3].to_string(), "json"),

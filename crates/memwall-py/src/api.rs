@@ -40,12 +40,13 @@ enum Spec {
 
 fn load_spec(kind: &str, source: Option<&str>, json: Option<&str>) -> Result<Spec, IoError> {
     let unknown = || {
-        spec_err(SpecError::Unknown {
-            field: "kind".into(),
-            what: "spec kind",
-            value: kind.to_string(),
-            hint: format!("; expected {KINDS}"),
-        })
+        spec_err(SpecError::unknown(
+            "kind",
+            "spec kind",
+            kind,
+            ["model", "device", "engine"],
+            format!("; expected {KINDS}"),
+        ))
     };
     Ok(match (kind, source, json) {
         ("model", Some(s), _) => Spec::Model(Box::new(memwall_io::load_model(s)?)),

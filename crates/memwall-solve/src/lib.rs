@@ -116,8 +116,14 @@ impl std::str::FromStr for Question {
     fn from_str(s: &str) -> Result<Self, SpecError> {
         let norm = s.trim().to_ascii_lowercase().replace('-', "_");
         Question::ALL.into_iter().find(|q| q.name() == norm).ok_or_else(|| {
-            let names: Vec<&str> = Question::ALL.iter().map(|q| q.name()).collect();
-            SpecError::invalid("", s, format!("unknown question; expected one of {}", names.join(", ")))
+            let names: Vec<String> = Question::ALL.iter().map(|q| q.name().replace('_', "-")).collect();
+            SpecError::unknown(
+                "",
+                "question",
+                s,
+                names.iter().map(String::as_str),
+                format!("; expected one of {}", names.join(", ")),
+            )
         })
     }
 }
