@@ -585,7 +585,12 @@ def calibrate(
     ``device``, run by ``engine``): fit the unit's bandwidth share and the engine's fixed
     costs and KV reads there. With ``host=True``: probe this machine with memwall's kernels and
     engine (``quick``: about 2 minutes) and fit a device and an engine profile with 95 %
-    intervals. ``Calibration.write(path)`` saves the profiles as ``memwall calibrate`` does."""
+    intervals. ``Calibration.write(path)`` saves the profiles as ``memwall calibrate`` does.
+
+    From llama-bench output, rows that cannot be ``model`` on ``device`` raise ``SpecError``
+    naming the line and field: another model's parameter count or size, a rate that is 0,
+    negative, not finite or above what the device's peak bandwidth allows, or a fit that ends
+    at a bound or does not reproduce its rows."""
     import pyarrow as pa
 
     if (llama_bench is None) == (not host):
