@@ -11,6 +11,7 @@ __all__ = [
     "parse_duration",
     "parse_experiment",
     "beside",
+    "write_texts",
     "parse_backend",
     "parse_bytes",
     "parse_format",

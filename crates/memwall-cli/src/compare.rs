@@ -74,8 +74,26 @@ fn keys(spec: &str, i: usize) -> Result<BTreeMap<String, String>> {
     Ok(out)
 }
 
+/// The keys a design takes: the `estimate` flags' long names, dashes as underscores.
+fn design_keys() -> Vec<String> {
+    use clap::CommandFactory;
+    One::command().get_arguments().filter_map(|a| a.get_long()).map(|l| l.replace('-', "_")).collect()
+}
+
 /// The scenario of a design's keys.
 fn scenario(keys: &BTreeMap<String, String>, i: usize) -> Result<Scenario> {
+    let known = design_keys();
+    if let Some(k) = keys.keys().find(|k| !known.contains(k)) {
+        let hint = format!("; a design's keys are {}", known.join(", "));
+        let e = memwall_spec::SpecError::unknown(
+            format!("design {}", i + 1),
+            "key",
+            k.as_str(),
+            known.iter().map(String::as_str),
+            hint,
+        );
+        return Err(e.into());
+    }
     let mut args: Vec<String> = Vec::new();
     for (k, v) in keys {
         let flag = format!("--{}", k.replace('_', "-"));

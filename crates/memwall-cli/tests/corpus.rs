@@ -908,6 +908,12 @@ fn unknown_names() -> Vec<Case> {
             &[dym, "max"],
         ),
         case(
+            "compare key typo",
+            &[],
+            &["compare", "--design", &format!("model=llama-3.2-1b,device={PI}"), "--design", "contxt=2048"],
+            &["design 2", dym, "`context`"],
+        ),
+        case(
             "backend typo",
             &[],
             &["estimate", "--model", "llama-3.2-1b", "--device", PI, "--backend", "gpuu"],

@@ -458,12 +458,19 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         from_file: None,
         stored: Some(Arc::new(stored)),
     };
-    if ARCHITECTURES.contains(&arch.as_str()) {
-        let heads = Heads { hidden, n_heads, heads: heads_key, kv_heads: kv_key };
-        let claims = shape_claims(&k, heads, ffn_key, model.mla.as_ref())?;
-        cross_check(&claims, &h.tensors, model.stored.as_deref().map_or(&[], |s| s.as_slice()))?;
-    } else {
-        notes.push(format!("the metadata is not checked against the tensor shapes (no layout known for `{arch}`)"));
+    let heads = Heads { hidden, n_heads, heads: heads_key, kv_heads: kv_key };
+    let claims = shape_claims(&k, heads, ffn_key, model.mla.as_ref())?;
+    let checked = cross_check(&claims, &h.tensors, model.stored.as_deref().map_or(&[], |s| s.as_slice()));
+    match checked {
+        // A mapped architecture's layout is known: a contradiction is an error.
+        Err(e) if ARCHITECTURES.contains(&arch.as_str()) => return Err(e),
+        // Another's is assumed to be llama's: a contradiction may be a layout memwall does not
+        // know, so it is said (with what disagrees) rather than refused.
+        Err(e) => notes.push(format!(
+            "WARNING: with llama's tensor layout assumed for `{arch}`, {e}; the KV cache and widths follow the \
+             metadata and may be wrong"
+        )),
+        Ok(()) => {}
     }
     model.validate().map_err(|source| ImportError::Spec { origin: h.origin.clone(), source })?;
 
