@@ -13,8 +13,10 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use memwall_import::gguf::{Value, write};
-use memwall_spec::GgmlType;
+use memwall_import::gguf::Value;
+
+mod common;
+use common::Meta;
 
 /// How a case's file is made.
 #[derive(Clone)]
@@ -178,43 +180,9 @@ fn config_with(name: &str, key: &str, value: &str) -> Make {
 
 /// A GGUF file of a 2-layer llama (hidden 256, 4 heads, 2 KV heads, FFN 512, vocabulary 1000),
 /// its metadata edited by `edit`.
-/// A GGUF header's metadata, key by key.
-type Meta = Vec<(&'static str, Value)>;
-
+/// The shared tiny llama GGUF (`common::tiny_gguf`), its metadata edited by `edit`.
 fn gguf(edit: &dyn Fn(&mut Meta)) -> Make {
-    let (h, f, v) = (256u64, 512u64, 1000u64);
-    let s = |x: &str| Value::String(x.into());
-    let mut meta = vec![
-        ("general.architecture", s("llama")),
-        ("general.file_type", Value::U32(15)),
-        ("llama.block_count", Value::U32(2)),
-        ("llama.embedding_length", Value::U32(h as u32)),
-        ("llama.feed_forward_length", Value::U32(f as u32)),
-        ("llama.attention.head_count", Value::U32(4)),
-        ("llama.attention.head_count_kv", Value::U32(2)),
-        ("llama.context_length", Value::U32(4096)),
-        ("llama.vocab_size", Value::U32(v as u32)),
-    ];
-    edit(&mut meta);
-    let mut t: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, v], GgmlType::Q4_K)];
-    for l in 0..2 {
-        for (n, d, g) in [
-            ("attn_norm", vec![h], GgmlType::F32),
-            ("attn_q", vec![h, h], GgmlType::Q4_K),
-            ("attn_k", vec![h, 128], GgmlType::Q4_K),
-            ("attn_v", vec![h, 128], GgmlType::Q6_K),
-            ("attn_output", vec![h, h], GgmlType::Q4_K),
-            ("ffn_norm", vec![h], GgmlType::F32),
-            ("ffn_gate", vec![h, f], GgmlType::Q4_K),
-            ("ffn_up", vec![h, f], GgmlType::Q4_K),
-            ("ffn_down", vec![f, h], GgmlType::Q6_K),
-        ] {
-            t.push((format!("blk.{l}.{n}.weight"), d, g));
-        }
-    }
-    t.push(("output_norm.weight".into(), vec![h], GgmlType::F32));
-    let tt: Vec<(&str, &[u64], GgmlType)> = t.iter().map(|(n, d, g)| (n.as_str(), d.as_slice(), *g)).collect();
-    Make::Bytes(write::file(&meta, &tt))
+    Make::Bytes(common::tiny_gguf(edit).0)
 }
 
 fn set(meta: &mut [(&'static str, Value)], key: &str, v: Value) {
@@ -369,7 +337,7 @@ fn names_and_files() -> Vec<Case> {
             "--gguf a folder",
             &[("m.gguf", Make::Dir)],
             &["footprint", "--gguf", "m.gguf", "--device", PI],
-            &["m.gguf", "directory"],
+            &["m.gguf", "a directory, not a regular file"],
         ),
         case(
             "--hf empty folder",
@@ -610,7 +578,7 @@ fn outputs_that_are_inputs() -> Vec<Case> {
             &["validate", "--host", "h.toml", "--out", "h.engine.toml"],
             &["is the input"],
         ),
-        case("calibrate host --out a folder", &[("d", Make::Dir)], &["calibrate", "--out", "d"], &["directory"]),
+        case("calibrate host --out a folder", &[("d", Make::Dir)], &["calibrate", "--out", "d"], &["a directory"]),
     ]);
     out
 }
@@ -660,9 +628,9 @@ fn not_files() -> Vec<Case> {
             "directory device",
             &[("d.toml", Make::Dir)],
             &["estimate", "--model", "llama-3.2-1b", "--device", "d.toml"],
-            &["d.toml", "directory"],
+            &["d.toml", "a directory"],
         ),
-        case("directory experiment", &[("x.toml", Make::Dir)], &["run", "x.toml"], &["x.toml", "directory"]),
+        case("directory experiment", &[("x.toml", Make::Dir)], &["run", "x.toml"], &["x.toml", "a directory"]),
         case(
             "char device model",
             &[],

@@ -2,43 +2,12 @@
 
 mod common;
 use common::{memwall, text};
-use memwall_import::gguf::{Value, write};
-use memwall_spec::GgmlType;
 
-/// A 2-layer llama GGUF (Q4_K / Q6_K / F32 tensors) and its tensor data bytes.
+/// The shared 2-layer llama GGUF written as `tiny.gguf` in `dir`; its tensor data bytes.
 fn tiny_gguf(dir: &std::path::Path) -> u64 {
-    let (h, f, v) = (256u64, 512u64, 1000u64);
-    let s = |x: &str| Value::String(x.into());
-    let meta = vec![
-        ("general.architecture", s("llama")),
-        ("general.file_type", Value::U32(15)),
-        ("llama.block_count", Value::U32(2)),
-        ("llama.embedding_length", Value::U32(h as u32)),
-        ("llama.feed_forward_length", Value::U32(f as u32)),
-        ("llama.attention.head_count", Value::U32(4)),
-        ("llama.attention.head_count_kv", Value::U32(2)),
-        ("llama.context_length", Value::U32(4096)),
-    ];
-    let mut t: Vec<(String, Vec<u64>, GgmlType)> = vec![("token_embd.weight".into(), vec![h, v], GgmlType::Q4_K)];
-    for l in 0..2 {
-        for (n, d, g) in [
-            ("attn_norm", vec![h], GgmlType::F32),
-            ("attn_q", vec![h, h], GgmlType::Q4_K),
-            ("attn_k", vec![h, 128], GgmlType::Q4_K),
-            ("attn_v", vec![h, 128], GgmlType::Q6_K),
-            ("attn_output", vec![h, h], GgmlType::Q4_K),
-            ("ffn_norm", vec![h], GgmlType::F32),
-            ("ffn_gate", vec![h, f], GgmlType::Q4_K),
-            ("ffn_up", vec![h, f], GgmlType::Q4_K),
-            ("ffn_down", vec![f, h], GgmlType::Q6_K),
-        ] {
-            t.push((format!("blk.{l}.{n}.weight"), d, g));
-        }
-    }
-    t.push(("output_norm.weight".into(), vec![h], GgmlType::F32));
-    let tt: Vec<(&str, &[u64], GgmlType)> = t.iter().map(|(n, d, g)| (n.as_str(), d.as_slice(), *g)).collect();
-    std::fs::write(dir.join("tiny.gguf"), write::file(&meta, &tt)).unwrap();
-    t.iter().map(|(_, d, g)| d[1..].iter().product::<u64>() * d[0] / g.block_size() * g.type_size()).sum()
+    let (bytes, data) = common::tiny_gguf(&|_| {});
+    std::fs::write(dir.join("tiny.gguf"), bytes).unwrap();
+    data
 }
 
 #[test]

@@ -61,13 +61,7 @@ pub fn import_as(path: &std::path::Path, kind: ModelFile) -> Result<Imported, Im
             model_from_gguf(&header, name)
         }
         ModelFile::HfConfig => {
-            let joined;
-            let path = if path.is_dir() {
-                joined = path.join("config.json");
-                joined.as_path()
-            } else {
-                path
-            };
+            let path = &hf_config_file(path);
             let text = file::read_regular(path)
                 .map_err(|source| ImportError::Io { path: path.display().to_string(), source })?;
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("hf-model");
@@ -79,6 +73,12 @@ pub fn import_as(path: &std::path::Path, kind: ModelFile) -> Result<Imported, Im
             model_from_hf(&text, name)
         }
     }
+}
+
+/// The file a Hugging Face config path names: `path` itself, or the `config.json` in it when
+/// it is a directory (a downloaded model's folder).
+pub fn hf_config_file(path: &std::path::Path) -> std::path::PathBuf {
+    if path.is_dir() { path.join("config.json") } else { path.to_path_buf() }
 }
 
 /// Whether `name` names a model file [`import`] reads (`.gguf` or `.json`).

@@ -103,16 +103,9 @@ pub fn read_text(path: &Path) -> Result<String> {
     memwall_import::file::read_text(file).map_err(|e| file_error(path, e))
 }
 
-/// Register `path` as an input read by other code (a GGUF header, read by the importer),
-/// refusing it unless it is a regular file (a directory stands for the `config.json` in it).
+/// Register `path` as an input read by other code (a GGUF header or a `config.json`, read by
+/// the importer), refusing it unless it is a regular file.
 pub fn record(path: &Path) -> Result<()> {
-    let joined;
-    let path = if path.is_dir() {
-        joined = path.join("config.json");
-        joined.as_path()
-    } else {
-        path
-    };
     let file = memwall_import::file::open_regular(path).map_err(|e| file_error(path, e))?;
     let m = file.metadata().map_err(|e| file_error(path, e))?;
     register(path, &m);

@@ -140,7 +140,11 @@ pub fn import_model(path: &str) -> Result<memwall_import::Imported> {
 /// The model file `path` read as `kind` whatever its name (`--gguf`, `--hf`): always a file,
 /// never a preset, and registered as an input ([`crate::inputs`]).
 pub fn import_model_as(path: &str, kind: memwall_import::ModelFile) -> Result<memwall_import::Imported> {
-    crate::inputs::record(Path::new(path))?;
+    let file = match kind {
+        memwall_import::ModelFile::HfConfig => memwall_import::hf_config_file(Path::new(path)),
+        memwall_import::ModelFile::Gguf => Path::new(path).to_path_buf(),
+    };
+    crate::inputs::record(&file)?;
     let mut imported = memwall_import::import_as(Path::new(path), kind).map_err(|e| IoError::Import(Box::new(e)))?;
     imported.model.from_file = Some(path.to_string());
     Ok(imported)
