@@ -361,7 +361,7 @@ fn names_and_files() -> Vec<Case> {
             "engine both",
             &[("llama.cpp", junk())],
             &["estimate", "--model", "llama-3.2-1b", "--device", PI, "--engine", "llama.cpp"],
-            &["both a engine preset and a file"],
+            &["both an engine profile and a file"],
         ),
         case(
             "experiment model both",

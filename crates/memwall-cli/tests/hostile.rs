@@ -185,3 +185,14 @@ fn a_head_dimension_that_is_not_whole_is_refused() {
         &["model.head_dim", "n_heads = 24"],
     );
 }
+
+#[test]
+fn a_folder_named_like_a_preset_does_not_shadow_it_but_a_file_is_refused_as_ambiguous() {
+    let dir = tempfile::tempdir().unwrap();
+    // A downloaded model's folder often carries the model's name.
+    std::fs::create_dir(dir.path().join("llama-3.2-1b")).unwrap();
+    let o = memwall(&with("footprint", &[]), dir.path());
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::write(dir.path().join(BASE[3]), "not a device").unwrap();
+    refused(&with("footprint", &[]), dir.path(), &["both a device preset and a file", "./raspberry-pi-5-8gb"]);
+}

@@ -50,14 +50,23 @@ fn source(kind: &'static str, name: &str, preset: Option<&'static str>, table: &
     if is_path(name) {
         return Ok(Source::File);
     }
-    let file = !name.is_empty() && std::fs::symlink_metadata(name).is_ok();
+    // A folder is no spec file (a downloaded model's folder may share a preset's name).
+    let file =
+        !name.is_empty() && std::fs::metadata(name).map_or(std::fs::symlink_metadata(name).is_ok(), |m| !m.is_dir());
     match (preset, file) {
         (Some(_), true) => Err(IoError::Spec(SpecError::invalid(
             kind,
             name,
             format!(
-                "is both a {kind} preset and a file in the working directory; write `./{name}` for the file, or \
-                 move the file away to use the preset"
+                "is both {} and a file in the working directory; write `./{name}` for the file, or move the file \
+                 away to use the preset",
+                if kind == "engine" {
+                    "an engine profile"
+                } else if kind == "model" {
+                    "a model preset"
+                } else {
+                    "a device preset"
+                }
             ),
         ))),
         (Some(text), false) => Ok(Source::Preset(text)),
