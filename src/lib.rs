@@ -6,7 +6,11 @@
 //!
 //! - [`spec`]: models, devices, quantization formats and mixes, workloads, cost-model data.
 //! - [`sim`]: byte-exact memory accounting and the analytic estimator.
-//! - [`io`]: presets, experiments and sweeps, Arrow results and Parquet export.
+//! - [`catalog`]: the shipped presets and quality tables, the user's spec files, and the
+//!   registry of every file a command reads.
+//! - [`solve`]: design questions answered directly (longest context, least RAM or
+//!   bandwidth, best format that fits, what to change).
+//! - [`io`]: experiments and sweeps, Arrow results and Parquet export.
 //! - [`kernels`]: the reference kernels (GGUF block formats, SIMD GEMV, KV attention, MoE,
 //!   SSM) whose measured costs calibrate the simulator.
 //! - [`engine`]: a real decode engine built from the kernels (random weights in any GGUF
@@ -32,9 +36,11 @@
 //! ```
 
 pub use memwall_calib as calib;
+pub use memwall_catalog as catalog;
 pub use memwall_engine as engine;
 pub use memwall_import as import;
 pub use memwall_io as io;
 pub use memwall_kernels as kernels;
 pub use memwall_sim as sim;
+pub use memwall_solve as solve;
 pub use memwall_spec as spec;

@@ -218,8 +218,8 @@ pub(crate) fn publish(mut out: TempOutput, path: &Path) -> Result<()> {
     // The last guard of the inputs: an input read after the outputs were checked is still
     // never replaced.
     if let Ok(m) = std::fs::metadata(&out.target)
-        && let Ok(id) = crate::inputs::existing_id(&out.target, &m)
-        && let Some(input) = crate::inputs::input_with(&id)
+        && let Ok(id) = memwall_catalog::inputs::existing_id(&out.target, &m)
+        && let Some(input) = memwall_catalog::inputs::input_with(&id)
     {
         drop(live);
         return Err(IoError::Output {

@@ -77,6 +77,20 @@ pub enum IoError {
     },
 }
 
+impl From<memwall_catalog::CatalogError> for IoError {
+    /// The catalog's errors are this crate's of the same kind (a catalog error about a file's
+    /// field keeps its line).
+    fn from(e: memwall_catalog::CatalogError) -> Self {
+        use memwall_catalog::CatalogError as C;
+        match e {
+            C::Spec(s) => IoError::Spec(s),
+            C::Import(i) => IoError::Import(i),
+            C::File { path, source } => IoError::File { path, source },
+            C::At { origin, line, error } => IoError::At { origin, line, error: Box::new(IoError::Spec(*error)) },
+        }
+    }
+}
+
 /// Why an output path is refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum OutputProblem {

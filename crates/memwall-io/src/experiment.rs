@@ -23,7 +23,7 @@ use memwall_spec::{Scenario, SpecError, from_toml};
 use serde::Deserialize;
 
 use crate::error::{IoError, Result};
-use crate::presets::{StoredByFile, resolve_value};
+use memwall_catalog::presets::{StoredByFile, resolve_value};
 
 /// One sweep axis.
 #[derive(Debug, Clone)]
@@ -111,7 +111,7 @@ fn invalid(field: impl Into<String>, value: impl ToString, reason: impl Into<Str
 fn resolve_top(table: &mut toml::Table, stored: &mut StoredByFile) -> Result<()> {
     for key in ["model", "device", "engine"] {
         if let Some(v) = table.get(key) {
-            let r = resolve_value(key, v, stored).map_err(|e| match e {
+            let r = resolve_value(key, v, stored).map_err(|e| match IoError::from(e) {
                 IoError::Spec(s) => IoError::Spec(s.within("base")),
                 other => other,
             })?;
@@ -280,18 +280,19 @@ impl Experiment {
                 return Err(invalid(field, "[]", "a grid axis needs at least one value"));
             }
             let paths: Vec<String> = key.split('+').map(|p| p.trim().to_string()).collect();
-            let resolved =
-                if let Some(kind) = paths.iter().find(|p| ["model", "device", "engine"].contains(&p.as_str())) {
-                    let kind = kind.clone();
-                    values.iter().map(|v| resolve_value(&kind, v, &mut stored)).collect::<Result<Vec<_>>>().map_err(
-                        |e| match e {
-                            IoError::Spec(s) => IoError::Spec(s.within("grid")),
-                            other => other,
-                        },
-                    )?
-                } else {
-                    values.clone()
-                };
+            let resolved = if let Some(kind) =
+                paths.iter().find(|p| ["model", "device", "engine"].contains(&p.as_str()))
+            {
+                let kind = kind.clone();
+                values.iter().map(|v| Ok(resolve_value(&kind, v, &mut stored)?)).collect::<Result<Vec<_>>>().map_err(
+                    |e| match e {
+                        IoError::Spec(s) => IoError::Spec(s.within("grid")),
+                        other => other,
+                    },
+                )?
+            } else {
+                values.clone()
+            };
             axes.push(Axis { key, paths, values, resolved, labels: None });
         }
         one_axis_per_field(&axes)?;
@@ -337,7 +338,7 @@ impl Experiment {
 
     /// Read and parse an experiment file.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = crate::inputs::read_text(path)?;
+        let text = memwall_catalog::read_text(path)?;
         let origin = path.display().to_string();
         Self::parse(&text, &origin).map_err(|e| crate::locate::at_line(e, &text, &origin, &["base."]))
     }

@@ -11,14 +11,11 @@ pub mod atomic;
 pub mod columns;
 pub mod error;
 pub mod experiment;
-pub mod inputs;
 pub mod llama_bench;
 pub mod locate;
 pub mod outputs;
 pub mod pareto;
 pub mod plot;
-pub mod presets;
-pub mod quality;
 pub mod results;
 pub mod simulate;
 pub mod stream;
@@ -30,10 +27,10 @@ pub use atomic::{abandon_outputs, outputs_abandoned};
 pub use columns::TableBuilder;
 pub use error::{IoError, OutputProblem, Result};
 pub use experiment::{Axis, Experiment, Point};
-pub use inputs::{InputScope, read_text};
+// What memwall ships and reads lives in memwall-catalog; its modules keep their paths here.
+pub use memwall_catalog::{EngineProfile, Quality, QualityTable, load_device, load_engine, load_model};
+pub use memwall_catalog::{InputScope, inputs, presets, quality, read_text};
 pub use outputs::{beside, check_outputs, default_output};
-pub use presets::{EngineProfile, load_device, load_engine, load_model};
-pub use quality::{Quality, QualityTable};
 pub use results::{GIT_COMMIT, Resolved, metadata, write_parquet};
 pub use simulate::{
     Outputs, Simulated, parse_bytes, parse_duration, simulate_experiment, simulate_in_memory, simulation_metadata,

@@ -15,7 +15,7 @@ use memwall_spec::SpecError;
 
 use crate::atomic::{non_regular_kind, resolve_target};
 use crate::error::{IoError, OutputProblem, Result};
-use crate::inputs::{FileId, existing_id};
+use memwall_catalog::inputs::{FileId, existing_id};
 
 /// Folder of the outputs derived from an experiment's name.
 pub const RESULTS_DIR: &str = "results";
@@ -67,7 +67,7 @@ fn output_id(flag: &str, path: &Path) -> Result<FileId> {
 
 /// Check a command's outputs (`(flag, path)` pairs, e.g. `("--out", path)`) against its
 /// inputs and each other before any work starts. The inputs are `inputs` and every file read
-/// so far in the open [`crate::inputs::scope`]. Refuses, naming the flag and path
+/// so far in the open [`memwall_catalog::inputs::scope`]. Refuses, naming the flag and path
 /// ([`IoError::Output`]): an output that is the same file as an input (inputs that do not
 /// exist are skipped: nothing was read from them), one that exists and is not a regular file,
 /// one that names no file, and two outputs that resolve to the same file. Symbolic links are
@@ -85,7 +85,7 @@ pub fn check_outputs(inputs: &[&Path], outputs: &[(&str, &Path)]) -> Result<()> 
         let refuse = |problem| IoError::Output { flag: flag.to_string(), path: path.to_path_buf(), problem };
         let id = output_id(flag, path)?;
         let input = inputs.iter().find(|(i, _)| *i == id).map(|(_, p)| p.to_path_buf());
-        if let Some(input) = input.or_else(|| crate::inputs::input_with(&id)) {
+        if let Some(input) = input.or_else(|| memwall_catalog::inputs::input_with(&id)) {
             return Err(refuse(OutputProblem::IsInput { input }));
         }
         if let Some((_, other)) = seen.iter().find(|(s, _)| *s == id) {
@@ -230,9 +230,9 @@ mod tests {
     #[test]
     fn every_file_an_experiment_reads_is_an_input_no_output_may_be() {
         let dir = tempfile::tempdir().unwrap();
-        let device = crate::presets::device_text("raspberry-pi-5-8gb").unwrap();
-        let engine = crate::presets::engine_text("llama.cpp").unwrap();
-        let model = crate::presets::model_text("llama-3.2-1b").unwrap();
+        let device = memwall_catalog::presets::device_text("raspberry-pi-5-8gb").unwrap();
+        let engine = memwall_catalog::presets::engine_text("llama.cpp").unwrap();
+        let model = memwall_catalog::presets::model_text("llama-3.2-1b").unwrap();
         let (d, e, m) = (dir.path().join("dev"), dir.path().join("eng.toml"), dir.path().join("models/m.toml"));
         std::fs::write(&d, device).unwrap();
         std::fs::write(&e, engine).unwrap();
@@ -247,7 +247,7 @@ mod tests {
         );
         let exp_path = dir.path().join("exp");
         std::fs::write(&exp_path, &text).unwrap();
-        let _scope = crate::inputs::scope();
+        let _scope = memwall_catalog::inputs::scope();
         Experiment::load(&exp_path).unwrap();
         // A device file without an extension, an engine in the base, a model in the grid and the
         // experiment itself: each is refused as an output, whatever it is called.

@@ -132,7 +132,7 @@ pub fn parse_table(text: &str, origin: &str) -> Result<Vec<ValidationRow>> {
 
 /// Read a validation table file.
 pub fn read_table(path: &Path) -> Result<Vec<ValidationRow>> {
-    let text = crate::inputs::read_text(path)?;
+    let text = memwall_catalog::read_text(path)?;
     parse_table(&text, &path.display().to_string())
 }
 
@@ -147,14 +147,14 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
             return Err(wrap(IoError::Spec(SpecError::invalid("backend", other, "expected cpu, gpu or npu"))));
         }
     };
-    let mut device = load_device(&row.device).map_err(wrap)?;
+    let mut device = load_device(&row.device).map_err(|e| wrap(e.into()))?;
     if let Some(gib) = row.ram_gib {
         device.memory.ram_bytes = device.memory.ram_bytes.max(gib << 30);
     }
     let mix = row.weights.parse().map_err(|e: SpecError| wrap(IoError::Spec(e.within("weights"))))?;
     let gen_tokens = row.gen_tokens.max(1);
     let s = Scenario {
-        model: load_model(&row.model).map_err(wrap)?,
+        model: load_model(&row.model).map_err(|e| wrap(e.into()))?,
         device,
         weights: WeightQuant::new(mix),
         kv: KvQuant::default(),
@@ -166,7 +166,7 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
             backend,
             ..Workload::default()
         },
-        engine: load_engine(&row.engine).map_err(wrap)?,
+        engine: load_engine(&row.engine).map_err(|e| wrap(e.into()))?,
         assume_defaults: false,
         cost: Default::default(),
         sim: Default::default(),

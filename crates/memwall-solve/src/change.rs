@@ -1,6 +1,6 @@
 //! For a design that does not fit: the nearest fitting design along each axis.
 
-use memwall_io::{QualityTable, load_device};
+use memwall_catalog::{QualityTable, load_device};
 use memwall_sim::{SimError, estimate};
 use memwall_spec::{FileType, KvQuant, Mix, Scenario, WeightQuant};
 use serde::Serialize;
@@ -139,7 +139,7 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
     }
     // Devices.
     let mut devices = Vec::new();
-    for (name, _) in memwall_io::presets::DEVICES {
+    for (name, _) in memwall_catalog::presets::DEVICES {
         if *name == s.device.name {
             continue;
         }

@@ -331,7 +331,7 @@ pub fn max_window(s: &Scenario) -> Result<Option<(u64, Estimate)>, SimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use memwall_io::{load_device, load_model};
+    use memwall_catalog::{load_device, load_model};
     use memwall_spec::{KvQuant, WeightQuant, Workload};
 
     pub(crate) fn scenario(model: &str, device: &str, mix: &str, kv: &str, context: u64) -> Scenario {

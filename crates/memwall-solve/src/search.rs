@@ -1,6 +1,6 @@
 //! The best-quality weight mix × KV format that fits and reaches a decode rate.
 
-use memwall_io::QualityTable;
+use memwall_catalog::QualityTable;
 use memwall_sim::{SimError, estimate};
 use memwall_spec::{FileType, GgmlType, KvQuant, Mix, QuantFormat, Scenario, WeightQuant};
 use serde::Serialize;

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use memwall_spec::{DeviceSpec, EngineSpec, ModelSpec, SpecError, from_toml};
 
-use crate::error::{IoError, Result};
+use crate::error::{CatalogError, Result};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/presets.rs"));
@@ -16,13 +16,13 @@ fn find<'a>(table: &'a [(&'a str, &'a str)], name: &str) -> Option<&'a str> {
     table.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, t)| *t)
 }
 
-fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> IoError {
+fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> CatalogError {
     let mut names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
     if what == "engine" {
         names.insert(0, "generic");
     }
     let files = if what == "model" { "a path to a .toml, .gguf or config.json file" } else { "a path to a .toml file" };
-    IoError::Spec(SpecError::unknown(
+    CatalogError::Spec(SpecError::unknown(
         what,
         match what {
             "model" => "model preset",
@@ -54,7 +54,7 @@ fn source(kind: &'static str, name: &str, preset: Option<&'static str>, table: &
     let file =
         !name.is_empty() && std::fs::metadata(name).map_or(std::fs::symlink_metadata(name).is_ok(), |m| !m.is_dir());
     match (preset, file) {
-        (Some(_), true) => Err(IoError::Spec(SpecError::invalid(
+        (Some(_), true) => Err(CatalogError::Spec(SpecError::invalid(
             kind,
             name,
             format!(
@@ -107,7 +107,7 @@ pub fn load_engine(name: &str) -> Result<EngineSpec> {
 pub struct EngineProfile(pub EngineSpec);
 
 impl std::str::FromStr for EngineProfile {
-    type Err = IoError;
+    type Err = CatalogError;
 
     fn from_str(name: &str) -> Result<Self> {
         load_engine(name).map(EngineProfile)
@@ -142,7 +142,7 @@ pub fn load_model(name: &str) -> Result<ModelSpec> {
 pub fn import_model(path: &str) -> Result<memwall_import::Imported> {
     match memwall_import::ModelFile::of_name(path) {
         Some(kind) => import_model_as(path, kind),
-        None => Err(IoError::Import(Box::new(memwall_import::ImportError::Format { path: path.to_string() }))),
+        None => Err(CatalogError::Import(Box::new(memwall_import::ImportError::Format { path: path.to_string() }))),
     }
 }
 
@@ -154,7 +154,8 @@ pub fn import_model_as(path: &str, kind: memwall_import::ModelFile) -> Result<me
         memwall_import::ModelFile::Gguf => Path::new(path).to_path_buf(),
     };
     crate::inputs::record(&file)?;
-    let mut imported = memwall_import::import_as(Path::new(path), kind).map_err(|e| IoError::Import(Box::new(e)))?;
+    let mut imported =
+        memwall_import::import_as(Path::new(path), kind).map_err(|e| CatalogError::Import(Box::new(e)))?;
     imported.model.from_file = Some(path.to_string());
     Ok(imported)
 }
@@ -176,28 +177,28 @@ fn load<T: serde::de::DeserializeOwned>(
         Source::Preset(text) => (text.to_string(), format!("{kind} preset {name}")),
     };
     let spec: T = from_toml(&text, &origin)?;
-    validate(&spec).map_err(|e| match crate::locate::at_line(IoError::Spec(e), &text, &origin, &[]) {
-        IoError::Spec(e) => IoError::Spec(e.within(kind)),
-        IoError::At { origin, line, error } => match *error {
-            IoError::Spec(e) => IoError::At { origin, line, error: Box::new(IoError::Spec(e.within(kind))) },
-            other => other,
-        },
-        other => other,
+    validate(&spec).map_err(|e| {
+        let line = e.field().and_then(|f| crate::locate::line_of_field(&text, f));
+        let e = e.within(kind);
+        match line {
+            Some(line) => CatalogError::At { origin: origin.clone(), line, error: Box::new(e) },
+            None => CatalogError::Spec(e),
+        }
     })?;
     Ok(spec)
 }
 
 /// Tensors of the GGUF files models were read from, by path.
-pub(crate) type StoredByFile = std::collections::HashMap<String, std::sync::Arc<Vec<memwall_spec::StoredTensor>>>;
+pub type StoredByFile = std::collections::HashMap<String, std::sync::Arc<Vec<memwall_spec::StoredTensor>>>;
 
 /// Resolve a `model`/`device`/`engine` entry of a scenario: a preset name or path becomes its
 /// table; a GGUF model's tensors (which a table cannot hold) go into `stored` under its path.
-pub(crate) fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> Result<toml::Value> {
+pub fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> Result<toml::Value> {
     let toml::Value::String(name) = v else { return Ok(v.clone()) };
     if kind == "engine" {
         let spec = load_engine(name)?;
         return toml::Value::try_from(&spec)
-            .map_err(|e| IoError::Spec(SpecError::invalid("engine", name, e.to_string())));
+            .map_err(|e| CatalogError::Spec(SpecError::invalid("engine", name, e.to_string())));
     }
     if kind == "model" && memwall_import::is_model_file(name) {
         let model = load_model(name)?;
@@ -205,7 +206,7 @@ pub(crate) fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFi
             stored.insert(name.clone(), t.clone());
         }
         return toml::Value::try_from(&model)
-            .map_err(|e| IoError::Spec(SpecError::invalid("model", name, e.to_string())));
+            .map_err(|e| CatalogError::Spec(SpecError::invalid("model", name, e.to_string())));
     }
     let (kind, table) = if kind == "model" { ("model", MODELS) } else { ("device", DEVICES) };
     let text = match source(kind, name, find(table, name), table)? {

@@ -6,9 +6,9 @@
 //! socket or a directory is refused at once, never waited on: see
 //! [`memwall_import::file::open_regular`]) and, while an [`InputScope`] is open, remember its
 //! identity (device and inode, so a hard link or a symbolic link to it is the same file).
-//! [`crate::check_outputs`] refuses an output that is any of them before work starts, and the
-//! rename that publishes an output ([`crate::atomic`]) refuses again, so an input read after
-//! the check is protected too.
+//! `memwall_io::check_outputs` refuses an output that is any of them before work starts, and
+//! the rename that publishes an output (`memwall_io::atomic`) refuses again, so an input read
+//! after the check is protected too.
 //!
 //! A command-line process opens one scope for its whole life; a library call that writes
 //! (from Python) opens one for the call, so files read by earlier, unrelated calls are not
@@ -17,19 +17,21 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use crate::error::{IoError, Result};
+use crate::error::{CatalogError, Result};
 
 /// Identity of a file: an existing file by device and inode (by canonical path where there
 /// are none), a file yet to be written by its absolute, normalized path.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum FileId {
+pub enum FileId {
+    /// Device and inode of an existing file.
     #[cfg(unix)]
     Inode(u64, u64),
+    /// An absolute, normalized path.
     Path(PathBuf),
 }
 
 /// The identity of the existing file `path` whose metadata is `m`.
-pub(crate) fn existing_id(path: &Path, m: &std::fs::Metadata) -> std::io::Result<FileId> {
+pub fn existing_id(path: &Path, m: &std::fs::Metadata) -> std::io::Result<FileId> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
@@ -90,8 +92,8 @@ fn register(path: &Path, m: &std::fs::Metadata) {
 }
 
 /// The error for `path` that could not be read.
-fn file_error(path: &Path, source: std::io::Error) -> IoError {
-    IoError::File { path: path.to_path_buf(), source }
+fn file_error(path: &Path, source: std::io::Error) -> CatalogError {
+    CatalogError::File { path: path.to_path_buf(), source }
 }
 
 /// Read the input `path` as text: refused unless it is a regular file, and registered.
@@ -113,7 +115,7 @@ pub fn record(path: &Path) -> Result<()> {
 }
 
 /// The input that has identity `id`, if one was read in the open scope.
-pub(crate) fn input_with(id: &FileId) -> Option<PathBuf> {
+pub fn input_with(id: &FileId) -> Option<PathBuf> {
     registry().files.iter().find(|(f, _)| f == id).map(|(_, p)| p.clone())
 }
 

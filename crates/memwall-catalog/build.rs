@@ -1,0 +1,40 @@
+//! Embeds every preset TOML and table of `datasets/` so the binary works from any directory.
+
+use std::fmt::Write;
+use std::path::Path;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets");
+    let mut out = String::new();
+    for (kind, konst) in [("models", "MODELS"), ("devices", "DEVICES"), ("engines", "ENGINES")] {
+        let dir = root.join(kind);
+        println!("cargo:rerun-if-changed={}", dir.display());
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .collect();
+        files.sort();
+        writeln!(out, "/// Embedded {kind} presets: (name, TOML text).").unwrap();
+        writeln!(out, "pub static {konst}: &[(&str, &str)] = &[").unwrap();
+        for f in files {
+            println!("cargo:rerun-if-changed={}", f.display());
+            let name = f.file_stem().unwrap().to_string_lossy();
+            writeln!(out, "    ({name:?}, include_str!({:?})),", f.canonicalize().unwrap().display().to_string())
+                .unwrap();
+        }
+        writeln!(out, "];").unwrap();
+    }
+    for (file, konst, what) in [
+        ("validation_decode.csv", "VALIDATION_DECODE_CSV", "The validation table"),
+        ("quant_quality.csv", "QUANT_QUALITY_CSV", "The quantization-quality table"),
+        ("quality_estimated.csv", "QUALITY_ESTIMATED_CSV", "Perplexity deltas estimated from measured error"),
+    ] {
+        let path = root.join(file);
+        println!("cargo:rerun-if-changed={}", path.display());
+        writeln!(out, "/// {what} (datasets/{file}).").unwrap();
+        let at = path.canonicalize().unwrap().display().to_string();
+        writeln!(out, "pub static {konst}: &str = include_str!({at:?});").unwrap();
+    }
+    std::fs::write(Path::new(&std::env::var("OUT_DIR").unwrap()).join("presets.rs"), out).unwrap();
+}
