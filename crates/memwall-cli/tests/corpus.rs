@@ -185,6 +185,21 @@ fn gguf(edit: &dyn Fn(&mut Meta)) -> Make {
     Make::Bytes(common::tiny_gguf(edit).0)
 }
 
+/// The tiny llama GGUF under an architecture name memwall has no mapping for (read as a
+/// generic transformer from the same key names), its metadata edited by `edit`.
+fn generic(edit: &dyn Fn(&mut Meta)) -> Make {
+    gguf(&|m| {
+        for (k, v) in m.iter_mut() {
+            if *k == "general.architecture" {
+                *v = Value::String("llamalike".into());
+            } else if let Some(rest) = k.strip_prefix("llama.") {
+                *k = Box::leak(format!("llamalike.{rest}").into_boxed_str());
+            }
+        }
+        edit(m)
+    })
+}
+
 fn set(meta: &mut [(&'static str, Value)], key: &str, v: Value) {
     meta.iter_mut().find(|(k, _)| *k == key).unwrap().1 = v;
 }
@@ -249,13 +264,13 @@ fn hf_numbers() -> Vec<Case> {
         ("deepseek-v2-lite", "n_routed_experts", BIG, "n_routed_experts"),
         ("deepseek-v2-lite", "n_shared_experts", BIG, "n_shared_experts"),
         ("deepseek-v2-lite", "first_k_dense_replace", BIG, "first_k_dense_replace"),
-        ("falcon-mamba-7b", "intermediate_size", "1099511627776", "d_inner"),
+        ("falcon-mamba-7b", "intermediate_size", "1099511627776", "read from `intermediate_size`"),
         ("lfm2-1.2b", "block_ff_dim", "1099511627776", "block_ff_dim"),
-        // Mapped whole, then refused by the spec's bound on the field it became.
-        ("qwen3-0.6b", "hidden_size", "1099511627776", "hidden"),
+        // Mapped whole, then refused by the spec's bound on the field it became, naming the key.
+        ("qwen3-0.6b", "hidden_size", "1099511627776", "read from `hidden_size`"),
         ("qwen3-0.6b", "num_attention_heads", "-1", "num_attention_heads"),
         ("qwen3-0.6b", "vocab_size", "1.5", "vocab_size"),
-        ("qwen3-0.6b", "num_key_value_heads", "0", "n_kv_heads"),
+        ("qwen3-0.6b", "num_key_value_heads", "0", "read from `num_key_value_heads`"),
     ];
     let mut out = Vec::new();
     for (model, key, value, field) in fields {
@@ -280,6 +295,23 @@ fn gguf_lies() -> Vec<Case> {
         ("hidden", gguf(&|m| set(m, "llama.embedding_length", Value::U32(512))), "embedding_length"),
         ("vocab", gguf(&|m| set(m, "llama.vocab_size", Value::U32(32000))), "vocab_size"),
         ("block_count", gguf(&|m| set(m, "llama.block_count", Value::U64(4_294_967_304))), "block_count"),
+        (
+            "head_count_kv 2^32+2",
+            gguf(&|m| set(m, "llama.attention.head_count_kv", Value::U64(4_294_967_298))),
+            "head_count_kv",
+        ),
+        ("context 2^64-1", gguf(&|m| set(m, "llama.context_length", Value::U64(u64::MAX))), "context_length"),
+        (
+            "generic head_count_kv 2^32+2",
+            generic(&|m| set(m, "llamalike.attention.head_count_kv", Value::U64(4_294_967_298))),
+            "head_count_kv",
+        ),
+        (
+            "generic hidden 2^40",
+            generic(&|m| set(m, "llamalike.embedding_length", Value::U64(1 << 40))),
+            "embedding_length",
+        ),
+        ("generic ffn -", generic(&|m| set(m, "llamalike.feed_forward_length", Value::I32(-1))), "feed_forward_length"),
         (
             "experts",
             gguf(&|m| {

@@ -472,7 +472,14 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         )),
         Ok(()) => {}
     }
-    model.validate().map_err(|source| ImportError::Spec { origin: h.origin.clone(), source })?;
+    model.validate().map_err(|source| {
+        let present = |suffix: &str| {
+            let key = format!("{arch}.{suffix}");
+            h.metadata.iter().any(|(k, _)| *k == key).then_some(key)
+        };
+        let key = crate::error::key_of(source.field(), true, &present);
+        ImportError::Spec { origin: h.origin.clone(), source: Box::new(source), key }
+    })?;
 
     let used = k.used.into_inner();
     let unmapped = h

@@ -561,7 +561,11 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
         from_file: None,
         stored: None,
     };
-    model.validate().map_err(|source| ImportError::Spec { origin: format!("config.json of {name}"), source })?;
+    model.validate().map_err(|source| {
+        let present = |k: &str| c.obj.get(k).map(|_| format!("{}{k}", c.prefix));
+        let key = crate::error::key_of(source.field(), false, &present);
+        ImportError::Spec { origin: format!("config.json of {name}"), source: Box::new(source), key }
+    })?;
 
     // Everything not used and not known to be without effect, with its path.
     let used = c.used.into_inner();
