@@ -142,3 +142,56 @@ pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option
     }
     Ok(())
 }
+
+/// `memwall calibrate --from-llama-bench`: fit a device and an engine profile to llama-bench
+/// rows of a model on it, print each row before and after, write both profiles.
+pub(crate) fn from_llama_bench(
+    file: &std::path::Path,
+    device: &str,
+    model: &str,
+    engine: &str,
+    out: &std::path::Path,
+    engine_out: Option<&std::path::Path>,
+) -> Result<()> {
+    let engine_out =
+        engine_out.map_or_else(|| memwall_io::beside(out, ".engine.toml", "device"), std::path::Path::to_path_buf);
+    // Every input is read (and registered) before the outputs are checked against them.
+    let text = memwall_io::read_text(file)?;
+    let (model, device, engine) =
+        (memwall_io::load_model(model)?, memwall_io::load_device(device)?, memwall_io::load_engine(engine)?);
+    memwall_io::check_outputs(&[], &[("--out", out), ("--engine-out", &engine_out)])?;
+    let rows = memwall_io::llama_bench::parse(&text, &file.display().to_string())?;
+    let c = memwall_io::llama_bench::calibrate(&rows, &model, &device, &engine)?;
+    let header: Vec<String> = ["line", "depth", "threads", "measured tok/s", "before", "error", "calibrated", "error"]
+        .map(String::from)
+        .to_vec();
+    let pct = |p: f64, m: f64| format!("{:+.1}%", 100.0 * (p / m - 1.0));
+    let lines: Vec<Vec<String>> = c
+        .residuals
+        .iter()
+        .map(|r| {
+            vec![
+                r.line.to_string(),
+                r.depth.to_string(),
+                r.threads.map_or("-".into(), |t| t.to_string()),
+                format!("{:.2}", r.measured_tok_s),
+                format!("{:.2}", r.before_tok_s),
+                pct(r.before_tok_s, r.measured_tok_s),
+                format!("{:.2}", r.calibrated_tok_s),
+                pct(r.calibrated_tok_s, r.measured_tok_s),
+            ]
+        })
+        .collect();
+    print_table(&header, &lines);
+    let device_toml = toml::to_string(&c.device).context("serializing the calibrated device")?;
+    let engine_toml = toml::to_string(&c.engine).context("serializing the calibrated engine")?;
+    memwall_io::atomic::write_text(out, &device_toml)?;
+    memwall_io::atomic::write_text(&engine_out, &engine_toml)?;
+    println!("\ndevice: {} ({})\nengine: {} ({})", out.display(), c.device.name, engine_out.display(), c.engine.name);
+    println!(
+        "use them together: memwall estimate --device {} --engine {} --model ...",
+        out.display(),
+        engine_out.display()
+    );
+    Ok(())
+}

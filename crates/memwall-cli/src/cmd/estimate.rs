@@ -1,0 +1,189 @@
+//! `memwall estimate`: decode and prefill rates, TTFT, energy and the binding term of one design;
+//! with `--ops`, where a token's time goes.
+
+use anyhow::Result;
+use clap::Args;
+use memwall_io::QualityTable;
+use memwall_sim::Estimate;
+use memwall_spec::Scenario;
+
+use crate::{ScenarioArgs, gb, json, print_table, signed_gb};
+
+/// `memwall estimate`: a design and whether to show its operators.
+#[derive(Args)]
+pub(crate) struct EstimateArgs {
+    #[command(flatten)]
+    design: ScenarioArgs,
+    /// Where a token's time goes: every operator of a decoded token at the mean context
+    /// (each layer's projections, attention, FFN or experts, the LM head) with its bytes by
+    /// source, multiply-adds, time and binding term.
+    #[arg(long)]
+    ops: bool,
+}
+
+/// `memwall estimate`.
+pub(crate) fn estimate(a: &EstimateArgs) -> Result<()> {
+    let s = a.design.scenario()?;
+    let e = memwall_sim::estimate(&s)?;
+    let ctx = memwall_sim::analytic::mean_decode_context(&s.workload);
+    let ops = if a.ops { Some(memwall_sim::des::op_times(&memwall_sim::CostPlan::new(&s)?, ctx)) } else { None };
+    if a.design.json {
+        let q = QualityTable::default().lookup(&s.weights, &s.kv);
+        let mut doc = serde_json::json!({
+            "design": json::design(&s),
+            "estimate": json::value(&e),
+            "quality": json::quality(&q),
+        });
+        if let Some(ops) = &ops {
+            doc["ops_context_tokens"] = ctx.into();
+            doc["ops"] = memwall_io::columns::json_rows(memwall_io::columns::OP_COLUMNS, ops).into();
+        }
+        json::print("estimate", doc);
+        return Ok(());
+    }
+    print_estimate(&s, &e);
+    if let Some(ops) = ops {
+        print_ops(ctx, &e, &ops);
+    }
+    Ok(())
+}
+
+/// The per-operator table of `memwall estimate --ops`, at context `ctx`.
+fn print_ops(ctx: u64, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_sim::StepTime)]) {
+    println!(
+        "\noperators of a decoded token at context {ctx} (each timed alone, without the {:.3} ms of per-operator and per-token overheads)",
+        e.decode_terms.t_overhead * 1e3
+    );
+    let header: Vec<String> =
+        ["layer", "operator", "weights MB", "KV/state MB", "MMAC", "time µs", "share", "bound by"]
+            .map(String::from)
+            .to_vec();
+    let total: f64 = ops.iter().map(|(_, t)| t.total).sum();
+    let lines: Vec<Vec<String>> = ops
+        .iter()
+        .map(|(o, t)| {
+            vec![
+                o.layer.map_or("-".into(), |l| l.to_string()),
+                o.kind.name().to_string(),
+                format!("{:.3}", o.weight_bytes / 1e6),
+                format!("{:.3}", o.kv_bytes / 1e6),
+                format!("{:.2}", o.macs / 1e6),
+                format!("{:.1}", t.total * 1e6),
+                format!("{:.1} %", 100.0 * t.total / total),
+                t.binding().name().to_string(),
+            ]
+        })
+        .collect();
+    print_table(&header, &lines);
+    // Time per operator kind, in the order the kinds first appear.
+    let mut kinds: Vec<(&str, f64)> = Vec::new();
+    for (o, t) in ops {
+        match kinds.iter_mut().find(|(n, _)| *n == o.kind.name()) {
+            Some(k) => k.1 += t.total,
+            None => kinds.push((o.kind.name(), t.total)),
+        }
+    }
+    let summary: Vec<String> = kinds.iter().map(|(n, t)| format!("{n} {:.1} %", 100.0 * t / total)).collect();
+    println!("by operator: {}", summary.join(", "));
+}
+
+fn print_estimate(s: &Scenario, e: &Estimate) {
+    let q = QualityTable::default().lookup(&s.weights, &s.kv);
+    println!(
+        "{} on {} ({} threads, {} via {}), weights {}, KV {}/{}",
+        s.model.name,
+        s.device.name,
+        e.threads,
+        s.workload.backend.name(),
+        s.engine.name,
+        s.weights.mix,
+        s.kv.k,
+        s.kv.v
+    );
+    if !e.assumed.is_empty() {
+        println!("assumed       class defaults for {} (the device states none)", e.assumed);
+    }
+    let b = s.workload.batch;
+    if b == 1 {
+        println!(
+            "decode        {:>10.2} tok/s  ({:.2} ms/token, bound by {})",
+            e.decode_tok_s,
+            e.decode_s_per_token * 1e3,
+            e.binding.name()
+        );
+    } else {
+        // A step decodes one token of each of the `b` sequences.
+        println!(
+            "decode        {:>10.2} tok/s  over {b} sequences ({:.3} tok/s each; {:.2} ms per step of {b} tokens, bound by {})",
+            e.decode_tok_s,
+            e.decode_tok_s / b as f64,
+            e.decode_s_per_token * 1e3,
+            e.binding.name()
+        );
+    }
+    match e.decode_tok_s_interval {
+        Some([lo, hi]) => println!(
+            "  80% range   {lo:.2} to {hi:.2} tok/s  ({} on the {}: its error on devices it was not fitted on)",
+            s.engine.name,
+            s.workload.backend.name()
+        ),
+        None => println!(
+            "  80% range   unknown: engine `{}` has no cross-validated error on the {} (name it with --engine)",
+            s.engine.name,
+            s.workload.backend.name()
+        ),
+    }
+    let step = if b == 1 { "" } else { " per step" };
+    let storage = if e.decode_terms.t_storage > 0.0 {
+        format!(" | storage {:.2} ms", e.decode_terms.t_storage * 1e3)
+    } else {
+        String::new()
+    };
+    println!(
+        "  terms{step:<6} mem {:.2} ms | arith {:.2} ms | dequant {:.2} ms | overhead {:.2} ms{storage}",
+        e.decode_terms.t_mem * 1e3,
+        e.decode_terms.t_arith * 1e3,
+        e.decode_terms.t_dequant * 1e3,
+        e.decode_terms.t_overhead * 1e3
+    );
+    println!(
+        "  per token   {:.3} GB weights, {:.3} GB KV/state, {:.2} GMAC{}",
+        e.weight_bytes_per_token / 1e9,
+        e.kv_bytes_per_token / 1e9,
+        e.macs_per_token / 1e9,
+        if b == 1 { String::new() } else { format!(" (weights shared by the {b} tokens of a step)") }
+    );
+    if e.flash_bytes_per_token > 0.0 {
+        println!(
+            "  from flash  {:.3} GB per token: only {} GB of the weights stay resident; the rest is paged from storage",
+            e.flash_bytes_per_token / 1e9,
+            gb(e.resident_weight_bytes)
+        );
+    }
+    println!(
+        "prefill       {:>10.1} tok/s  ({} tokens in {:.2} s, bound by {})",
+        e.prefill_tok_s,
+        s.workload.prompt_tokens,
+        e.prefill_s,
+        e.prefill_binding.map_or("-", |b| b.name())
+    );
+    println!("TTFT          {:>10.3} s", e.ttft_s);
+    println!(
+        "energy        {:>10.3} J/token, {:.1} J per reply (prompt and reply)",
+        e.energy_j_per_token, e.reply_energy_j
+    );
+    if let (Some(mah), Some(pct), Some(bat)) = (e.battery_mah_per_reply, e.battery_pct_per_hour, s.device.battery) {
+        println!(
+            "battery       {mah:>10.2} mAh per reply, {pct:.1} % of the {:.0} mAh battery per hour of replies back to back",
+            bat.capacity_mah
+        );
+    }
+    println!(
+        "footprint     {:>10} GB of {} GB budget: {}",
+        gb(e.total_bytes),
+        signed_gb(e.budget_bytes),
+        if e.fits { "fits" } else { "DOES NOT FIT" }
+    );
+    let show = |d: Option<f64>| d.map_or("unknown".to_string(), |v| format!("{v:+.4}"));
+    println!("quality       dPPL weights {} | KV {}  [{}]", show(q.ppl_delta_weights), show(q.ppl_delta_kv), q.source);
+}

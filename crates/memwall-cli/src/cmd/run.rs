@@ -1,0 +1,192 @@
+//! `memwall run`: an experiment's grid swept into Parquet, its digest printed.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use memwall_io::Experiment;
+use memwall_spec::units::to_gb;
+
+use crate::{gb, print_table, signed_gb};
+
+/// What `memwall run` prints of a sweep.
+struct Digest(memwall_io::sweep::Digest);
+
+impl Digest {
+    fn print(&self, exp: &Experiment, out: &std::path::Path, margin_bytes: u64) {
+        let d = &self.0;
+        let axes: Vec<(usize, &memwall_io::Axis)> =
+            exp.axes.iter().enumerate().filter(|(_, a)| a.values.len() > 1).collect();
+        let whole = d.complete();
+        if whole {
+            let mut header: Vec<String> = axes.iter().map(|(_, a)| a.key.clone()).collect();
+            header.extend(["total GB", "fits", "headroom GB", "decode tok/s", "bound by", "dPPL w"].map(String::from));
+            let lines: Vec<Vec<String>> = d
+                .rows
+                .iter()
+                .map(|r| {
+                    let choice = exp.choice(r.point as usize);
+                    let mut line: Vec<String> = axes.iter().map(|(i, a)| a.display(choice[*i])).collect();
+                    line.extend([
+                        gb(r.total_bytes),
+                        if r.fits { "yes".into() } else { "no".into() },
+                        signed_gb(r.headroom_bytes),
+                        format!("{:.2}", r.decode_tok_s),
+                        r.binding.clone(),
+                        r.ppl_delta_weights.map_or("?".into(), |v| format!("{v:+.3}")),
+                    ]);
+                    line
+                })
+                .collect();
+            print_table(&header, &lines);
+        }
+        println!("\n{} of {} designs fit with a {:.1} GB margin.", d.fitting, d.points, to_gb(margin_bytes));
+        if d.beyond_max > 0 {
+            println!(
+                "{} designs have a context beyond the model's max_context (column context_beyond_max).",
+                d.beyond_max
+            );
+        }
+        let describe = |p: u64| exp.describe(&exp.choice(p as usize));
+        if whole {
+            if let Some(b) = d.best.first() {
+                println!(
+                    "fastest fitting design: {} ({:.2} tok/s, {} GB)",
+                    describe(b.point),
+                    b.decode_tok_s,
+                    gb(b.total_bytes)
+                );
+            }
+        } else {
+            if !d.best.is_empty() {
+                println!("fastest fitting designs:");
+                for b in &d.best {
+                    println!("  {:>10.2} tok/s  {:>8} GB  {}", b.decode_tok_s, gb(b.total_bytes), describe(b.point));
+                }
+            }
+            println!("every design, with all inputs and metrics: {}", out.display());
+        }
+        let front = d.front.members();
+        if front.is_empty() && d.fitting > 0 {
+            println!("no Pareto front: the quality of every design that fits is unknown (column quality_source)");
+        }
+        if !front.is_empty() {
+            println!(
+                "\nPareto front: {} designs no other beats on memory, tok/s, dPPL and J/token at once (column `pareto`){}:",
+                front.len(),
+                if front.len() > Self::FRONT_SHOWN {
+                    format!("; the {} smallest", Self::FRONT_SHOWN)
+                } else {
+                    String::new()
+                }
+            );
+            for m in front.iter().take(Self::FRONT_SHOWN) {
+                println!(
+                    "  {:>8} GB  {:>8.2} tok/s  dPPL {:>+7.3}  {:>6.3} J/token  {}",
+                    gb(m.total_bytes),
+                    m.decode_tok_s,
+                    m.ppl_delta,
+                    m.j_per_token,
+                    describe(m.point)
+                );
+            }
+        }
+        println!("results: {} ({} rows)", out.display(), d.points);
+    }
+
+    /// Front members printed at most.
+    const FRONT_SHOWN: usize = 12;
+}
+
+/// `memwall run`.
+pub(crate) fn run(
+    path: &std::path::Path,
+    out: Option<PathBuf>,
+    max_rows: usize,
+    max_points: u64,
+    plot: Option<(&std::path::Path, memwall_io::plot::Size)>,
+) -> Result<()> {
+    // Loading reads every file the experiment names (each registered as an input).
+    let exp = Experiment::load(path)?;
+    let out = match out {
+        Some(out) => out,
+        None => memwall_io::default_output(&exp.name, "parquet")?,
+    };
+    let mut outputs = vec![("--out", out.as_path())];
+    if let Some((p, _)) = plot {
+        memwall_io::plot::Format::of("--plot", p)?;
+        outputs.push(("--plot", p));
+    }
+    memwall_io::check_outputs(&[], &outputs)?;
+    let n = exp.len();
+    if n as u64 > max_points {
+        let sizes: Vec<String> = exp.axes.iter().map(|a| format!("{} ({})", a.key, a.values.len())).collect();
+        anyhow::bail!(
+            "the grid has {n} points ({}), more than `--max-points` = {max_points}; shrink the grid or raise \
+             --max-points",
+            sizes.join(" × ")
+        );
+    }
+    eprintln!("{}: {} design points", exp.name, n);
+    let sweep = memwall_io::Sweep::new(&exp)?;
+    let mut meta = memwall_io::metadata(Some(&exp));
+    meta.extend(sweep.resolved_metadata());
+    let schema = memwall_io::TableBuilder::estimates(&exp, 0).schema();
+    let mut stream = memwall_io::ParquetStream::create(&out, schema, &meta, memwall_io::stream::ROW_GROUP_ROWS)?;
+    let bar = indicatif::ProgressBar::new(n as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {elapsed_precise} (eta {eta})")
+            .expect("valid template"),
+    );
+    let mut digest = memwall_io::sweep::Digest::new(max_rows);
+    // The scatter's designs: every point up to PLOT_POINTS, an even sample beyond.
+    const PLOT_POINTS: u64 = 200_000;
+    let stride = (n as u64).div_ceil(PLOT_POINTS).max(1);
+    let mut designs: Vec<(u64, memwall_io::plot::Design, i64)> = Vec::new();
+    sweep
+        .run(memwall_io::sweep::BATCH_POINTS, &|done| bar.set_position(done), &mut |batches| {
+            for b in &batches {
+                stream.write(b)?;
+                digest.observe(b)?;
+                if plot.is_some() {
+                    designs.extend(memwall_io::plot::designs_of(b, stride)?);
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| memwall_io::locate::at_line(e, &exp.text, &path.display().to_string(), &["base."]))?;
+    stream.finish_adding(memwall_io::pareto::field(), memwall_io::pareto::READS, &|b| digest.front.column(b))?;
+    bar.finish_and_clear();
+    if let Some((p, size)) = plot {
+        // The front complete, whatever the sample; the budget drawn when every design has
+        // the same one.
+        let front = digest.front.members();
+        let on: std::collections::HashSet<u64> = front.iter().map(|m| m.point).collect();
+        let budget = designs.first().map(|d| d.2).filter(|b| designs.iter().all(|d| d.2 == *b)).map(|b| b as f64 / 1e9);
+        let mut all: Vec<memwall_io::plot::Design> =
+            designs.iter().filter(|d| !on.contains(&d.0)).map(|d| d.1).collect();
+        all.extend(front.iter().map(|m| memwall_io::plot::Design {
+            total_bytes: m.total_bytes,
+            decode_tok_s: m.decode_tok_s,
+            ppl_delta: Some(m.ppl_delta),
+            fits: true,
+            pareto: true,
+        }));
+        let title = format!(
+            "{}: memory vs decode rate, {} designs{}",
+            exp.name,
+            n,
+            if stride > 1 { format!(" (1 in {stride} shown)") } else { String::new() }
+        );
+        memwall_io::plot::write_scatter(p, &title, &all, budget, size)?;
+    }
+    if digest.beyond_max > 0 {
+        eprintln!(
+            "warning: {} of {n} designs have a context beyond their model's max_context (results assume the model \
+             works there, e.g. with RoPE scaling)",
+            digest.beyond_max
+        );
+    }
+    let margin = exp.point(0).map(|p| p.scenario.workload.margin_bytes).unwrap_or(0);
+    Digest(digest).print(&exp, &out, margin);
+    Ok(())
+}

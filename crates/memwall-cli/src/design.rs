@@ -1,0 +1,186 @@
+//! One design from flags: the model (preset, spec file, GGUF or config.json), the device, the
+//! formats, the workload and the engine, built into a validated scenario; `estimate`,
+//! `footprint`, `compare` and `solve` all read it.
+
+use anyhow::Result;
+use clap::Args;
+use memwall_io::{EngineProfile, load_device, load_model};
+use memwall_spec::units::GB;
+use memwall_spec::{Backend, ContextPolicy, FileType, KvQuant, Mix, QuantFormat, Scenario, WeightQuant, Workload};
+
+use crate::{flag, whole};
+
+#[derive(Args)]
+pub(crate) struct ScenarioArgs {
+    /// Model preset name, or a path to a TOML spec, a GGUF file or a Hugging Face config.json.
+    #[arg(long, required_unless_present_any = ["gguf", "hf"], conflicts_with_all = ["gguf", "hf"])]
+    pub(crate) model: Option<String>,
+    /// A GGUF file: its header gives the shapes and every tensor's type (weight bytes are the
+    /// file's); the weights default to the types it stores.
+    #[arg(long, conflicts_with = "hf")]
+    pub(crate) gguf: Option<String>,
+    /// A Hugging Face config.json.
+    #[arg(long)]
+    pub(crate) hf: Option<String>,
+    /// Device preset name or TOML path.
+    #[arg(long)]
+    pub(crate) device: String,
+    /// Weight mix: a llama.cpp file type (Q4_K_M, Q2_K, IQ4_XS, TQ1_0, ...), a format (q4_0,
+    /// int4-g128, ...) or `stored` (a GGUF's own types) [default: stored for a GGUF file,
+    /// Q4_K_M otherwise].
+    #[arg(long, value_parser = flag::<Mix>("weights"))]
+    pub(crate) weights: Option<Mix>,
+    #[command(flatten)]
+    pub(crate) kv: KvArgs,
+    /// Context the KV cache is allocated for, tokens.
+    #[arg(long, default_value_t = 4096, value_parser = whole::<u64>)]
+    pub(crate) context: u64,
+    /// Prompt tokens.
+    #[arg(long, default_value_t = 512, value_parser = whole::<u64>)]
+    pub(crate) prompt: u64,
+    /// Generated tokens.
+    #[arg(long, default_value_t = 128, value_parser = whole::<u64>)]
+    pub(crate) gen_tokens: u64,
+    /// Let the KV cache grow with the tokens seen instead of allocating the whole context.
+    #[arg(long)]
+    pub(crate) grow: bool,
+    /// Sequences decoded together.
+    #[arg(long, default_value_t = 1, value_parser = whole::<u32>)]
+    pub(crate) batch: u32,
+    /// CPU threads (default: the device's big cores).
+    #[arg(long, value_parser = whole::<u32>)]
+    pub(crate) threads: Option<u32>,
+    /// Compute unit: cpu, gpu or npu.
+    #[arg(long, default_value = "cpu", value_parser = flag::<Backend>("backend"))]
+    pub(crate) backend: Backend,
+    /// Inference engine: a profile name (llama.cpp, ollama, llama.cpp-cuda, llama.cpp-vulkan,
+    /// llama.cpp-opencl, mlc-llm, executorch, litert-lm, mlx, mnn, generic, ...) or a TOML path.
+    #[arg(long, default_value = "generic", value_parser = |s: &str| s.parse::<EngineProfile>())]
+    pub(crate) engine: EngineProfile,
+    /// Use the class default for a figure the device lacks for the unit (a GPU's bandwidth
+    /// share), labelled as assumed in the output, instead of refusing.
+    #[arg(long)]
+    pub(crate) assume_defaults: bool,
+    /// Safety margin kept free, GB.
+    #[arg(long, default_value_t = 2.0)]
+    pub(crate) margin_gb: f64,
+    /// Print one JSON document (the versioned schema in README.md) instead of the table.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+impl ScenarioArgs {
+    pub(crate) fn scenario(&self) -> Result<Scenario> {
+        let kv = self.kv.formats();
+        let backend = self.backend;
+        if !(self.margin_gb.is_finite() && self.margin_gb >= 0.0) {
+            anyhow::bail!("invalid `--margin-gb` = {}: must be a finite number >= 0", self.margin_gb);
+        }
+        let max_gb = memwall_spec::bounds::MAX_BYTES as f64 / GB as f64;
+        if self.margin_gb > max_gb {
+            anyhow::bail!(
+                "invalid `--margin-gb` = {}: exceeds the plausible bound {max_gb:.0} GB (2^60 bytes)",
+                self.margin_gb
+            );
+        }
+        let workload = Workload {
+            prompt_tokens: self.prompt,
+            gen_tokens: self.gen_tokens,
+            context_tokens: self.context,
+            context_policy: if self.grow { ContextPolicy::Grow } else { ContextPolicy::Allocate },
+            batch: self.batch,
+            threads: self.threads,
+            backend,
+            margin_bytes: (self.margin_gb * GB as f64) as u64,
+            ..Workload::default()
+        };
+        // `--gguf` and `--hf` always name a file, whatever it is called; `--model` a preset,
+        // a spec TOML or a model file by its extension.
+        let file = match (&self.gguf, &self.hf, &self.model) {
+            (Some(p), _, _) => Some((p.as_str(), "--gguf", memwall_import::ModelFile::Gguf)),
+            (None, Some(p), _) => Some((p.as_str(), "--hf", memwall_import::ModelFile::HfConfig)),
+            (None, None, Some(name)) => memwall_import::ModelFile::of_name(name).map(|k| (name.as_str(), "--model", k)),
+            (None, None, None) => None,
+        };
+        let model = match file {
+            Some((path, flag, kind)) => {
+                if !std::path::Path::new(path).exists() {
+                    let preset = memwall_io::presets::model_text(path).is_some();
+                    anyhow::bail!(
+                        "`{flag}` {path}: no such file{}",
+                        if preset {
+                            format!(" (`{path}` is a model preset: name it with --model)")
+                        } else {
+                            String::new()
+                        }
+                    );
+                }
+                let imported = memwall_io::presets::import_model_as(path, kind)?;
+                report_import(path, &imported);
+                imported.model
+            }
+            None => load_model(self.model.as_deref().unwrap_or_default())?,
+        };
+        let weights =
+            self.weights.unwrap_or(if model.stored.is_some() { Mix::Stored } else { Mix::File(FileType::Q4_K_M) });
+        let s = Scenario {
+            model,
+            device: load_device(&self.device)?,
+            engine: self.engine.0.clone(),
+            assume_defaults: self.assume_defaults,
+            weights: WeightQuant::new(weights),
+            kv,
+            workload,
+            cost: Default::default(),
+            sim: Default::default(),
+        };
+        s.validate()?;
+        if let Some(w) = s.context_warning() {
+            eprintln!("warning: {w}");
+        }
+        Ok(s)
+    }
+}
+
+/// What a model file's mapping decided and could not use, on stderr (the table stays clean).
+fn report_import(path: &str, i: &memwall_import::Imported) {
+    let m = &i.model;
+    let what = match (&i.file_type, i.tensor_bytes) {
+        (Some(t), Some(b)) => {
+            format!(", file type {t}, {} tensors, {b} bytes of tensor data", m.stored.as_ref().map_or(0, |s| s.len()))
+        }
+        (None, Some(b)) => format!(", {b} bytes of tensor data"),
+        _ => String::new(),
+    };
+    eprintln!("imported {path}: {} layers, hidden {}{what}", m.n_layers, m.hidden);
+    for n in &i.notes {
+        eprintln!("  note: {n}");
+    }
+    if !i.unmapped.is_empty() {
+        eprintln!("  not used by memwall's model ({}):", i.unmapped.len());
+        for (k, v) in &i.unmapped {
+            eprintln!("    {k} = {v}");
+        }
+    }
+}
+
+/// `--kv`, `--kv-k` and `--kv-v`.
+#[derive(Args)]
+pub(crate) struct KvArgs {
+    /// KV-cache format for both K and V (f16, q8_0, q4_0, ...).
+    #[arg(long, default_value = "f16", value_parser = flag::<QuantFormat>("kv"))]
+    kv: QuantFormat,
+    /// K-cache format (overrides --kv).
+    #[arg(long, value_parser = flag::<QuantFormat>("kv_k"))]
+    kv_k: Option<QuantFormat>,
+    /// V-cache format (overrides --kv).
+    #[arg(long, value_parser = flag::<QuantFormat>("kv_v"))]
+    kv_v: Option<QuantFormat>,
+}
+
+impl KvArgs {
+    /// The formats (`--kv-k` and `--kv-v` override `--kv`).
+    pub(crate) fn formats(&self) -> KvQuant {
+        KvQuant { k: self.kv_k.unwrap_or(self.kv), v: self.kv_v.unwrap_or(self.kv) }
+    }
+}
