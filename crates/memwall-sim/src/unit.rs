@@ -9,67 +9,8 @@ use memwall_spec::{Backend, DeviceKind, Scenario, SpecError, UnitCosts};
 
 use crate::SimError;
 
-/// Class defaults for a unit figure a device does not state, used only with
-/// `assume_defaults` (and then named in the results).
-pub mod defaults {
-    use memwall_spec::DeviceKind;
-
-    /// Share of peak DRAM bandwidth an integrated GPU's streaming reads reach: 0.7, the
-    /// middle of the 0.55–0.78 that llama.cpp's Metal decode reaches on Apple M-series GPUs
-    /// (F16 and Q8_0 7B rows of llama.cpp discussion #4167) and of Adreno/Mali streaming
-    /// benchmarks (0.6–0.8).
-    pub const GPU_BANDWIDTH_FRACTION: f64 = 0.7;
-    /// Share of peak DRAM bandwidth an NPU reaches: 0.5 (Hexagon HTP sessions reach ~0.45
-    /// of an 8 Elite's peak on Llama 3.2 1B in llama.cpp's Hexagon backend).
-    pub const NPU_BANDWIDTH_FRACTION: f64 = 0.5;
-
-    /// Dense fp16 TFLOP/s of an integrated GPU by device class: phones and tablets 2,
-    /// single-board computers 0.1, modules 2.5, laptops and desktops 5 (orders of magnitude
-    /// only: decode rarely binds on it).
-    pub fn gpu_fp16_tflops(kind: Option<DeviceKind>) -> f64 {
-        match kind {
-            Some(DeviceKind::Sbc) => 0.1,
-            Some(DeviceKind::Module) => 2.5,
-            Some(DeviceKind::Laptop | DeviceKind::Desktop) => 5.0,
-            _ => 2.0,
-        }
-    }
-
-    /// NPU int8 TOP/s by device class: 10 (phones and everything else), 40 on laptops and
-    /// desktops (Copilot+ class).
-    pub fn npu_int8_tops(kind: Option<DeviceKind>) -> f64 {
-        match kind {
-            Some(DeviceKind::Laptop | DeviceKind::Desktop) => 40.0,
-            _ => 10.0,
-        }
-    }
-
-    /// Power of an integrated GPU at full clock, W, by device class: phones 5 (the presets'
-    /// Adreno 830 at 5 W and A18 Pro GPU at 6 W), tablets 8, single-board computers 2,
-    /// modules 8 (a Jetson Orin Nano's GPU within its 15–25 W module budget), laptops 15 (the
-    /// M2 GPU's 15 W limit), desktops 40.
-    pub fn gpu_power_w(kind: Option<DeviceKind>) -> f64 {
-        match kind {
-            Some(DeviceKind::Tablet) => 8.0,
-            Some(DeviceKind::Sbc) => 2.0,
-            Some(DeviceKind::Module) => 8.0,
-            Some(DeviceKind::Laptop) => 15.0,
-            Some(DeviceKind::Desktop) => 40.0,
-            _ => 5.0,
-        }
-    }
-
-    /// Power of an NPU at full load, W, by device class: 2 on phones and tablets (Hexagon-class
-    /// NPUs run LLM decode at about 1–3 W), 3 on boards and modules (the Hailo-10H's "under
-    /// 5 W"), 5 on laptops and desktops (Copilot+ NPUs).
-    pub fn npu_power_w(kind: Option<DeviceKind>) -> f64 {
-        match kind {
-            Some(DeviceKind::Laptop | DeviceKind::Desktop) => 5.0,
-            Some(DeviceKind::Sbc | DeviceKind::Module) => 3.0,
-            _ => 2.0,
-        }
-    }
-}
+/// The class defaults of a unit's figures ([`memwall_spec::class`]), under their old path.
+pub use memwall_spec::class as defaults;
 
 /// Everything the cost plan needs about the unit a design runs on.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,6 +15,7 @@
 //! ```
 
 pub mod bounds;
+pub mod class;
 pub mod cost;
 pub mod device;
 pub mod engine;
@@ -29,6 +30,7 @@ pub mod thermal;
 pub mod units;
 pub mod workload;
 
+pub use class::{PHONE_GPU_FLOOR, SKIN_GAIN_LEVELS_PER_K, SKIN_INTEGRAL_K_S};
 pub use cost::CostModel;
 pub use device::{
     AcceleratorSpec, BatterySpec, CacheSpec, ClusterSpec, Cooling, DeviceKind, DeviceSpec, MemorySpec, PowerSpec,
@@ -46,7 +48,7 @@ pub use scenario::Scenario;
 pub use sim::{
     BackgroundEvent, CacheMode, MemorySim, PolicySpec, Routing, Session, SimConfig, StorageSim, ThermalSim, Turn,
 };
-pub use thermal::{GovernorSpec, PHONE_GPU_FLOOR, SKIN_GAIN_LEVELS_PER_K, SKIN_INTEGRAL_K_S, ThermalNode, ThermalSpec};
+pub use thermal::{GovernorSpec, ThermalNode, ThermalSpec};
 pub use workload::{Backend, ContextPolicy, KvQuant, Workload};
 
 /// Parse a TOML document into a spec type, mapping parser errors to [`SpecError::Parse`]
