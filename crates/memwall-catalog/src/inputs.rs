@@ -10,9 +10,10 @@
 //! the rename that publishes an output (`memwall_io::atomic`) refuses again, so an input read
 //! after the check is protected too.
 //!
-//! A command-line process opens one scope for its whole life; a library call that writes
-//! (from Python) opens one for the call, so files read by earlier, unrelated calls are not
-//! held against it.
+//! A command-line process opens one scope for its whole life. The Python package, whose
+//! process lives across many unrelated calls, holds none: a call that writes names its inputs
+//! to `check_outputs` itself (`Calibration.write` passes the files its calibration read), so
+//! files read by earlier calls are not held against it.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
