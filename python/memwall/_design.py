@@ -323,7 +323,10 @@ def footprint(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> Fo
     margin, and the bytes of every weight tensor. Arguments as ``design``."""
     import pyarrow as pa
 
-    facts, tensors = _on_design("footprint", model, device, weights, kwargs, _native.footprint)
+    report, tensors = _on_design("footprint", model, device, weights, kwargs, _native.footprint)
+    # The report `memwall footprint --json` prints, its design and components as attributes.
+    r = json.loads(report)
+    facts = {**r.pop("design"), **r.pop("components"), **r}
     return Footprint(facts, pa.table(tensors))
 
 

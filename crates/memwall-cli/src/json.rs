@@ -6,26 +6,14 @@
 use memwall_spec::Scenario;
 use serde_json::{Value, json};
 
-/// The schema version of every `--json` document.
-pub const VERSION: u32 = 1;
+/// The schema version of every `--json` document. 2: `footprint`'s `weights_bytes` and
+/// `weights_on_flash_bytes` are `weight_bytes` and `on_flash_bytes`, as in the sweep columns and
+/// the Python API (one report serves all), and it adds `padded_tensors`.
+pub const VERSION: u32 = 2;
 
-/// The design a document describes: model, device, formats, workload, unit and engine.
+/// The design a document describes ([`memwall_io::report::Design`]).
 pub fn design(s: &Scenario) -> Value {
-    json!({
-        "model": s.model.name,
-        "device": s.device.name,
-        "weights": s.weights.mix.to_string(),
-        "kv_k": s.kv.k.to_string(),
-        "kv_v": s.kv.v.to_string(),
-        "context_tokens": s.workload.context_tokens,
-        "kv_tokens": s.workload.kv_tokens(),
-        "prompt_tokens": s.workload.prompt_tokens,
-        "gen_tokens": s.workload.gen_tokens,
-        "batch": s.workload.batch,
-        "backend": s.workload.backend.name(),
-        "engine": s.engine.name,
-        "margin_bytes": s.workload.margin_bytes,
-    })
+    value(&memwall_io::report::Design::of(s))
 }
 
 /// A design's estimated quality cost: `ppl_delta_weights`, `ppl_delta_kv`, `source`.

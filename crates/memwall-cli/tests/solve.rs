@@ -35,7 +35,7 @@ fn every_question_answers_as_a_table_and_as_versioned_json() {
         j.push("--json");
         let doc = json(&j);
         assert_eq!(doc["schema"], "memwall.solve");
-        assert_eq!(doc["version"], 1);
+        assert_eq!(doc["version"], 2);
         assert_eq!(doc["what"], what.replace('-', "_"));
         assert_eq!(doc["design"]["model"], "llama-3.1-8b");
     }
@@ -82,7 +82,7 @@ fn json_answers_are_consistent() {
     let fp = json(&["footprint", "--model", "llama-3.1-8b", "--device", "snapdragon-8-gen3-16gb", "--json"]);
     let tensors = fp["tensors"].as_array().unwrap();
     let sum: u64 = tensors.iter().map(|t| t["bytes"].as_u64().unwrap()).sum();
-    assert_eq!(sum, fp["components"]["weights_bytes"].as_u64().unwrap());
+    assert_eq!(sum, fp["components"]["weight_bytes"].as_u64().unwrap());
 }
 
 #[test]

@@ -16,6 +16,7 @@ pub mod locate;
 pub mod outputs;
 pub mod pareto;
 pub mod plot;
+pub mod report;
 pub mod results;
 pub mod simulate;
 pub mod stream;

@@ -169,47 +169,20 @@ fn one_batch(batch: RecordBatch) -> ArrowStream {
     ArrowStream::new(batch.schema(), vec![batch], rows)
 }
 
-/// The footprint of the first point of `experiment`: a dict of components and totals, and one
-/// row per weight tensor (class, layer, shape, format, bytes).
+/// The footprint of the first point of `experiment` ([`memwall_io::report::footprint`], the
+/// report `memwall footprint --json` prints) as JSON text, and one row per weight tensor
+/// (class, layer, shape, format, bytes).
 #[pyfunction]
-pub fn footprint<'py>(
-    py: Python<'py>,
-    experiment: PyRef<'py, Experiment>,
-) -> PyResult<(Bound<'py, PyDict>, ArrowStream)> {
-    {
-        let exp = &experiment.exp;
-        let computed = py.detach(|| -> Result<_, IoError> {
-            let s = exp.point(0)?.scenario;
-            let e = memwall_sim::estimate(&s)?;
-            let w = memwall_sim::WeightBytes::new(&s.model, &s.weights);
-            let batch = memwall_io::columns::batch_of(memwall_io::columns::TENSOR_COLUMNS, &w.tensors)?;
-            Ok((s, e, w, batch))
-        });
-        let (s, e, w, batch) = computed.map_err(|e| to_py(py, e))?;
-        let d = PyDict::new(py);
-        d.set_item("model", &s.model.name)?;
-        d.set_item("device", &s.device.name)?;
-        d.set_item("weights", s.weights.mix.to_string())?;
-        d.set_item("kv_k", s.kv.k.to_string())?;
-        d.set_item("kv_v", s.kv.v.to_string())?;
-        d.set_item("kv_tokens", s.workload.kv_tokens())?;
-        d.set_item("weight_bytes", e.weight_bytes)?;
-        d.set_item("kv_bytes", e.kv_bytes)?;
-        d.set_item("state_bytes", e.state_bytes)?;
-        d.set_item("compute_bytes", e.compute_bytes)?;
-        d.set_item("overhead_bytes", e.overhead_bytes)?;
-        d.set_item("total_bytes", e.total_bytes)?;
-        d.set_item("available_bytes", s.device.memory.available_bytes())?;
-        d.set_item("margin_bytes", s.workload.margin_bytes)?;
-        d.set_item("budget_bytes", e.budget_bytes)?;
-        d.set_item("headroom_bytes", e.headroom_bytes)?;
-        d.set_item("fits", e.fits)?;
-        d.set_item("params", w.params)?;
-        d.set_item("bits_per_weight", w.bits_per_weight())?;
-        d.set_item("on_flash_bytes", w.on_flash)?;
-        d.set_item("fallbacks", w.fallbacks.iter().map(ToString::to_string).collect::<Vec<_>>())?;
-        Ok((d, one_batch(batch)))
-    }
+pub fn footprint(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> PyResult<(String, ArrowStream)> {
+    let exp = &experiment.exp;
+    let computed = py.detach(|| -> Result<_, IoError> {
+        let f = memwall_io::report::footprint(&exp.point(0)?.scenario)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::columns::TENSOR_COLUMNS, &f.weights.tensors)?;
+        Ok((f, batch))
+    });
+    let (f, batch) = computed.map_err(|e| to_py(py, e))?;
+    let text = serde_json::to_string(&f).map_err(|e| MemwallError::new_err(format!("serializing a footprint: {e}")))?;
+    Ok((text, one_batch(batch)))
 }
 
 /// Simulate the points `start..end` (default all) of `experiment` through time: the

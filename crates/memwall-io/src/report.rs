@@ -1,0 +1,165 @@
+//! One typed answer per question, which every front end renders: the command line's table and
+//! `--json`, and the Python package's objects. A field has one name everywhere.
+
+use memwall_sim::{WeightBytes, estimate};
+use memwall_spec::Scenario;
+use serde::Serialize;
+
+use crate::error::Result;
+
+/// The design an answer is about: model, device, formats, workload, unit and engine.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Design {
+    /// Model name.
+    pub model: String,
+    /// Device name.
+    pub device: String,
+    /// Weight mix.
+    pub weights: String,
+    /// K-cache format.
+    pub kv_k: String,
+    /// V-cache format.
+    pub kv_v: String,
+    /// Context the KV cache is allocated for, tokens.
+    pub context_tokens: u64,
+    /// Tokens the KV cache holds.
+    pub kv_tokens: u64,
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Generated tokens.
+    pub gen_tokens: u64,
+    /// Sequences decoded together.
+    pub batch: u32,
+    /// Compute unit.
+    pub backend: &'static str,
+    /// Inference engine.
+    pub engine: String,
+    /// Safety margin kept free, bytes.
+    pub margin_bytes: u64,
+}
+
+impl Design {
+    /// The design of scenario `s`.
+    pub fn of(s: &Scenario) -> Self {
+        Design {
+            model: s.model.name.clone(),
+            device: s.device.name.clone(),
+            weights: s.weights.mix.to_string(),
+            kv_k: s.kv.k.to_string(),
+            kv_v: s.kv.v.to_string(),
+            context_tokens: s.workload.context_tokens,
+            kv_tokens: s.workload.kv_tokens(),
+            prompt_tokens: s.workload.prompt_tokens,
+            gen_tokens: s.workload.gen_tokens,
+            batch: s.workload.batch,
+            backend: s.workload.backend.name(),
+            engine: s.engine.name.clone(),
+            margin_bytes: s.workload.margin_bytes,
+        }
+    }
+}
+
+/// Bytes at rest by component.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Components {
+    /// Weights held in RAM.
+    pub weight_bytes: u64,
+    /// KV cache.
+    pub kv_bytes: u64,
+    /// Recurrent state (SSM and linear-attention layers).
+    pub state_bytes: u64,
+    /// Compute buffers and activations.
+    pub compute_bytes: u64,
+    /// Runtime overhead.
+    pub overhead_bytes: u64,
+    /// Their sum.
+    pub total_bytes: u64,
+}
+
+/// Where the bytes of one design go and whether it fits (`memwall footprint`,
+/// `memwall.footprint`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Footprint {
+    /// The design.
+    pub design: Design,
+    /// Bytes by component.
+    pub components: Components,
+    /// What the OS leaves the app, bytes.
+    pub available_bytes: u64,
+    /// `available_bytes` less the margin, bytes (negative when the margin exceeds it).
+    pub budget_bytes: i64,
+    /// `budget_bytes` less the total (negative: does not fit).
+    pub headroom_bytes: i64,
+    /// Whether the design fits with the margin.
+    pub fits: bool,
+    /// Weight bits per parameter over the whole model.
+    pub bits_per_weight: f64,
+    /// Parameters.
+    pub params: u64,
+    /// Weight bytes left on flash, not in RAM (per-layer embeddings).
+    pub on_flash_bytes: u64,
+    /// Tensors stored in another format because their rows do not fill whole blocks.
+    pub fallbacks: Vec<String>,
+    /// Tensors whose last group is padded.
+    pub padded_tensors: u32,
+    /// Every weight tensor with its format and bytes (the rows of
+    /// [`crate::columns::TENSOR_COLUMNS`]).
+    #[serde(skip)]
+    pub weights: WeightBytes,
+}
+
+/// The footprint of scenario `s`.
+pub fn footprint(s: &Scenario) -> Result<Footprint> {
+    let e = estimate(s)?;
+    let w = WeightBytes::new(&s.model, &s.weights);
+    Ok(Footprint {
+        design: Design::of(s),
+        components: Components {
+            weight_bytes: e.weight_bytes,
+            kv_bytes: e.kv_bytes,
+            state_bytes: e.state_bytes,
+            compute_bytes: e.compute_bytes,
+            overhead_bytes: e.overhead_bytes,
+            total_bytes: e.total_bytes,
+        },
+        available_bytes: s.device.memory.available_bytes(),
+        budget_bytes: e.budget_bytes,
+        headroom_bytes: e.headroom_bytes,
+        fits: e.fits,
+        bits_per_weight: w.bits_per_weight(),
+        params: w.params,
+        on_flash_bytes: w.on_flash,
+        fallbacks: w.fallbacks.iter().map(ToString::to_string).collect(),
+        padded_tensors: w.padded_tensors,
+        weights: w,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_footprint_is_the_estimate_s_bytes_and_the_weights_tensors() {
+        let s = Scenario {
+            model: crate::load_model("llama-3.2-1b").unwrap(),
+            device: crate::load_device("raspberry-pi-5-8gb").unwrap(),
+            weights: memwall_spec::WeightQuant::new("Q4_K_M".parse().unwrap()),
+            kv: memwall_spec::KvQuant::default(),
+            workload: Default::default(),
+            cost: Default::default(),
+            engine: Default::default(),
+            assume_defaults: false,
+            sim: Default::default(),
+        };
+        let f = footprint(&s).unwrap();
+        let c = &f.components;
+        assert_eq!(c.weight_bytes + c.kv_bytes + c.state_bytes + c.compute_bytes + c.overhead_bytes, c.total_bytes);
+        assert_eq!(f.weights.tensors.iter().map(|t| t.2).sum::<u64>(), f.weights.total);
+        assert_eq!(f.headroom_bytes, f.budget_bytes - c.total_bytes as i64);
+        let v = serde_json::to_value(&f).unwrap();
+        assert_eq!(v["components"]["weight_bytes"], c.weight_bytes);
+        assert_eq!(v["design"]["kv_k"], "f16");
+        assert!(v.get("weights").is_none(), "the tensors travel as a table, not in the JSON object");
+    }
+}
