@@ -120,11 +120,6 @@ pub fn input_with(id: &FileId) -> Option<PathBuf> {
     registry().files.iter().find(|(f, _)| f == id).map(|(_, p)| p.clone())
 }
 
-/// The inputs read in the open scope, as given.
-pub fn read_so_far() -> Vec<PathBuf> {
-    registry().files.iter().map(|(_, p)| p.clone()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

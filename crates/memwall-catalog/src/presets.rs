@@ -92,12 +92,7 @@ pub fn load_engine(name: &str) -> Result<EngineSpec> {
     let preset = if name.eq_ignore_ascii_case("generic") { Some(GENERIC) } else { engine_text(name) };
     match source("engine", name, preset, ENGINES)? {
         Source::Preset(GENERIC) => Ok(EngineSpec::generic()),
-        Source::Preset(text) => {
-            let spec: EngineSpec = from_toml(text, &format!("engine profile {name}"))?;
-            spec.validate().map_err(|e| e.within("engine"))?;
-            Ok(spec)
-        }
-        Source::File => load(name, "engine", ENGINES, EngineSpec::validate),
+        found => parse(name, "engine", found, EngineSpec::validate),
     }
 }
 
@@ -172,7 +167,17 @@ fn load<T: serde::de::DeserializeOwned>(
     table: &'static [(&'static str, &'static str)],
     validate: fn(&T) -> std::result::Result<(), SpecError>,
 ) -> Result<T> {
-    let (text, origin) = match source(kind, name, find(table, name), table)? {
+    parse(name, kind, source(kind, name, find(table, name), table)?, validate)
+}
+
+/// The spec `name` was resolved to (`found`, by [`source`]), read, parsed and validated.
+fn parse<T: serde::de::DeserializeOwned>(
+    name: &str,
+    kind: &'static str,
+    found: Source,
+    validate: fn(&T) -> std::result::Result<(), SpecError>,
+) -> Result<T> {
+    let (text, origin) = match found {
         Source::File => (crate::inputs::read_text(Path::new(name))?, name.to_string()),
         Source::Preset(text) => (text.to_string(), format!("{kind} preset {name}")),
     };
