@@ -178,12 +178,10 @@ def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, p
         table = pa.table(exp.sweep(start, end))
     if out is None:
         return table
-    import pyarrow.parquet as pq
+    from memwall import write_parquet
 
     path = os.path.join(out, f"part-{part:05d}.parquet")
-    tmp = path + ".tmp"
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    write_parquet(table, path)
     return path
 
 
@@ -316,36 +314,23 @@ def write_parquet(results: Any, path: str | os.PathLike, metadata: Mapping[str, 
     """Write ``results`` (``Results``, a ``Simulation``'s ``summary``/``trace``, a pyarrow
     Table or anything with ``__arrow_c_stream__``) to a Parquet file with memwall's metadata
     (``results.metadata``) and ``metadata`` on the Arrow schema, where
-    ``pyarrow.parquet.read_table(path).schema.metadata`` finds it. The file appears whole or
-    not at all (written beside the target, then renamed). Returns the path."""
+    ``pyarrow.parquet.read_table(path).schema.metadata`` finds it. Written by the writer ``memwall
+    run`` uses: the file appears whole or not at all (written beside the target, then renamed),
+    and a path that is a directory, a FIFO or another non-regular file is refused. Returns the
+    path."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     table = results.to_pyarrow() if isinstance(results, Results) else pa.table(results)
-    meta: dict[str, str] = dict(results.metadata) if isinstance(results, Results) else {}
+    old = table.schema.metadata or {}
+    meta: dict[str, str] = {k.decode(errors="replace"): v.decode(errors="replace") for k, v in old.items()}
+    if isinstance(results, Results):
+        meta.update(results.metadata)
     for k, v in (metadata or {}).items():
         if not isinstance(k, str) or not isinstance(v, str):
             raise bad("metadata", repr(k), f"invalid `metadata` entry {k!r}: keys and values are strings")
         meta[k] = v
-    schema_meta = dict(table.schema.metadata or {})
-    schema_meta.update({k.encode(): v.encode() for k, v in meta.items()})
-    table = table.replace_schema_metadata(schema_meta)
     p = os.fspath(path)
-    if os.path.isdir(p):
-        raise MemwallIOError(f"{p}: is a directory")
-    parent = os.path.dirname(os.path.abspath(p))
-    if not os.path.isdir(parent):
-        raise MemwallIOError(f"{p}: the directory {parent} does not exist")
-    tmp = os.path.join(parent, f".memwall-{os.getpid()}-{os.path.basename(p)}.tmp")
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, p)
-    except BaseException as e:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        if isinstance(e, OSError):
-            raise MemwallIOError(f"{p}: {e}") from None
-        raise
+    _native.write_parquet(table, p, list(meta.items()), [])
     return p
 
 

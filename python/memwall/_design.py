@@ -60,11 +60,16 @@ class _Spec:
                 self._source = None
             _merge(self._fields, fields, self._kind)
             self._changed += [k for k in fields if k not in self._changed]
-        self._info = (
+        self._info = json.loads(
             _native.describe(self._kind, source=self._source)
             if self._source is not None
             else _native.describe(self._kind, json=json.dumps(self._fields, allow_nan=False))
         )
+        # Pairs read as tuples: (kind, layers) and (experts, top_k).
+        if "layer_kinds" in self._info:
+            self._info["layer_kinds"] = [tuple(k) for k in self._info["layer_kinds"]]
+        if self._info.get("experts") is not None:
+            self._info["experts"] = tuple(self._info["experts"])
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]):
@@ -359,34 +364,25 @@ def ops(model: Any, device: Any, weights: Any = None, **kwargs: Any):
 
 def compare(*designs: Mapping[str, Any]):
     """Two to eight designs (mappings from ``design``) side by side, as ``memwall compare``: a
-    pyarrow Table with one row per design holding the columns of ``estimate`` (footprint,
-    fit, decode and prefill rate, TTFT, energy, battery, binding term, quality), and for each
-    numeric metric a ``delta_<column>`` column, its difference from the first design."""
+    pyarrow Table with one row per design holding the input columns of a sweep and the
+    estimate's (footprint, fit, decode and prefill rate, TTFT, energy, battery, binding term,
+    quality), and for each numeric metric a ``delta_<column>`` column, its difference from the
+    first design."""
     import pyarrow as pa
-
-    from . import sweep
 
     if not 2 <= len(designs) <= 8:
         raise _bad("designs", len(designs), f"`compare`: give two to eight designs, not {len(designs)}")
-    tables = []
     for i, d in enumerate(designs):
         if not isinstance(d, Mapping):
             raise _bad(f"designs[{i}]", repr(d), "expected a mapping from memwall.design()")
-        try:
-            tables.append(sweep(d, progress=False).to_pyarrow())
-        except _native.MemwallError as e:
-            _strip_base(e)
-            raise
-    table = pa.concat_tables([t.drop_columns(["pareto"]) if "pareto" in t.column_names else t for t in tables])
-    first = table.slice(0, 1).to_pylist()[0]
-    inputs = {"point"} | {c for c in table.column_names if "." in c or c in ("model", "device", "engine")}
-    for name in list(table.column_names):
-        if name in inputs or not (pa.types.is_integer(table.schema.field(name).type) or pa.types.is_floating(table.schema.field(name).type)):
-            continue
-        base = first[name]
-        values = [None if v is None or base is None else v - base for v in table.column(name).to_pylist()]
-        table = table.append_column(f"delta_{name}", pa.array(values, type=pa.float64()))
-    return table
+    from . import _objects_to_values
+
+    try:
+        exps = [_experiment(_objects_to_values(d), None, f"design {i + 1}")[0] for i, d in enumerate(designs)]
+        return pa.table(_native.compare(exps))
+    except _native.MemwallError as e:
+        _strip_base(e)
+        raise
 
 
 def solve(

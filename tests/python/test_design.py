@@ -137,12 +137,15 @@ def test_write_parquet_puts_memwalls_metadata_on_the_schema(tmp_path):
     meta = {k.decode(): v.decode() for k, v in t.schema.metadata.items()}
     assert meta["paper"] == "fig3" and "experiment_toml" in meta and meta["memwall_version"]
     assert t.num_rows == 3 and t.equals(r.to_pyarrow().replace_schema_metadata(t.schema.metadata))
-    # A failed write leaves nothing behind, and a directory is refused.
-    with pytest.raises(memwall.MemwallIOError):
-        memwall.write_parquet(r, tmp_path / "missing" / "x.parquet")
+    # The writer `memwall run` uses: a missing directory is made; a directory or a FIFO at
+    # the path is refused, and a refused write leaves nothing behind.
+    memwall.write_parquet(r, tmp_path / "made" / "x.parquet")
     with pytest.raises(memwall.MemwallIOError):
         memwall.write_parquet(r, tmp_path)
-    assert sorted(os.listdir(tmp_path)) == ["out.parquet"]
+    os.mkfifo(tmp_path / "fifo.parquet")
+    with pytest.raises(memwall.MemwallIOError, match="not a regular file"):
+        memwall.write_parquet(r, tmp_path / "fifo.parquet")
+    assert sorted(os.listdir(tmp_path)) == ["fifo.parquet", "made", "out.parquet"]
     sim = memwall.simulate("qwen3-0.6b", DEVICE, duration=20, progress=False)
     p = memwall.write_parquet(sim.trace, tmp_path / "trace.parquet")
     assert pq.read_table(p).num_rows == len(sim.trace)

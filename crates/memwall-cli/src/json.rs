@@ -4,7 +4,7 @@
 //! changing its meaning, raises the version.
 
 use memwall_spec::Scenario;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The schema version of every `--json` document. 2: `footprint`'s `weights_bytes` and
 /// `weights_on_flash_bytes` are `weight_bytes` and `on_flash_bytes`, as in the sweep columns and
@@ -14,11 +14,6 @@ pub const VERSION: u32 = 2;
 /// The design a document describes ([`memwall_io::report::Design`]).
 pub fn design(s: &Scenario) -> Value {
     value(&memwall_io::report::Design::of(s))
-}
-
-/// A design's estimated quality cost: `ppl_delta_weights`, `ppl_delta_kv`, `source`.
-pub fn quality(q: &memwall_io::Quality) -> Value {
-    json!({"ppl_delta_weights": q.ppl_delta_weights, "ppl_delta_kv": q.ppl_delta_kv, "source": q.source})
 }
 
 /// Print a document: the schema name and version, then `fields` (an object) in order.

@@ -308,6 +308,39 @@ pub fn json_rows<R>(defs: &'static [Column<R>], rows: &[R]) -> Vec<serde_json::V
         .collect()
 }
 
+/// A numeric cell: an integer (exact) or a float.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Number {
+    /// An integer column's value.
+    Int(i128),
+    /// A float column's value.
+    Float(f64),
+}
+
+impl Number {
+    /// The value as a float.
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Number::Int(v) => v as f64,
+            Number::Float(v) => v,
+        }
+    }
+}
+
+/// The value of column `c` in row `r` if the column holds numbers (None: text or booleans;
+/// `Some(None)`: a null).
+pub fn number<R>(c: &Column<R>, r: &R) -> Option<Option<Number>> {
+    Some(match &c.get {
+        Get::U64(f) => Some(Number::Int(f(r).into())),
+        Get::U32(f) => Some(Number::Int(f(r).into())),
+        Get::I64(f) => Some(Number::Int(f(r).into())),
+        Get::F64(f) => Some(Number::Float(f(r))),
+        Get::OptF64(f) => f(r).map(Number::Float),
+        Get::OptU32(f) => f(r).map(|v| Number::Int(v.into())),
+        Get::Bool(_) | Get::Str(_) | Get::Display(_) => return None,
+    })
+}
+
 /// The column `name` of a batch of results, or an error saying it is missing.
 pub fn by_name<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b arrow::array::ArrayRef> {
     batch.column_by_name(name).ok_or_else(|| IoError::Write {

@@ -75,6 +75,17 @@ pub enum IoError {
         /// The library's message.
         message: String,
     },
+    /// A calibration or validation could not be run.
+    #[error(transparent)]
+    Calib(#[from] memwall_calib::CalibError),
+    /// One of several designs (`compare`) is invalid; `index` counts from 1.
+    #[error("design {index}: {source}")]
+    Design {
+        /// The design's place among those given, from 1.
+        index: usize,
+        /// What is wrong.
+        source: Box<IoError>,
+    },
 }
 
 impl From<memwall_catalog::CatalogError> for IoError {

@@ -65,7 +65,21 @@ impl Resolved {
 /// schema). The file is written to a temporary file in the same directory and renamed into
 /// place, so a failure never leaves a partial file.
 pub fn write_parquet(path: &Path, batch: &RecordBatch, metadata: &[(String, String)]) -> Result<()> {
-    let mut out = ParquetStream::create(path, batch.schema(), metadata, crate::stream::ROW_GROUP_ROWS)?;
-    out.write(batch)?;
-    out.finish().map(|_| ())
+    write_parquet_batches(path, batch.schema(), std::slice::from_ref(batch), metadata).map(|_| ())
+}
+
+/// Write `batches` (rows of `schema`) to one Parquet file at `path` as [`write_parquet`] does
+/// (whole or not at all, `metadata` in the footer and on the schema): the one path every
+/// Parquet file memwall writes from memory takes, Python's included. Returns the rows.
+pub fn write_parquet_batches(
+    path: &Path,
+    schema: arrow::datatypes::SchemaRef,
+    batches: &[RecordBatch],
+    metadata: &[(String, String)],
+) -> Result<u64> {
+    let mut out = ParquetStream::create(path, schema, metadata, crate::stream::ROW_GROUP_ROWS)?;
+    for b in batches {
+        out.write(b)?;
+    }
+    out.finish()
 }

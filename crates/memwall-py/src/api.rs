@@ -87,80 +87,20 @@ pub fn spec_json(py: Python<'_>, kind: &str, source: &str) -> PyResult<String> {
     json.map_err(|e| MemwallError::new_err(format!("{kind} `{source}` as JSON: {e}")))
 }
 
-/// The facts a repr shows, checked: a spec from `source` (preset or file) or `json` (its
-/// fields), validated; errors name the field.
+/// The facts a repr shows (`memwall_io::report::{ModelFacts, DeviceFacts, EngineFacts}`, the
+/// figures `memwall presets` prints) as JSON, checked: a spec from `source` (preset or file)
+/// or `json` (its fields), validated; errors name the field.
 #[pyfunction]
 #[pyo3(signature = (kind, source=None, json=None))]
-pub fn describe<'py>(
-    py: Python<'py>,
-    kind: &str,
-    source: Option<&str>,
-    json: Option<&str>,
-) -> PyResult<Bound<'py, PyDict>> {
+pub fn describe(py: Python<'_>, kind: &str, source: Option<&str>, json: Option<&str>) -> PyResult<String> {
+    use memwall_io::report::{DeviceFacts, EngineFacts, ModelFacts};
     let spec = py.detach(|| load_spec(kind, source, json)).map_err(|e| to_py(py, e))?;
-    let d = PyDict::new(py);
-    match &spec {
-        Spec::Model(m) => {
-            let p = m.params();
-            let mut kinds: Vec<(String, u32)> = Vec::new();
-            for k in m.layer_kinds() {
-                let name =
-                    serde_json::to_value(k).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-                match kinds.iter_mut().find(|(n, _)| *n == name) {
-                    Some((_, c)) => *c += 1,
-                    None => kinds.push((name, 1)),
-                }
-            }
-            d.set_item("name", &m.name)?;
-            d.set_item("layers", m.n_layers)?;
-            d.set_item("hidden", m.hidden)?;
-            d.set_item("heads", m.n_heads)?;
-            d.set_item("kv_heads", m.n_kv_heads)?;
-            d.set_item("head_dim", m.head_dim())?;
-            d.set_item("ffn", m.ffn)?;
-            d.set_item("vocab", m.vocab)?;
-            d.set_item("params", p.total)?;
-            d.set_item("active_params", p.active_per_token)?;
-            d.set_item("layer_kinds", kinds)?;
-            d.set_item("sliding_window", m.sliding_window)?;
-            d.set_item("experts", m.moe.as_ref().map(|e| (e.n_experts, e.top_k)))?;
-            d.set_item("mla", m.mla.is_some())?;
-            d.set_item("max_context", m.max_context)?;
-            d.set_item("file", m.from_file.as_deref())?;
-            d.set_item("stored_tensors", m.stored.as_ref().map(|s| s.len()))?;
-        }
-        Spec::Device(dev) => {
-            d.set_item("name", &dev.name)?;
-            d.set_item("kind", dev.kind.map(|k| k.name()))?;
-            d.set_item("ram_bytes", dev.memory.ram_bytes)?;
-            d.set_item("available_bytes", dev.memory.available_bytes())?;
-            d.set_item("peak_gbps", dev.memory.peak_gbps())?;
-            d.set_item("achievable_fraction", dev.memory.achievable_fraction)?;
-            d.set_item("cores", dev.total_cores())?;
-            d.set_item("big_cores", dev.big_cores())?;
-            d.set_item("max_ghz", dev.fastest_cluster().max_ghz)?;
-            d.set_item(
-                "gpu",
-                dev.accelerators.gpu_power_w.is_some() || dev.accelerators.gpu_bandwidth_fraction.is_some(),
-            )?;
-            d.set_item(
-                "npu",
-                dev.accelerators.npu_power_w.is_some() || dev.accelerators.npu_bandwidth_fraction.is_some(),
-            )?;
-            d.set_item("thermal", dev.thermal.is_some())?;
-            d.set_item("cooling", dev.cooling.map(|c| c.name()))?;
-        }
-        Spec::Engine(e) => {
-            let units: Vec<&str> = [("cpu", e.cpu.is_some()), ("gpu", e.gpu.is_some()), ("npu", e.npu.is_some())]
-                .into_iter()
-                .filter_map(|(n, has)| has.then_some(n))
-                .collect();
-            d.set_item("name", &e.name)?;
-            d.set_item("units", units)?;
-            d.set_item("description", &e.description)?;
-        }
-    }
-    Ok(d)
+    let facts = match &spec {
+        Spec::Model(m) => serde_json::to_string(&ModelFacts::of(m)),
+        Spec::Device(d) => serde_json::to_string(&DeviceFacts::of(d)),
+        Spec::Engine(e) => serde_json::to_string(&EngineFacts::of(e)),
+    };
+    facts.map_err(|e| MemwallError::new_err(format!("{kind} facts as JSON: {e}")))
 }
 
 /// Stream of one record batch.
@@ -264,22 +204,16 @@ pub fn metadata(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> PyResult<V
     }
 }
 
-/// Leave-one-device-out validation of decode tok/s against published measurements: the
-/// report rows (the columns of `memwall validate --out`) and the rows set aside with why.
+/// Leave-one-device-out validation of decode tok/s against published measurements
+/// ([`memwall_io::report::validate_devices`]): the report rows (the columns of `memwall validate
+/// --out`) and the rows set aside with why.
 #[pyfunction]
 #[pyo3(signature = (table=None))]
 pub fn validate_devices(py: Python<'_>, table: Option<&str>) -> PyResult<(ArrowStream, Vec<(String, String)>)> {
     let r = py.detach(|| -> Result<_, IoError> {
-        let rows = match table {
-            Some(p) => memwall_io::validation::read_table(std::path::Path::new(p))?,
-            None => memwall_io::validation::parse_table(
-                memwall_io::presets::VALIDATION_DECODE_CSV,
-                "validation_decode.csv",
-            )?,
-        };
-        let v = memwall_io::validation::validate(&rows)?;
-        let batch = memwall_io::columns::batch_of(memwall_io::validation::REPORT_COLUMNS, &v.validated)?;
-        Ok((batch, v.excluded))
+        let r = memwall_io::report::validate_devices(table.map(std::path::Path::new), &[])?;
+        let v = r.validation;
+        Ok((memwall_io::columns::batch_of(memwall_io::validation::REPORT_COLUMNS, &v.validated)?, v.excluded))
     });
     let (batch, excluded) = r.map_err(|e| to_py(py, e))?;
     Ok((one_batch(batch), excluded))
@@ -287,49 +221,31 @@ pub fn validate_devices(py: Python<'_>, table: Option<&str>) -> PyResult<(ArrowS
 
 /// Run memwall's reference engine on the host-validation designs whose id contains `only`
 /// (all when None) and predict each with the host profile at `host` (its `.engine.toml`
-/// beside it): the rows of `memwall validate --host --out`.
+/// beside it) ([`memwall_io::report::validate_host`]): the rows of `memwall validate --host --out`.
 #[pyfunction]
 #[pyo3(signature = (host, tokens=8, only=None))]
 pub fn validate_host(py: Python<'_>, host: &str, tokens: usize, only: Option<&str>) -> PyResult<ArrowStream> {
-    use memwall_calib::hostval::{HOST_CONFIGS, profile_of};
-    if tokens == 0 {
-        return Err(to_py(py, spec_err(SpecError::invalid("tokens", 0, "time at least one token"))));
-    }
-    let configs: Vec<_> = HOST_CONFIGS.iter().filter(|c| only.is_none_or(|o| c.id.contains(o))).cloned().collect();
-    if configs.is_empty() {
-        return Err(to_py(
-            py,
-            spec_err(SpecError::invalid("only", only.unwrap_or_default(), "no design id contains it")),
-        ));
-    }
-    let engine_path = memwall_io::beside(std::path::Path::new(host), ".engine.toml", "host").display().to_string();
-    let profile = py
-        .detach(|| -> Result<_, IoError> {
-            Ok(profile_of(memwall_io::load_device(host)?, memwall_io::load_engine(&engine_path)?))
-        })
-        .map_err(|e| to_py(py, e))?;
-    let load = |name: &str| memwall_io::load_model(name).map_err(|e| e.to_string());
-    let rows = py
-        .detach(|| memwall_calib::hostval::validate_host(&profile, &configs, &load, tokens, &mut |_, _| {}))
-        .map_err(|e| CalibrationError::new_err(e.to_string()))?;
-    let batch =
-        memwall_io::columns::batch_of(memwall_io::validation::HOST_REPORT_COLUMNS, &rows).map_err(|e| to_py(py, e))?;
-    Ok(one_batch(batch))
+    let r = py.detach(|| -> Result<_, IoError> {
+        let v = memwall_io::report::validate_host(std::path::Path::new(host), tokens, only, &[], &mut |_, _| {})?;
+        memwall_io::columns::batch_of(memwall_io::validation::HOST_REPORT_COLUMNS, &v.rows)
+    });
+    Ok(one_batch(r.map_err(|e| to_py(py, e))?))
 }
 
 /// A calibrated device and engine as TOML (to write) and JSON (to build Python objects from).
 fn profiles<'py>(py: Python<'py>, device: &DeviceSpec, engine: &EngineSpec) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
+    let (device_toml, engine_toml) = memwall_io::report::profile_texts(device, engine).map_err(|e| to_py(py, e))?;
     let fail = |e: &dyn std::fmt::Display| MemwallError::new_err(format!("serializing a calibrated profile: {e}"));
-    d.set_item("device_toml", toml::to_string(device).map_err(|e| fail(&e))?)?;
-    d.set_item("engine_toml", toml::to_string(engine).map_err(|e| fail(&e))?)?;
+    d.set_item("device_toml", device_toml)?;
+    d.set_item("engine_toml", engine_toml)?;
     d.set_item("device_json", serde_json::to_string(device).map_err(|e| fail(&e))?)?;
     d.set_item("engine_json", serde_json::to_string(engine).map_err(|e| fail(&e))?)?;
     Ok(d)
 }
 
 /// Calibrate a device from llama-bench output (`path`) of `model` on `device` run by
-/// `engine`: the profiles ([`profiles`]) and the per-row residuals before and after.
+/// `engine` ([`memwall_io::report::calibrate_llama_bench`]): the profiles ([`profiles`]) and the per-row residuals before and after.
 #[pyfunction]
 pub fn calibrate_llama_bench<'py>(
     py: Python<'py>,
@@ -339,14 +255,7 @@ pub fn calibrate_llama_bench<'py>(
     engine: &str,
 ) -> PyResult<(Bound<'py, PyDict>, ArrowStream)> {
     let r = py.detach(|| -> Result<_, IoError> {
-        let text = memwall_io::read_text(std::path::Path::new(path))?;
-        let rows = memwall_io::llama_bench::parse(&text, path)?;
-        let c = memwall_io::llama_bench::calibrate(
-            &rows,
-            &memwall_io::load_model(model)?,
-            &memwall_io::load_device(device)?,
-            &memwall_io::load_engine(engine)?,
-        )?;
+        let c = memwall_io::report::calibrate_llama_bench(std::path::Path::new(path), model, device, engine, &[])?;
         let batch = memwall_io::columns::batch_of(memwall_io::llama_bench::RESIDUAL_COLUMNS, &c.residuals)?;
         Ok((c, batch))
     });
@@ -430,6 +339,44 @@ pub fn write_texts(py: Python<'_>, outputs: Vec<(String, String, String)>, input
     r.map_err(|e| to_py(py, e))
 }
 
+/// Write `table` (anything with `__arrow_c_stream__`) to a Parquet file at `path` with
+/// `metadata` on its schema and in its footer, through [`memwall_io::results::write_parquet_batches`]
+/// (the path `memwall run` takes): checked first against `inputs` and existing non-regular
+/// files, written whole through a temporary file and a rename. Returns the rows written.
+#[pyfunction]
+pub fn write_parquet(
+    py: Python<'_>,
+    table: Bound<'_, PyAny>,
+    path: &str,
+    metadata: Vec<(String, String)>,
+    inputs: Vec<String>,
+) -> PyResult<u64> {
+    use arrow::array::RecordBatchReader;
+    use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
+    let capsule = table.call_method1("__arrow_c_stream__", (py.None(),))?;
+    let capsule = capsule
+        .cast_into::<pyo3::types::PyCapsule>()
+        .map_err(|_| MemwallError::new_err("`results`: `__arrow_c_stream__` did not return a PyCapsule"))?;
+    let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?.cast::<FFI_ArrowArrayStream>();
+    // SAFETY: the capsule, checked by name above, holds a live `ArrowArrayStream` (the Arrow
+    // PyCapsule protocol); `from_raw` moves it out and leaves a released one behind, which the
+    // capsule's destructor then frees as the protocol requires.
+    #[allow(unsafe_code)]
+    let reader = unsafe { RecordBatchStreamReader::from_raw(ptr.as_ptr()) }
+        .map_err(|e| MemwallError::new_err(format!("`results`: not an Arrow stream: {e}")))?;
+    let schema = reader.schema();
+    let batches = reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| MemwallError::new_err(format!("`results`: reading the Arrow stream: {e}")))?;
+    let r = py.detach(|| -> Result<u64, IoError> {
+        let path = std::path::Path::new(path);
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(std::path::Path::new).collect();
+        memwall_io::check_outputs(&inputs, &[("path", path)])?;
+        memwall_io::results::write_parquet_batches(path, schema, &batches, &metadata)
+    });
+    r.map_err(|e| to_py(py, e))
+}
+
 /// Bytes in a size (`2GB`, `500MB`, `4096`), or the error naming `field`.
 #[pyfunction]
 pub fn parse_bytes(py: Python<'_>, field: &str, text: &str) -> PyResult<u64> {
@@ -488,19 +435,36 @@ pub fn pareto_mask(
     memwall_io::pareto::mask(&designs)
 }
 
-/// Where a token's time goes for the experiment's first point: every operator of a decoded
-/// token at the mean context with its bytes, multiply-adds, time and binding term
-/// (`memwall estimate --ops`), and that context.
+/// Where a token's time goes for the experiment's first point
+/// ([`memwall_io::report::ops`], the `memwall estimate --ops` table): every operator of a
+/// decoded token at the mean context with its bytes, multiply-adds, time and binding term,
+/// and that context.
 #[pyfunction]
 pub fn ops(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> PyResult<(u64, ArrowStream)> {
     let exp = &experiment.exp;
     let computed = py.detach(|| -> Result<_, IoError> {
-        let s = exp.point(0)?.scenario;
-        let plan = memwall_sim::CostPlan::new(&s)?;
-        let ctx = memwall_sim::analytic::mean_decode_context(&s.workload);
-        let rows = memwall_sim::des::op_times(&plan, ctx);
-        Ok((ctx, memwall_io::columns::batch_of(memwall_io::columns::OP_COLUMNS, &rows)?))
+        let o = memwall_io::report::ops(&exp.point(0)?.scenario)?;
+        Ok((o.context_tokens, o.table()?))
     });
     let (ctx, batch) = computed.map_err(|e| to_py(py, e))?;
     Ok((ctx, one_batch(batch)))
+}
+
+/// The first points of two to eight experiments side by side ([`memwall_io::report::compare`],
+/// as `memwall compare`): one row per design with the sweep's input, estimate and quality
+/// columns and `delta_<column>` for each numeric one, its difference from the first design.
+#[pyfunction]
+pub fn compare(py: Python<'_>, experiments: Vec<PyRef<'_, Experiment>>) -> PyResult<ArrowStream> {
+    let exps: Vec<&memwall_io::Experiment> = experiments.iter().map(|e| &e.exp).collect();
+    let computed = py.detach(|| -> Result<_, IoError> {
+        let scenarios = exps
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                e.point(0).map(|p| p.scenario).map_err(|e| IoError::Design { index: i + 1, source: Box::new(e) })
+            })
+            .collect::<Result<Vec<_>, IoError>>()?;
+        memwall_io::report::compare(scenarios)?.table()
+    });
+    Ok(one_batch(computed.map_err(|e| to_py(py, e))?))
 }

@@ -32,6 +32,7 @@ enum Kind {
     Config,
     Io,
     Sim,
+    Calib,
     Other,
 }
 
@@ -45,7 +46,8 @@ fn classify(e: &memwall_io::IoError) -> (Kind, Option<String>, Option<String>) {
             None => (Kind::Spec, None, None),
         },
         E::At { error, .. } => classify(error),
-        E::Point { source, .. } | E::Row { source, .. } => classify(source),
+        E::Point { source, .. } | E::Row { source, .. } | E::Design { source, .. } => classify(source),
+        E::Calib(_) => (Kind::Calib, None, None),
         E::Import(i) => match i.as_ref() {
             I::Gguf { offset, .. } => (Kind::Gguf, Some("offset".into()), Some(offset.to_string())),
             I::Key { key, .. } => (Kind::Gguf, Some(key.clone()), None),
@@ -77,6 +79,7 @@ pub(crate) fn to_py(py: Python<'_>, e: memwall_io::IoError) -> PyErr {
         Kind::Config => ConfigError::new_err(message),
         Kind::Io => MemwallIOError::new_err(message),
         Kind::Sim => SimulationError::new_err(message),
+        Kind::Calib => CalibrationError::new_err(message),
         Kind::Other => MemwallError::new_err(message),
     };
     let v = err.value(py);
@@ -237,20 +240,13 @@ fn parse_duration(py: Python<'_>, text: &str) -> PyResult<f64> {
     memwall_io::parse_duration(text).map_err(|e| to_py(py, e))
 }
 
-/// Names of the presets of a kind: `models`, `devices` or `engines`.
+/// Names of the presets of a kind: `models`, `devices` or `engines`
+/// ([`memwall_io::report::presets`]; the engines start with the generic profile).
 #[pyfunction]
-fn presets(kind: &str) -> PyResult<Vec<String>> {
-    let table = match kind {
-        "models" => memwall_io::presets::MODELS,
-        "devices" => memwall_io::presets::DEVICES,
-        "engines" => memwall_io::presets::ENGINES,
-        other => {
-            return Err(SpecError::new_err(format!(
-                "unknown preset kind `{other}`; expected models, devices or engines"
-            )));
-        }
-    };
-    Ok(table.iter().map(|(n, _)| n.to_string()).collect())
+fn presets(py: Python<'_>, kind: &str) -> PyResult<Vec<String>> {
+    let p = py.detach(|| memwall_io::report::presets(Some(kind))).map_err(|e| to_py(py, e))?;
+    let names = p.models.into_iter().map(|m| m.name);
+    Ok(names.chain(p.devices.into_iter().map(|d| d.name)).chain(p.engines.into_iter().map(|e| e.name)).collect())
 }
 
 #[pymodule]
@@ -277,6 +273,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(api::solve, m)?)?;
     m.add_function(wrap_pyfunction!(api::pareto_mask, m)?)?;
     m.add_function(wrap_pyfunction!(api::ops, m)?)?;
+    m.add_function(wrap_pyfunction!(api::compare, m)?)?;
+    m.add_function(wrap_pyfunction!(api::write_parquet, m)?)?;
     m.add_class::<ArrowStream>()?;
     m.add_class::<Experiment>()?;
     m.add("MemwallError", py.get_type::<MemwallError>())?;

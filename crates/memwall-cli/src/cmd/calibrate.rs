@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use memwall_calib::host::Plan;
 use memwall_calib::hostfit::{calibrate_host, measurements_csv};
 
@@ -13,6 +13,8 @@ fn beside(out: &Path, suffix: &str) -> PathBuf {
     memwall_io::beside(out, suffix, "host")
 }
 
+/// `memwall calibrate` ([`memwall_calib::hostfit::calibrate_host`]): probe this machine, fit,
+/// write the device, engine and measurement files.
 pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<usize>) -> Result<()> {
     let engine_out = engine_out.map_or_else(|| beside(out, ".engine.toml"), Path::to_path_buf);
     let raw_out = beside(out, ".measurements.csv");
@@ -31,8 +33,7 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
         })
         .collect();
     print_table(&header, &lines);
-    let device_toml = toml::to_string(&p.device).context("serializing the host device")?;
-    let engine_toml = toml::to_string(&p.engine).context("serializing the host engine")?;
+    let (device_toml, engine_toml) = memwall_io::report::profile_texts(&p.device, &p.engine)?;
     memwall_io::atomic::write_text(out, &device_toml)?;
     memwall_io::atomic::write_text(&engine_out, &engine_toml)?;
     memwall_io::atomic::write_text(&raw_out, &measurements_csv(&p.measurements))?;
@@ -49,28 +50,13 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
     Ok(())
 }
 
-/// `memwall validate --host`: run the designs, print predicted against measured, the median
-/// and maximum absolute error, and write the report.
+/// `memwall validate --host` ([`memwall_io::report::validate_host`]): run the designs, print
+/// predicted against measured, the median and maximum absolute error, and write the report.
 pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option<&Path>) -> Result<()> {
-    use memwall_calib::hostval::{HOST_CONFIGS, profile_of, validate_host};
-    let engine_path = beside(host, ".engine.toml");
     let outputs: Vec<(&str, &Path)> = out.map(|p| ("--out", p)).into_iter().collect();
-    memwall_io::check_outputs(&[host, &engine_path], &outputs)?;
-    if tokens == 0 {
-        anyhow::bail!("invalid `--tokens` = 0: time at least one token");
-    }
-    let device = memwall_io::load_device(&host.display().to_string())?;
-    let engine = memwall_io::load_engine(&engine_path.display().to_string())
-        .with_context(|| format!("the engine profile beside the host profile, {}", engine_path.display()))?;
-    let p = profile_of(device, engine);
-    let configs: Vec<_> = HOST_CONFIGS.iter().filter(|c| only.is_none_or(|o| c.id.contains(o))).cloned().collect();
-    if configs.is_empty() {
-        anyhow::bail!("no design id contains `{}`", only.unwrap_or_default());
-    }
-    eprintln!("running {} designs on {} ({})...", configs.len(), p.device.name, p.info.cpu_model);
-    let load = |name: &str| memwall_io::load_model(name).map_err(|e| e.to_string());
+    eprintln!("running the host-validation designs on this machine...");
     let pct = |e: f64| format!("{:+.1}%", 100.0 * e);
-    let rows = validate_host(&p, &configs, &load, tokens, &mut |r, t| {
+    let v = memwall_io::report::validate_host(host, tokens, only, &outputs, &mut |r, t| {
         eprintln!(
             "[{t:6.1} s] {:<18} measured {:8.2} tok/s, estimated {:8.2} ({}), simulated {:8.2} ({})",
             r.id,
@@ -81,6 +67,7 @@ pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option
             pct(r.sim_error())
         )
     })?;
+    let rows = &v.rows;
     let header: Vec<String> = [
         "design",
         "covers",
@@ -119,32 +106,26 @@ pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option
         })
         .collect();
     print_table(&header, &lines);
-    let mut abs: Vec<f64> = rows.iter().map(|r| r.error().abs()).collect();
-    abs.sort_by(f64::total_cmp);
-    let median =
-        if abs.len() % 2 == 1 { abs[abs.len() / 2] } else { (abs[abs.len() / 2 - 1] + abs[abs.len() / 2]) / 2.0 };
-    let max = abs.last().copied().unwrap_or(f64::NAN);
-    let sim_max = rows.iter().map(|r| r.sim_error().abs()).fold(0.0, f64::max);
     println!(
-        "
-{} designs: median absolute error {:.1}%, max {:.1}% (simulator max {:.1}%); targets 5% and 12%",
+        "\n{} designs on {} ({}): median absolute error {:.1}%, max {:.1}% (simulator max {:.1}%); targets 5% and 12%",
         rows.len(),
-        100.0 * median,
-        100.0 * max,
-        100.0 * sim_max
+        v.profile.device.name,
+        v.profile.info.cpu_model,
+        100.0 * v.median_abs_error,
+        100.0 * v.max_abs_error,
+        100.0 * v.sim_max_abs_error
     );
     if let Some(path) = out {
-        let batch = memwall_io::columns::batch_of(memwall_io::validation::HOST_REPORT_COLUMNS, &rows)?;
-        let mut meta = memwall_io::metadata(None);
-        meta.push(("host_profile".into(), toml::to_string(&p.device).unwrap_or_default()));
-        memwall_io::write_parquet(path, &batch, &meta)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::validation::HOST_REPORT_COLUMNS, rows)?;
+        memwall_io::write_parquet(path, &batch, &v.metadata())?;
         println!("report: {} ({} rows)", path.display(), rows.len());
     }
     Ok(())
 }
 
-/// `memwall calibrate --from-llama-bench`: fit a device and an engine profile to llama-bench
-/// rows of a model on it, print each row before and after, write both profiles.
+/// `memwall calibrate --from-llama-bench` ([`memwall_io::report::calibrate_llama_bench`]): fit
+/// a device and an engine profile to llama-bench rows of a model on it, print each row before
+/// and after, write both profiles.
 pub(crate) fn from_llama_bench(
     file: &std::path::Path,
     device: &str,
@@ -155,13 +136,13 @@ pub(crate) fn from_llama_bench(
 ) -> Result<()> {
     let engine_out =
         engine_out.map_or_else(|| memwall_io::beside(out, ".engine.toml", "device"), std::path::Path::to_path_buf);
-    // Every input is read (and registered) before the outputs are checked against them.
-    let text = memwall_io::read_text(file)?;
-    let (model, device, engine) =
-        (memwall_io::load_model(model)?, memwall_io::load_device(device)?, memwall_io::load_engine(engine)?);
-    memwall_io::check_outputs(&[], &[("--out", out), ("--engine-out", &engine_out)])?;
-    let rows = memwall_io::llama_bench::parse(&text, &file.display().to_string())?;
-    let c = memwall_io::llama_bench::calibrate(&rows, &model, &device, &engine)?;
+    let c = memwall_io::report::calibrate_llama_bench(
+        file,
+        model,
+        device,
+        engine,
+        &[("--out", out), ("--engine-out", &engine_out)],
+    )?;
     let header: Vec<String> = ["line", "depth", "threads", "measured tok/s", "before", "error", "calibrated", "error"]
         .map(String::from)
         .to_vec();
@@ -183,8 +164,7 @@ pub(crate) fn from_llama_bench(
         })
         .collect();
     print_table(&header, &lines);
-    let device_toml = toml::to_string(&c.device).context("serializing the calibrated device")?;
-    let engine_toml = toml::to_string(&c.engine).context("serializing the calibrated engine")?;
+    let (device_toml, engine_toml) = memwall_io::report::profile_texts(&c.device, &c.engine)?;
     memwall_io::atomic::write_text(out, &device_toml)?;
     memwall_io::atomic::write_text(&engine_out, &engine_toml)?;
     println!("\ndevice: {} ({})\nengine: {} ({})", out.display(), c.device.name, engine_out.display(), c.engine.name);

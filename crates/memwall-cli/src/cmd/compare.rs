@@ -4,10 +4,8 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser};
-use memwall_io::QualityTable;
-use memwall_sim::{Estimate, estimate};
+use memwall_sim::Estimate;
 use memwall_spec::Scenario;
-use serde_json::json;
 
 use crate::{ScenarioArgs, json};
 
@@ -113,7 +111,7 @@ fn scenario(keys: &BTreeMap<String, String>, i: usize) -> Result<Scenario> {
 
 /// One metric row: its name and how to read it from a design.
 type Metric = (&'static str, fn(&Estimate, &Quality) -> Value);
-type Quality = memwall_io::Quality;
+type Quality = memwall_io::report::QualityCost;
 
 /// A cell: a number (compared with the first design's) or text.
 enum Value {
@@ -148,10 +146,10 @@ const METRICS: &[Metric] = &[
     ("dPPL KV", |_, q| q.ppl_delta_kv.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
 ];
 
-/// Compare the designs.
+/// Compare the designs ([`memwall_io::report::compare`]).
 pub fn compare(a: &CompareArgs) -> Result<()> {
     let n = a.designs.len();
-    if !(2..=8).contains(&n) {
+    if !memwall_io::report::compare::DESIGNS.contains(&n) {
         anyhow::bail!("invalid `--design` given {n} times: compare two to eight designs");
     }
     let mut merged: Vec<BTreeMap<String, String>> = Vec::new();
@@ -160,35 +158,10 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
         k.extend(keys(spec, i)?);
         merged.push(k);
     }
-    let table = QualityTable::default();
-    let mut rows = Vec::new();
-    for (i, k) in merged.iter().enumerate() {
-        let s = scenario(k, i)?;
-        let e = estimate(&s).with_context(|| format!("design {}", i + 1))?;
-        let q = table.lookup(&s.weights, &s.kv);
-        rows.push((s, e, q));
-    }
+    let scenarios = merged.iter().enumerate().map(|(i, k)| scenario(k, i)).collect::<Result<Vec<_>>>()?;
+    let c = memwall_io::report::compare(scenarios)?;
     if a.json {
-        let designs: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|(s, e, q)| {
-                let delta = |f: fn(&Estimate) -> f64| f(e) - f(&rows[0].1);
-                json!({
-                    "design": json::design(s),
-                    "estimate": json::value(e),
-                    "quality": json::quality(q),
-                    "delta_vs_first": {
-                        "total_bytes": e.total_bytes as i64 - rows[0].1.total_bytes as i64,
-                        "headroom_bytes": e.headroom_bytes - rows[0].1.headroom_bytes,
-                        "decode_tok_s": delta(|e| e.decode_tok_s),
-                        "prefill_tok_s": delta(|e| e.prefill_tok_s),
-                        "ttft_s": delta(|e| e.ttft_s),
-                        "energy_j_per_token": delta(|e| e.energy_j_per_token),
-                    },
-                })
-            })
-            .collect();
-        json::print("compare", json!({"designs": designs}));
+        json::print("compare", json::value(&c));
         return Ok(());
     }
     // Label each design by the keys in which it differs from the first.
@@ -216,10 +189,11 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
     let lines: Vec<Vec<String>> = METRICS
         .iter()
         .map(|(name, f)| {
-            let first = f(&rows[0].1, &rows[0].2);
+            let cell = |d: &memwall_io::report::Compared| f(&d.report.estimate, &d.report.quality);
+            let first = cell(&c.designs[0]);
             let mut line = vec![name.to_string()];
-            for (i, (_, e, q)) in rows.iter().enumerate() {
-                line.push(match (f(e, q), &first) {
+            for (i, d) in c.designs.iter().enumerate() {
+                line.push(match (cell(d), &first) {
                     (Value::Num(v, d), Value::Num(v0, _)) if i > 0 => {
                         let rel =
                             if *v0 != 0.0 { format!(", {:+.0} %", 100.0 * (v - v0) / v0.abs()) } else { String::new() };

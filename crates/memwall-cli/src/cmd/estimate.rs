@@ -3,7 +3,6 @@
 
 use anyhow::Result;
 use clap::Args;
-use memwall_io::QualityTable;
 use memwall_sim::Estimate;
 use memwall_spec::Scenario;
 
@@ -21,35 +20,30 @@ pub(crate) struct EstimateArgs {
     ops: bool,
 }
 
-/// `memwall estimate`.
+/// `memwall estimate` ([`memwall_io::report::estimate`]).
 pub(crate) fn estimate(a: &EstimateArgs) -> Result<()> {
     let s = a.design.scenario()?;
-    let e = memwall_sim::estimate(&s)?;
-    let ctx = memwall_sim::analytic::mean_decode_context(&s.workload);
-    let ops = if a.ops { Some(memwall_sim::des::op_times(&memwall_sim::CostPlan::new(&s)?, ctx)) } else { None };
+    let r = memwall_io::report::estimate(&s, a.ops)?;
     if a.design.json {
-        let q = QualityTable::default().lookup(&s.weights, &s.kv);
-        let mut doc = serde_json::json!({
-            "design": json::design(&s),
-            "estimate": json::value(&e),
-            "quality": json::quality(&q),
-        });
-        if let Some(ops) = &ops {
-            doc["ops_context_tokens"] = ctx.into();
-            doc["ops"] = memwall_io::columns::json_rows(memwall_io::columns::OP_COLUMNS, ops).into();
+        let mut doc = json::value(&r);
+        if let Some(ops) = &r.ops {
+            doc["ops_context_tokens"] = ops.context_tokens.into();
+            doc["ops"] = ops.json().into();
         }
         json::print("estimate", doc);
         return Ok(());
     }
-    print_estimate(&s, &e);
-    if let Some(ops) = ops {
-        print_ops(ctx, &e, &ops);
+    print_estimate(&s, &r.estimate, &r.quality);
+    if let Some(ops) = &r.ops {
+        print_ops(ops, &r.estimate);
     }
     Ok(())
 }
 
-/// The per-operator table of `memwall estimate --ops`, at context `ctx`.
-fn print_ops(ctx: u64, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_sim::StepTime)]) {
+/// The per-operator table of `memwall estimate --ops`.
+fn print_ops(ops: &memwall_io::report::Ops, e: &Estimate) {
+    let ctx = ops.context_tokens;
+    let ops = &ops.rows;
     println!(
         "\noperators of a decoded token at context {ctx} (each timed alone, without the {:.3} ms of per-operator and per-token overheads)",
         e.decode_terms.t_overhead * 1e3
@@ -87,8 +81,7 @@ fn print_ops(ctx: u64, e: &Estimate, ops: &[(memwall_sim::des::Op, memwall_sim::
     println!("by operator: {}", summary.join(", "));
 }
 
-fn print_estimate(s: &Scenario, e: &Estimate) {
-    let q = QualityTable::default().lookup(&s.weights, &s.kv);
+fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_io::report::QualityCost) {
     println!(
         "{} on {} ({} threads, {} via {}), weights {}, KV {}/{}",
         s.model.name,

@@ -1,4 +1,5 @@
-//! `memwall validate --devices`: leave-one-device-out error on the published rows.
+//! `memwall validate --devices`: leave-one-device-out error on the published rows
+//! ([`memwall_io::report::validate_devices`]).
 
 use anyhow::Result;
 
@@ -10,19 +11,10 @@ pub(crate) fn validate(
     out: Option<&std::path::Path>,
     engines_dir: Option<&std::path::Path>,
 ) -> Result<()> {
-    use memwall_calib::summarize;
-    let rows = match table {
-        Some(p) => memwall_io::validation::read_table(p)?,
-        None => {
-            memwall_io::validation::parse_table(memwall_io::presets::VALIDATION_DECODE_CSV, "validation_decode.csv")?
-        }
-    };
-    let inputs: Vec<&std::path::Path> = table.into_iter().collect();
-    let outputs: Vec<(&str, &std::path::Path)> =
-        [("--out", out)].into_iter().filter_map(|(f, p)| Some((f, p?))).collect();
-    memwall_io::check_outputs(&inputs, &outputs)?;
-    eprintln!("validating {} rows (fitting every engine, then once per device left out)...", rows.len());
-    let v = memwall_io::validation::validate(&rows)?;
+    let outputs: Vec<(&str, &std::path::Path)> = out.map(|p| ("--out", p)).into_iter().collect();
+    eprintln!("validating the published rows (fitting every engine, then once per device left out)...");
+    let r = memwall_io::report::validate_devices(table, &outputs)?;
+    let v = &r.validation;
     let header: Vec<String> =
         ["row", "device", "engine/unit", "model", "weights", "measured", "predicted", "error", "roofline", "error"]
             .map(String::from)
@@ -46,23 +38,13 @@ pub(crate) fn validate(
         })
         .collect();
     print_table(&header, &lines);
-    let measured: Vec<f64> = v.validated.iter().map(|r| r.measured_tok_s).collect();
-    let predicted: Vec<f64> = v.validated.iter().map(|r| r.predicted_tok_s).collect();
-    let in_sample: Vec<f64> = v.validated.iter().map(|r| r.in_sample_tok_s).collect();
-    let roofline: Vec<f64> = v.validated.iter().map(|r| r.roofline_tok_s).collect();
-    let devices = v.validated.iter().map(|r| r.unit_device.clone()).collect::<std::collections::BTreeSet<_>>().len();
     println!(
-        "\nleave-one-device-out over {} rows of {devices} devices ({} rows set aside); error = |predicted / measured - 1|",
+        "\nleave-one-device-out over {} rows of {} devices ({} rows set aside); error = |predicted / measured - 1|",
         v.validated.len(),
+        r.devices,
         v.excluded.len()
     );
-    for (title, key) in [
-        ("by device class", v.validated.iter().map(|r| r.class.clone()).collect::<Vec<_>>()),
-        ("by engine and unit", v.validated.iter().map(|r| format!("{}/{}", r.engine, r.backend)).collect()),
-    ] {
-        let cv = summarize(&predicted, &measured, &key);
-        let roof = summarize(&roofline, &measured, &key);
-        let ins = summarize(&in_sample, &measured, &key);
+    for (title, groups) in [("by device class", &r.by_class), ("by engine and unit", &r.by_engine)] {
         let header: Vec<String> = [
             title,
             "rows",
@@ -76,11 +58,10 @@ pub(crate) fn validate(
         ]
         .map(String::from)
         .to_vec();
-        let lines: Vec<Vec<String>> = cv
+        let lines: Vec<Vec<String>> = groups
             .iter()
-            .zip(&roof)
-            .zip(&ins)
-            .map(|((c, r), i)| {
+            .map(|g| {
+                let (c, r, i) = (&g.cross_validated, &g.roofline, &g.in_sample);
                 vec![
                     c.group.clone(),
                     c.rows.to_string(),
@@ -109,7 +90,7 @@ pub(crate) fn validate(
         println!("report: {} ({} rows)", p.display(), v.validated.len());
     }
     if let Some(dir) = engines_dir {
-        for (name, text) in memwall_io::validation::fitted_engine_profiles(&v)? {
+        for (name, text) in memwall_io::validation::fitted_engine_profiles(v)? {
             let path = dir.join(format!("{name}.toml"));
             memwall_io::atomic::write_text(&path, &text)?;
             println!("engine profile: {}", path.display());

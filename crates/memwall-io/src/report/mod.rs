@@ -1,7 +1,24 @@
 //! One typed answer per question, which every front end renders: the command line's table and
-//! `--json`, and the Python package's objects. A field has one name everywhere.
+//! `--json`, and the Python package's objects. A field has one name everywhere, and each use
+//! case is one function here: [`footprint`], [`estimate`] and [`ops`], [`compare`],
+//! [`presets`] (and the facts of one spec: [`ModelFacts`], [`DeviceFacts`], [`EngineFacts`]),
+//! [`validate_devices`], [`validate_host`], [`calibrate_llama_bench`]. Sweeps and simulations
+//! are [`crate::Sweep`] and [`crate::simulate`]; answers to design questions are
+//! `memwall_solve::answer`; calibrating this machine is `memwall_calib::hostfit::calibrate_host`.
 
-use memwall_sim::{WeightBytes, estimate};
+pub mod calibrate;
+pub mod compare;
+pub mod estimate;
+pub mod presets;
+pub mod validate;
+
+pub use calibrate::{calibrate_llama_bench, profile_texts};
+pub use compare::{Compared, Comparison, compare};
+pub use estimate::{EstimateReport, Ops, QualityCost, estimate, ops};
+pub use presets::{DeviceFacts, EngineFacts, ModelFacts, Presets, presets};
+pub use validate::{DeviceValidation, GroupErrors, HostValidation, host_engine_path, validate_devices, validate_host};
+
+use memwall_sim::WeightBytes;
 use memwall_spec::Scenario;
 use serde::Serialize;
 
@@ -110,7 +127,7 @@ pub struct Footprint {
 
 /// The footprint of scenario `s`.
 pub fn footprint(s: &Scenario) -> Result<Footprint> {
-    let e = estimate(s)?;
+    let e = memwall_sim::estimate(s)?;
     let w = WeightBytes::new(&s.model, &s.weights);
     Ok(Footprint {
         design: Design::of(s),

@@ -1,0 +1,80 @@
+//! One design's estimate (`memwall estimate`) and where a token's time goes (`memwall estimate
+//! --ops`, `memwall.ops`).
+
+use arrow::record_batch::RecordBatch;
+use memwall_sim::des::Op;
+use memwall_sim::{Estimate, StepTime};
+use memwall_spec::Scenario;
+use serde::Serialize;
+
+use super::Design;
+use crate::columns::{OP_COLUMNS, batch_of, json_rows};
+use crate::error::Result;
+use crate::quality::{Quality, QualityTable};
+
+/// Every operator of a decoded token at one context, each timed alone.
+#[derive(Debug, Clone)]
+pub struct Ops {
+    /// The context the token is decoded at (the estimate's mean decode context), tokens.
+    pub context_tokens: u64,
+    /// The operators in order, with their time (the rows of [`OP_COLUMNS`]).
+    pub rows: Vec<(Op, StepTime)>,
+}
+
+impl Ops {
+    /// The rows as a record batch.
+    pub fn table(&self) -> Result<RecordBatch> {
+        batch_of(OP_COLUMNS, &self.rows)
+    }
+
+    /// The rows as JSON objects.
+    pub fn json(&self) -> Vec<serde_json::Value> {
+        json_rows(OP_COLUMNS, &self.rows)
+    }
+}
+
+/// The operators of a decoded token of `s` at the estimate's mean decode context.
+pub fn ops(s: &Scenario) -> Result<Ops> {
+    let plan = memwall_sim::CostPlan::new(s)?;
+    let context_tokens = memwall_sim::analytic::mean_decode_context(&s.workload);
+    Ok(Ops { context_tokens, rows: memwall_sim::des::op_times(&plan, context_tokens) })
+}
+
+/// The quality figure of a design's formats, as the quality table serializes it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct QualityCost {
+    /// Perplexity increase from the weight formats (None: unknown).
+    pub ppl_delta_weights: Option<f64>,
+    /// Perplexity increase from the KV formats (None: unknown).
+    pub ppl_delta_kv: Option<f64>,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+impl From<&Quality> for QualityCost {
+    fn from(q: &Quality) -> Self {
+        QualityCost { ppl_delta_weights: q.ppl_delta_weights, ppl_delta_kv: q.ppl_delta_kv, source: q.source.clone() }
+    }
+}
+
+/// One design's estimate with its quality cost (`memwall estimate`).
+#[derive(Debug, Clone, Serialize)]
+pub struct EstimateReport {
+    /// The design.
+    pub design: Design,
+    /// Footprint, rates, energy and the binding term.
+    pub estimate: Estimate,
+    /// The quality cost of its formats.
+    pub quality: QualityCost,
+    /// Where a decoded token's time goes, when asked for.
+    #[serde(skip)]
+    pub ops: Option<Ops>,
+}
+
+/// The estimate of `s`, with its operators when `with_ops`.
+pub fn estimate(s: &Scenario, with_ops: bool) -> Result<EstimateReport> {
+    let e = memwall_sim::estimate(s)?;
+    let q = QualityTable::default().lookup(&s.weights, &s.kv);
+    let ops = if with_ops { Some(ops(s)?) } else { None };
+    Ok(EstimateReport { design: Design::of(s), estimate: e, quality: QualityCost::from(&q), ops })
+}

@@ -1,0 +1,159 @@
+//! Validation reports: published rows predicted by leave-one-device-out fits (`memwall
+//! validate --devices`, `memwall.validate()`), and memwall's engine run on this machine
+//! against a host profile (`memwall validate --host`, `memwall.validate(host=...)`).
+
+use std::path::Path;
+
+use memwall_calib::Summary;
+use memwall_calib::hostfit::HostProfile;
+use memwall_calib::hostval::{HOST_CONFIGS, HostRow, profile_of};
+use memwall_spec::SpecError;
+
+use crate::error::Result;
+use crate::validation::{Validation, ValidationRow, parse_table, read_table, validate};
+
+/// Errors of one group of rows, three ways: cross-validated, the naive roofline, in sample.
+#[derive(Debug, Clone)]
+pub struct GroupErrors {
+    /// Leave-one-device-out predictions.
+    pub cross_validated: Summary,
+    /// Peak bandwidth ÷ bytes per token.
+    pub roofline: Summary,
+    /// The fit on every row, the device included (optimistic; shown for contrast only).
+    pub in_sample: Summary,
+}
+
+/// A device validation: the rows, the rows set aside, and the errors by device class and by
+/// engine and unit (each list starts with `all`).
+#[derive(Debug, Clone)]
+pub struct DeviceValidation {
+    /// The cross-validated rows, the rows set aside and the fits.
+    pub validation: Validation,
+    /// Errors by device class.
+    pub by_class: Vec<GroupErrors>,
+    /// Errors by `engine/unit`.
+    pub by_engine: Vec<GroupErrors>,
+    /// Distinct physical devices among the rows.
+    pub devices: usize,
+}
+
+/// The published rows memwall ships (`datasets/validation_decode.csv`), or those of `table`.
+pub fn published_rows(table: Option<&Path>) -> Result<Vec<ValidationRow>> {
+    match table {
+        Some(p) => read_table(p),
+        None => parse_table(crate::presets::VALIDATION_DECODE_CSV, "validation_decode.csv"),
+    }
+}
+
+/// Validate memwall's decode predictions against published rows (those of `table`, or the
+/// shipped ones): every engine is fitted, then refitted once per device left out. `outputs`
+/// (flag, path) are checked against the table before the fits.
+pub fn validate_devices(table: Option<&Path>, outputs: &[(&str, &Path)]) -> Result<DeviceValidation> {
+    let rows = published_rows(table)?;
+    let inputs: Vec<&Path> = table.into_iter().collect();
+    crate::check_outputs(&inputs, outputs)?;
+    let v = validate(&rows)?;
+    let pick = |f: fn(&crate::validation::Validated) -> f64| v.validated.iter().map(f).collect::<Vec<f64>>();
+    let (measured, predicted) = (pick(|r| r.measured_tok_s), pick(|r| r.predicted_tok_s));
+    let (in_sample, roofline) = (pick(|r| r.in_sample_tok_s), pick(|r| r.roofline_tok_s));
+    let groups = |key: Vec<String>| -> Vec<GroupErrors> {
+        let cv = memwall_calib::summarize(&predicted, &measured, &key);
+        let roof = memwall_calib::summarize(&roofline, &measured, &key);
+        let ins = memwall_calib::summarize(&in_sample, &measured, &key);
+        cv.into_iter()
+            .zip(roof)
+            .zip(ins)
+            .map(|((c, r), i)| GroupErrors { cross_validated: c, roofline: r, in_sample: i })
+            .collect()
+    };
+    let by_class = groups(v.validated.iter().map(|r| r.class.clone()).collect());
+    let by_engine = groups(v.validated.iter().map(|r| format!("{}/{}", r.engine, r.backend)).collect());
+    let devices = v.validated.iter().map(|r| r.unit_device.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+    Ok(DeviceValidation { validation: v, by_class, by_engine, devices })
+}
+
+/// A host validation: each design run on this machine, measured against memwall's estimate
+/// and simulation with the host profile.
+#[derive(Debug, Clone)]
+pub struct HostValidation {
+    /// The host profile (device and engine) predicted with.
+    pub profile: HostProfile,
+    /// One row per design.
+    pub rows: Vec<HostRow>,
+    /// Median |estimated ÷ measured − 1|.
+    pub median_abs_error: f64,
+    /// Largest |estimated ÷ measured − 1|.
+    pub max_abs_error: f64,
+    /// Largest |simulated ÷ measured − 1|.
+    pub sim_max_abs_error: f64,
+}
+
+impl HostValidation {
+    /// The Parquet metadata of its report: memwall's, and the host profile as TOML.
+    pub fn metadata(&self) -> Vec<(String, String)> {
+        let mut meta = crate::metadata(None);
+        meta.push(("host_profile".into(), toml::to_string(&self.profile.device).unwrap_or_default()));
+        meta
+    }
+}
+
+/// The engine profile written beside a host profile `host` (`<stem>.engine.toml`).
+pub fn host_engine_path(host: &Path) -> std::path::PathBuf {
+    crate::beside(host, ".engine.toml", "host")
+}
+
+/// Run memwall's engine on the host-validation designs whose id contains `only` (all when
+/// None), `tokens` tokens each, and predict each with the profile at `host` and the engine
+/// profile beside it. `outputs` (flag, path) are checked against those inputs before any work;
+/// `on_row(row, seconds)` sees each design as it finishes.
+pub fn validate_host(
+    host: &Path,
+    tokens: usize,
+    only: Option<&str>,
+    outputs: &[(&str, &Path)],
+    on_row: &mut dyn FnMut(&HostRow, f64),
+) -> Result<HostValidation> {
+    let engine_path = host_engine_path(host);
+    crate::check_outputs(&[host, &engine_path], outputs)?;
+    if tokens == 0 {
+        return Err(SpecError::invalid("tokens", 0, "time at least one token").into());
+    }
+    let configs: Vec<_> = HOST_CONFIGS.iter().filter(|c| only.is_none_or(|o| c.id.contains(o))).cloned().collect();
+    if configs.is_empty() {
+        return Err(SpecError::invalid("only", only.unwrap_or_default(), "no design id contains it").into());
+    }
+    let device = crate::load_device(&host.display().to_string())?;
+    let engine = crate::load_engine(&engine_path.display().to_string())?;
+    let profile = profile_of(device, engine);
+    let load = |name: &str| crate::load_model(name).map_err(|e| e.to_string());
+    let rows = memwall_calib::hostval::validate_host(&profile, &configs, &load, tokens, on_row)?;
+    let mut abs: Vec<f64> = rows.iter().map(|r| r.error().abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    let n = abs.len();
+    let median_abs_error = if n % 2 == 1 { abs[n / 2] } else { (abs[n / 2 - 1] + abs[n / 2]) / 2.0 };
+    let max_abs_error = abs.last().copied().unwrap_or(f64::NAN);
+    let sim_max_abs_error = rows.iter().map(|r| r.sim_error().abs()).fold(0.0, f64::max);
+    Ok(HostValidation { profile, rows, median_abs_error, max_abs_error, sim_max_abs_error })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn host_validation_refuses_before_running_anything() {
+        let host = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/hosts/xeon-2c.toml");
+        let e = validate_host(&host, 0, None, &[], &mut |_, _| panic!("nothing runs")).unwrap_err();
+        assert!(e.to_string().contains("`tokens` = 0"), "{e}");
+        let e = validate_host(&host, 4, Some("no-such-design"), &[], &mut |_, _| panic!("nothing runs")).unwrap_err();
+        assert!(e.to_string().contains("no design id contains it"), "{e}");
+        let e = validate_host(&host, 4, None, &[("--out", &host)], &mut |_, _| panic!("nothing runs")).unwrap_err();
+        assert!(e.to_string().contains("writing it would destroy it"), "{e}");
+    }
+
+    #[test]
+    fn the_shipped_published_rows_are_read() {
+        let rows = published_rows(None).unwrap();
+        assert!(rows.len() > 100, "the shipped table has its published rows");
+    }
+}
