@@ -34,8 +34,8 @@ def test_a_distributed_sweep_has_the_local_rows(client):
 def test_a_distributed_simulation_has_the_local_summaries(client):
     base = dict(BASE, sim={"duration_s": 20.0})
     grid = {"workload.context_tokens": [1024, 4096, 8192]}
-    local = memwall.sweep(base, grid=grid, engine="des").to_pyarrow()
-    remote = memwall.sweep(base, grid=grid, engine="des", client=client, partitions=3).to_pyarrow()
+    local = memwall.sweep(base, grid=grid, method="des").to_pyarrow()
+    remote = memwall.sweep(base, grid=grid, method="des", client=client, partitions=3).to_pyarrow()
     assert remote.num_rows == 3 and remote.equals(local)
     assert remote.column("point").to_pylist() == [0, 1, 2]
 

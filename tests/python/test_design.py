@@ -58,7 +58,8 @@ def test_objects_come_from_presets_files_dicts_and_keywords():
         (lambda: memwall.simulate("llama-3.2-1b", DEVICE, duration="-3s"), "duration", "-3s"),
         (lambda: memwall.simulate("llama-3.2-1b", DEVICE, duration=True), "duration", "True"),
         (lambda: memwall.simulate("llama-3.2-1b", DEVICE, trace_limit="lots"), "trace_limit", "lots"),
-        (lambda: memwall.sweep({"model": "llama-3.2-1b"}, engine="vllm"), "engine", "vllm"),
+        (lambda: memwall.sweep({"model": "llama-3.2-1b"}, method="vllm"), "method", "vllm"),
+        (lambda: memwall.sweep({"model": "llama-3.2-1b"}, engine="des"), "engine", "des"),
         (lambda: memwall.calibrate(), "llama_bench", None),
         (lambda: memwall.validate(host="x.toml", tokens=0), "tokens", "0"),
     ],
@@ -100,7 +101,7 @@ def test_simulate_gives_a_summary_and_a_per_token_trace():
     decoded = sum(t for t, p in zip(trace.column("tokens").to_pylist(), trace.column("phase").to_pylist()) if p == "decode")
     assert decoded == row["decode_tokens"]
     # The progress callback of the native call sees simulated time advance.
-    exp = _native.parse_experiment(memwall._experiment_text(memwall.design("llama-3.2-1b", DEVICE), {}, "t"), "t")
+    exp = _native.parse_experiment(memwall._experiment._experiment_text(memwall.design("llama-3.2-1b", DEVICE), {}, "t"), "t")
     _native.simulate(exp, duration_s=600.0, trace=False, progress=lambda i, t: ticks.append(t))
     assert ticks and ticks == sorted(ticks)
     assert s.metadata["experiment_name"] == "simulate" and "resolved" in s.metadata
@@ -109,7 +110,7 @@ def test_simulate_gives_a_summary_and_a_per_token_trace():
 def test_a_des_sweep_is_the_simulators_summary_per_point():
     base = memwall.design("qwen3-0.6b", DEVICE, sim={"duration_s": 30.0})
     grid = {"workload.context_tokens": [2048, 8192]}
-    sweep = memwall.sweep(base, grid, engine="des").to_pyarrow()
+    sweep = memwall.sweep(base, grid, method="des").to_pyarrow()
     sim = memwall.simulate(base, grid=grid, trace=False, progress=False)
     assert sim.trace is None
     assert sweep.num_rows == 2 and sweep.equals(sim.summary.to_pyarrow())
@@ -117,7 +118,7 @@ def test_a_des_sweep_is_the_simulators_summary_per_point():
 
 
 def test_ctrl_c_stops_a_simulation():
-    exp = _native.parse_experiment(memwall._experiment_text(memwall.design("llama-3.2-1b", DEVICE), {}, "t"), "t")
+    exp = _native.parse_experiment(memwall._experiment._experiment_text(memwall.design("llama-3.2-1b", DEVICE), {}, "t"), "t")
     calls = []
 
     def interrupt(i, t):

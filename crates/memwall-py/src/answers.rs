@@ -1,0 +1,113 @@
+//! The questions asked of one design or a few (`memwall.footprint`, `ops`, `compare`,
+//! `solve`) and of a table of them (`pareto`), each through the one function of
+//! `memwall_io::report` or `memwall_solve` the command line calls too.
+
+use memwall_io::IoError;
+use pyo3::prelude::*;
+
+use crate::arrow::{ArrowStream, one_batch};
+use memwall_spec::SpecError;
+
+use crate::errors::{Error, MemwallError, Result};
+use crate::experiment::Experiment;
+
+/// The footprint of the first point of `experiment` ([`memwall_io::report::footprint`], the
+/// report `memwall footprint --json` prints) as JSON text, and one row per weight tensor
+/// (class, layer, shape, format, bytes).
+#[pyfunction]
+pub(crate) fn footprint(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> Result<(String, ArrowStream)> {
+    let exp = &experiment.exp;
+    let computed = py.detach(|| -> memwall_io::Result<_> {
+        let f = memwall_io::report::footprint(&exp.point(0)?.scenario)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::columns::TENSOR_COLUMNS, &f.weights.tensors)?;
+        Ok((f, batch))
+    });
+    let (f, batch) = computed?;
+    let text = serde_json::to_string(&f).map_err(|e| MemwallError::new_err(format!("serializing a footprint: {e}")))?;
+    Ok((text, one_batch(batch)))
+}
+
+/// Where a token's time goes for the experiment's first point
+/// ([`memwall_io::report::ops`], the `memwall estimate --ops` table): every operator of a
+/// decoded token at the mean context with its bytes, multiply-adds, time and binding term,
+/// and that context.
+#[pyfunction]
+pub(crate) fn ops(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> Result<(u64, ArrowStream)> {
+    let exp = &experiment.exp;
+    let computed = py.detach(|| -> memwall_io::Result<_> {
+        let o = memwall_io::report::ops(&exp.point(0)?.scenario)?;
+        Ok((o.context_tokens, o.table()?))
+    });
+    let (ctx, batch) = computed?;
+    Ok((ctx, one_batch(batch)))
+}
+
+/// The first points of two to eight experiments side by side ([`memwall_io::report::compare`],
+/// as `memwall compare`): one row per design with the sweep's input, estimate and quality
+/// columns and `delta_<column>` for each numeric one, its difference from the first design.
+#[pyfunction]
+pub(crate) fn compare(py: Python<'_>, experiments: Vec<PyRef<'_, Experiment>>) -> Result<ArrowStream> {
+    let exps: Vec<&memwall_io::Experiment> = experiments.iter().map(|e| &e.exp).collect();
+    let computed = py.detach(|| -> memwall_io::Result<_> {
+        let scenarios = exps
+            .iter()
+            .enumerate()
+            .map(|(i, e)| {
+                e.point(0).map(|p| p.scenario).map_err(|e| IoError::Design { index: i + 1, source: Box::new(e) })
+            })
+            .collect::<memwall_io::Result<Vec<_>>>()?;
+        memwall_io::report::compare(scenarios)?.table()
+    });
+    Ok(one_batch(computed?))
+}
+
+/// A design question answered for the experiment's first point (`memwall_solve::answer`):
+/// the answer as the JSON `memwall solve --json` carries under `answer`.
+#[pyfunction]
+#[pyo3(signature = (experiment, question, target_tok_s=None, max_ppl_delta=None))]
+pub(crate) fn solve(
+    py: Python<'_>,
+    experiment: PyRef<'_, Experiment>,
+    question: &str,
+    target_tok_s: Option<f64>,
+    max_ppl_delta: Option<f64>,
+) -> Result<String> {
+    let exp = &experiment.exp;
+    let q: memwall_solve::Question = question.parse().map_err(|e: SpecError| e.within("question"))?;
+    let answered = py.detach(|| -> memwall_io::Result<String> {
+        let s = exp.point(0)?.scenario;
+        let a = memwall_solve::answer(&s, q, target_tok_s, max_ppl_delta)?;
+        Ok(serde_json::to_string(&a).expect("answers serialize"))
+    });
+    answered.map_err(Error::from)
+}
+
+/// Which rows are on the Pareto front (`memwall_io::pareto`) of a table's columns `point`,
+/// `fits`, `total_bytes`, `decode_tok_s`, `ppl_delta_weights`, `ppl_delta_kv`,
+/// `energy_j_per_token` (a row with an unknown quality or that does not fit: never).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pareto_mask(
+    point: Vec<u64>,
+    fits: Vec<bool>,
+    total_bytes: Vec<u64>,
+    decode_tok_s: Vec<f64>,
+    ppl_delta_weights: Vec<Option<f64>>,
+    ppl_delta_kv: Vec<Option<f64>>,
+    energy_j_per_token: Vec<f64>,
+) -> Vec<bool> {
+    let designs: Vec<Option<memwall_io::pareto::Objectives>> = (0..point.len())
+        .map(|i| {
+            memwall_io::pareto::Objectives::eligible(
+                point[i],
+                *fits.get(i)?,
+                *total_bytes.get(i)?,
+                *decode_tok_s.get(i)?,
+                ppl_delta_weights.get(i).copied().flatten(),
+                ppl_delta_kv.get(i).copied().flatten(),
+                *energy_j_per_token.get(i)?,
+            )
+        })
+        .collect();
+    memwall_io::pareto::mask(&designs)
+}

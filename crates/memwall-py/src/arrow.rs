@@ -1,0 +1,110 @@
+//! Tables across the boundary: [`ArrowStream`] hands record batches to Python through the
+//! Arrow PyCapsule interface (`__arrow_c_stream__`, no copy), and [`write_parquet`] takes any
+//! such stream back to write it with memwall's Parquet writer.
+
+use std::sync::Mutex;
+
+use arrow::array::RecordBatch;
+use arrow::datatypes::SchemaRef;
+use arrow::ffi_stream::FFI_ArrowArrayStream;
+use arrow::record_batch::RecordBatchIterator;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use crate::errors::{Error, MemwallError, Result, SpecError};
+
+/// Record batches handed to Python once, through `__arrow_c_stream__`.
+#[pyclass(module = "memwall._native", name = "ArrowStream")]
+pub(crate) struct ArrowStream {
+    schema: SchemaRef,
+    batches: Mutex<Option<Vec<RecordBatch>>>,
+    rows: usize,
+}
+
+impl ArrowStream {
+    /// A stream of `batches` (of `schema`, `rows` rows in all).
+    pub(crate) fn new(schema: SchemaRef, batches: Vec<RecordBatch>, rows: usize) -> Self {
+        ArrowStream { schema, batches: Mutex::new(Some(batches)), rows }
+    }
+}
+
+#[pymethods]
+impl ArrowStream {
+    /// The Arrow PyCapsule stream protocol: the batches move into the consumer (no copy of
+    /// their buffers); a stream can be consumed once.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> Result<Bound<'py, PyCapsule>> {
+        let _ = requested_schema;
+        let batches = self.batches.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or_else(|| {
+            MemwallError::new_err("these results were already consumed (an Arrow stream is read once)")
+        })?;
+        let reader = RecordBatchIterator::new(batches.into_iter().map(Ok), self.schema.clone());
+        let stream = FFI_ArrowArrayStream::new(Box::new(reader));
+        Ok(PyCapsule::new_with_value(py, stream, c"arrow_array_stream")?)
+    }
+
+    /// Rows in the stream.
+    fn __len__(&self) -> usize {
+        self.rows
+    }
+
+    /// Address of the values buffer of `column` in the first batch, while the stream still
+    /// holds it: a consumer that took the batches without a copy sees the same address.
+    fn buffer_address(&self, column: &str) -> Result<usize> {
+        let guard = self.batches.lock().unwrap_or_else(|e| e.into_inner());
+        let batches = guard.as_ref().ok_or_else(|| MemwallError::new_err("these results were already consumed"))?;
+        let batch = batches.first().ok_or_else(|| MemwallError::new_err("no rows"))?;
+        let col = batch.column_by_name(column).ok_or_else(|| SpecError::new_err(format!("no column `{column}`")))?;
+        let data = col.to_data();
+        let buffer = data.buffers().last().ok_or_else(|| MemwallError::new_err(format!("`{column}` has no buffer")))?;
+        Ok(buffer.as_ptr() as usize)
+    }
+}
+
+/// Stream of one record batch.
+pub(crate) fn one_batch(batch: RecordBatch) -> ArrowStream {
+    let rows = batch.num_rows();
+    ArrowStream::new(batch.schema(), vec![batch], rows)
+}
+
+/// Write `table` (anything with `__arrow_c_stream__`) to a Parquet file at `path` with
+/// `metadata` on its schema and in its footer, through [`memwall_io::results::write_parquet_batches`]
+/// (the path `memwall run` takes): checked first against `inputs` and existing non-regular
+/// files, written whole through a temporary file and a rename. Returns the rows written.
+#[pyfunction]
+pub(crate) fn write_parquet(
+    py: Python<'_>,
+    table: Bound<'_, PyAny>,
+    path: &str,
+    metadata: Vec<(String, String)>,
+    inputs: Vec<String>,
+) -> Result<u64> {
+    use arrow::array::RecordBatchReader;
+    use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
+    let capsule = table.call_method1("__arrow_c_stream__", (py.None(),))?;
+    let capsule = capsule
+        .cast_into::<pyo3::types::PyCapsule>()
+        .map_err(|_| MemwallError::new_err("`results`: `__arrow_c_stream__` did not return a PyCapsule"))?;
+    let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?.cast::<FFI_ArrowArrayStream>();
+    // SAFETY: the capsule, checked by name above, holds a live `ArrowArrayStream` (the Arrow
+    // PyCapsule protocol); `from_raw` moves it out and leaves a released one behind, which the
+    // capsule's destructor then frees as the protocol requires.
+    #[allow(unsafe_code)]
+    let reader = unsafe { RecordBatchStreamReader::from_raw(ptr.as_ptr()) }
+        .map_err(|e| MemwallError::new_err(format!("`results`: not an Arrow stream: {e}")))?;
+    let schema = reader.schema();
+    let batches = reader
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| MemwallError::new_err(format!("`results`: reading the Arrow stream: {e}")))?;
+    let r = py.detach(|| -> memwall_io::Result<u64> {
+        let path = std::path::Path::new(path);
+        let inputs: Vec<&std::path::Path> = inputs.iter().map(std::path::Path::new).collect();
+        memwall_io::check_outputs(&inputs, &[("path", path)])?;
+        memwall_io::results::write_parquet_batches(path, schema, &batches, &metadata)
+    });
+    r.map_err(Error::from)
+}

@@ -1,0 +1,262 @@
+"""Sweeps (native `experiment` module): experiments from a base scenario and a grid, the
+``Results`` they return, local and distributed runs, and the Pareto column."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Mapping, Sequence
+
+from . import _native
+from ._errors import bad
+from ._native import ArrowStream, MemwallIOError, parse_experiment
+from ._specs import Device, Engine, Model
+
+
+def _toml_value(v: Any, path: str) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            raise bad(path, v, f"invalid `{path}` = {v}: must be a finite number")
+        return repr(v)
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x, f"{path}[{i}]") for i, x in enumerate(v)) + "]"
+    if isinstance(v, Mapping):
+        # None is "not set" (TOML has no null).
+        items = [(k, x) for k, x in v.items() if x is not None]
+        return "{" + ", ".join(f"{_key(k)} = {_toml_value(x, f'{path}.{k}')}" for k, x in items) + "}"
+    raise bad(path, repr(v), f"`{path}`: a {type(v).__name__} cannot be a memwall value")
+
+
+def _key(k: str) -> str:
+    if not isinstance(k, str):
+        raise bad(repr(k), repr(k), f"`{k!r}`: keys are strings")
+    return k if k.replace("_", "").replace("-", "").isalnum() else _toml_value(k, k)
+
+
+def _read_experiment(path: str | os.PathLike, grid: Any) -> str:
+    """The text of an experiment file (a grid comes with it, never beside it)."""
+    if grid is not None:
+        raise bad("grid", None, "`grid`: give either an experiment file or a base scenario with a grid")
+    p = os.fspath(path)
+    try:
+        with open(p, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise MemwallIOError(f"{p}: {e}") from None
+
+
+def _experiment_text(base: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], name: str) -> str:
+    lines = [f"name = {_toml_value(name, 'name')}", "[base]"]
+    for k, v in base.items():
+        lines.append(f"{_key(k)} = {_toml_value(v, k)}")
+    lines.append("[grid]")
+    for k, values in grid.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise bad(f"grid.{k}", repr(values), f"invalid `grid.{k}`: a grid axis is a list of values")
+        lines.append(f"{_toml_value(k, 'grid')} = {_toml_value(list(values), f'grid.{k}')}")
+    return "\n".join(lines) + "\n"
+
+
+class Results:
+    """The rows of a sweep, simulation or validation. Arrow consumers take it directly
+    (``pyarrow.table(r)``, ``polars.DataFrame(r)``) through ``__arrow_c_stream__``; the columns
+    move, not copy. A result is read once; ``to_pyarrow()`` keeps the table. ``metadata`` is
+    what memwall writes into Parquet files beside the rows (version, commit, the experiment's
+    TOML and seed, the specs it resolved to); ``write_parquet`` writes both."""
+
+    def __init__(self, stream: ArrowStream | None = None, table=None, metadata=None):
+        self._stream = stream
+        self._table = table
+        self._metadata = metadata
+        self.excluded: list = []
+
+    @property
+    def metadata(self) -> dict:
+        """Key-value metadata of these rows (computed on first use)."""
+        m = self._metadata
+        if callable(m):
+            m = self._metadata = dict(m())
+        return dict(m or {})
+
+    def __len__(self) -> int:
+        return self._table.num_rows if self._table is not None else len(self._stream)
+
+    def __arrow_c_stream__(self, requested_schema=None):
+        if self._table is not None:
+            return self._table.__arrow_c_stream__(requested_schema)
+        return self._stream.__arrow_c_stream__(requested_schema)
+
+    def to_pyarrow(self):
+        """The rows as a ``pyarrow.Table`` (read once, then kept)."""
+        if self._table is None:
+            import pyarrow as pa
+
+            self._table = pa.table(self._stream)
+        return self._table
+
+    def to_pandas(self):
+        """The rows as a pandas DataFrame (through pyarrow)."""
+        return self.to_pyarrow().to_pandas()
+
+    def __repr__(self) -> str:
+        return f"<memwall.Results: {len(self)} rows>"
+
+
+def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, part: int, method: str = "analytic"):
+    """One partition of a distributed sweep, on a worker: a pyarrow Table, or the path of the
+    Parquet file it was written to."""
+    import pyarrow as pa
+
+    from memwall._native import parse_experiment as parse
+    from memwall._native import simulate
+
+    exp = parse(text, origin)
+    if method == "des":
+        table = pa.table(simulate(exp, start, end, trace=False)[0])
+    else:
+        table = pa.table(exp.sweep(start, end))
+    if out is None:
+        return table
+    from ._arrow import write_parquet
+
+    path = os.path.join(out, f"part-{part:05d}.parquet")
+    write_parquet(table, path)
+    return path
+
+
+def _distributed(text: str, origin: str, client, partitions: int | None, out: str | None, method: str):
+    n = len(parse_experiment(text, origin))
+    workers = len(client.scheduler_info().get("workers", {})) or 1
+    k = max(1, min(n, partitions or 2 * workers))
+    starts = [i * n // k for i in range(k)]
+    ends = [(i + 1) * n // k for i in range(k)]
+    if out is not None:
+        os.makedirs(out, exist_ok=True)
+    futures = client.map(
+        _sweep_part, [text] * k, [origin] * k, starts, ends, [out] * k, list(range(k)), [method] * k, pure=False
+    )
+    parts = client.gather(futures)
+    if out is not None:
+        return parts
+    import pyarrow as pa
+
+    exp = parse_experiment(text, origin)
+    return Results(table=pareto(pa.concat_tables(parts)), metadata=lambda: _native.metadata(exp))
+
+
+def pareto(table):
+    """``table`` (a pyarrow Table of sweep results) with its ``pareto`` column recomputed over
+    every row: for the parts of a distributed sweep written to a Parquet dataset, each of
+    which marks the front of its own points only, or for results of several sweeps put
+    together. The rule is the sweep's (README, "Pareto front")."""
+    if "pareto" not in table.column_names or "fits" not in table.column_names:
+        return table
+    import pyarrow as pa
+
+    cols = ["point", "fits", "total_bytes", "decode_tok_s", "ppl_delta_weights", "ppl_delta_kv", "energy_j_per_token"]
+    mask = _native.pareto_mask(*(table.column(c).to_pylist() for c in cols))
+    i = table.column_names.index("pareto")
+    return table.set_column(i, table.schema.field(i), pa.array(mask, type=pa.bool_()))
+
+
+#: Grids of more points than this show a progress bar unless ``progress=False``.
+PROGRESS_POINTS = 250_000
+
+
+def _bar(total: float | None, desc: str, unit: str, delay: float):
+    """A tqdm progress bar (in a notebook too) shown after `delay` seconds, or None without tqdm."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(total=total, desc=desc, unit=unit, delay=delay)
+
+
+def _local(text: str, origin: str, progress: bool | None) -> Results:
+    exp = parse_experiment(text, origin)
+    n = len(exp)
+    meta = lambda: _native.metadata(exp)  # noqa: E731
+    shown = progress or (progress is None and n > PROGRESS_POINTS)
+    bar = _bar(n, "memwall sweep", "pt", 0.0) if shown else None
+    if bar is None:
+        return Results(exp.sweep(), metadata=meta)
+    try:
+        stream = exp.sweep(progress=lambda done: bar.update(done - bar.n))
+        bar.update(n - bar.n)
+    finally:
+        bar.close()
+    return Results(stream, metadata=meta)
+
+
+def sweep(
+    base: Mapping[str, Any] | str | os.PathLike,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    name: str = "python",
+    client=None,
+    partitions: int | None = None,
+    out: str | os.PathLike | None = None,
+    progress: bool | None = None,
+    method: str = "analytic",
+    engine: Any = None,
+):
+    """Evaluate every point of ``grid`` (dotted paths of the scenario to lists of values) over
+    the ``base`` scenario (a mapping, e.g. from ``design()``) with the analytic estimator, or
+    with ``method="des"`` the discrete-event simulator (one summary row per point: sustained
+    tok/s under throttling, kills, ...); ``base`` may also be an experiment TOML file (then
+    ``grid`` must be None). Model, device and inference engine (``base["engine"]``) take
+    preset names, paths (TOML, a GGUF file or a config.json) or ``Model``/``Device``/``Engine``
+    objects. Analytic results carry a ``pareto`` column: the designs no other design beats on
+    memory, decode tok/s, estimated quality and J/token at once, among those that fit and
+    whose quality is known (README, "Pareto front").
+
+    With ``client`` (a ``dask.distributed.Client``) the grid is split into ``partitions``
+    ranges of points (default: two per worker), each swept in Rust on a worker; the rows are
+    those of the local sweep, in the same order. With ``out`` as well, each worker writes its
+    part to ``out/part-NNNNN.parquet`` (a Parquet dataset) and the paths are returned; the
+    ``pareto`` column of such a part marks the front of that part's points only
+    (``memwall.pareto(table)`` recomputes it over the whole dataset).
+
+    Grids beyond ``PROGRESS_POINTS`` points show a progress bar (tqdm, in a notebook too,
+    when installed; ``progress=False`` hides it, ``True`` shows it for any size); Ctrl-C
+    stops a sweep within a batch of points (``KeyboardInterrupt``)."""
+    if engine is not None:
+        raise bad(
+            "engine",
+            engine,
+            f"`engine` = {engine!r} is not an argument of sweep: the inference engine is part of the design "
+            "(base['engine'], or design(..., engine=...)); the evaluator is `method` ('analytic' or 'des')",
+        )
+    if method not in ("analytic", "des"):
+        raise bad("method", method, f"unknown `method` = {method!r}: the evaluator is 'analytic' or 'des'")
+    if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):
+        text, origin = _read_experiment(base, grid), os.fspath(base)
+    elif isinstance(base, Mapping):
+        text, origin = _experiment_text(_objects_to_values(base), grid or {}, name), "python"
+    else:
+        raise bad("base", repr(base), f"`base`: a mapping or an experiment file, not a {type(base).__name__}")
+    if client is not None:
+        return _distributed(text, origin, client, partitions, None if out is None else os.fspath(out), method)
+    if out is not None:
+        raise bad("out", out, "`out`: writing partitions needs a `client`; write a local result with write_parquet")
+    if method == "des":
+        import pyarrow as pa
+
+        exp = parse_experiment(text, origin)
+        summary, _ = _native.simulate(exp, trace=False)
+        return Results(table=pa.table(summary), metadata=lambda: _native.metadata(exp))
+    return _local(text, origin, progress)
+
+
+def _objects_to_values(base: Mapping[str, Any]) -> dict:
+    """A base scenario whose model, device and engine may be objects, as plain values."""
+    out = dict(base)
+    for key, cls in (("model", Model), ("device", Device), ("engine", Engine)):
+        if isinstance(out.get(key), cls):
+            out[key] = out[key]._value()
+    return out

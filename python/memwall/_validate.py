@@ -1,0 +1,52 @@
+"""Validation from Python (native `validate` module): validate()."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Sequence
+
+from . import _native
+from ._errors import bad as _bad
+from ._experiment import Results
+from ._specs import _Spec
+
+
+def _file_or_name(cls: type[_Spec], v: Any, what: str) -> str:
+    if isinstance(v, cls) and v._source is not None:
+        return v._source
+    if isinstance(v, (str, os.PathLike)):
+        return os.fspath(v)
+    raise _bad(what, repr(v), f"`{what}`: a preset name, a file or an unchanged {cls.__name__} read from one")
+
+
+def validate(
+    *,
+    devices: bool = False,
+    host: str | os.PathLike[str] | None = None,
+    table: str | os.PathLike[str] | None = None,
+    tokens: int = 8,
+    only: str | Sequence[str] | None = None,
+):
+    """Check predictions against measurements. ``devices=True``: leave-one-device-out over
+    the published decode measurements (``table``, default the shipped one); the report has
+    per row the measured, cross-validated predicted, in-sample and roofline tok/s, and
+    ``.excluded`` lists the rows set aside. ``host=PATH``: run memwall's engine here on the
+    validation designs (those whose id contains ``only``, or one of a list of substrings)
+    and predict each with the host
+    profile at PATH (``PATH.engine.toml`` beside it). Returns ``memwall.Results``."""
+    import pyarrow as pa
+
+
+    if devices == (host is not None):
+        raise _bad("host", host, "`validate`: give either `devices=True` or `host` (a host profile)")
+    if devices:
+        report, excluded = _native.validate_devices(None if table is None else os.fspath(table))
+        r = Results(table=pa.table(report))
+        r.excluded = excluded
+        return r
+    if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
+        raise _bad("tokens", repr(tokens), f"invalid `tokens` = {tokens!r}: time at least one token")
+    if only is None or isinstance(only, str):
+        return Results(table=pa.table(_native.validate_host(os.fspath(host), tokens=tokens, only=only)))
+    parts = [pa.table(_native.validate_host(os.fspath(host), tokens=tokens, only=o)) for o in only]
+    return Results(table=pa.concat_tables(parts))
