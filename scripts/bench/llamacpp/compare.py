@@ -3,9 +3,9 @@
 
 Run by hand from anywhere (it finds the repository root itself):
 
-    python3 bench/llamacpp/compare.py
+    python3 scripts/bench/llamacpp/compare.py
 
-Steps (see bench/llamacpp/README.md):
+Steps (see scripts/bench/llamacpp/README.md):
   1. create a virtual environment (default .venv-bench at the repository root) and install
      llama-cpp-python (built from source, CPU only), gguf and numpy into it, unless present;
   2. write random-weight GGUF models in F16 with the llama SPM tokenizer vendored by
@@ -39,7 +39,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
+REPO = HERE.parent.parent.parent
 
 DEFAULT_LLAMA_CPP_PYTHON = "llama-cpp-python==0.3.36"
 # CPU-only build: no GPU back end, no BLAS, the host's own ISA (AVX2/AVX-512 where present).
@@ -565,7 +565,7 @@ def main() -> None:
     ap.add_argument("--skip-install", action="store_true",
                     help="use the virtual environment as it is; fail if a package is missing")
     ap.add_argument("--model-dir", default=str(HERE / "models"),
-                    help="where the GGUF files are written and cached (default: bench/llamacpp/models)")
+                    help="where the GGUF files are written and cached (default: scripts/bench/llamacpp/models)")
     ap.add_argument("--models", default="tinyllama,moe", help="comma list of: " + ",".join(MODELS))
     ap.add_argument("--formats", default=",".join(FORMATS),
                     help="comma list of: " + ",".join(FTYPE_NAME))

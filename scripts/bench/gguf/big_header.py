@@ -1,6 +1,6 @@
 """Write the header of a Llama-3-70B-shaped Q2_K GGUF (723 tensors, 23.7 GB of tensor data,
 a 128,256-entry vocabulary) and extend the file sparsely to 30 GB, to time how long memwall
-takes to open a file of that size: `python bench/gguf/big_header.py /tmp/big.gguf`, then
+takes to open a file of that size: `python scripts/bench/gguf/big_header.py /tmp/big.gguf`, then
 `time memwall footprint --gguf /tmp/big.gguf --device apple-m2-ultra-192gb`.
 Needs the `gguf` package (tests/python/requirements.txt)."""
 import os, sys, numpy as np

@@ -1,11 +1,11 @@
 """Python sweep throughput: a million-point analytic sweep into a pyarrow Table.
 
-    python bench/python/sweep_bench.py [--points-scale 1.0]
+    python scripts/bench/python/sweep_bench.py [--points-scale 1.0]
 
 The grids of `cargo bench --bench sweep`: (a) fixed (model, mix) pairs, sweeping context,
 KV formats, batch, prompt and generated tokens (1.2 M points); (b) an arbitrary grid of 5
 models × 5 mixes × 4 KV formats × 100 contexts × 100 batch sizes (1 M points). Prints points/s (wall time from the call to a
-pyarrow Table in hand) and the process's peak RSS. Then the peer models of bench/python/peers.py
+pyarrow Table in hand) and the process's peak RSS. Then the peer models of scripts/bench/python/peers.py
 (GenZ, `pip install genz-llm`; LLM-Viewer is not on PyPI) are timed on an even sample of grid
 (b) for `--peer-budget` seconds each, and the ratio of points/s printed. Run with the package
 installed (`pip install .`).
@@ -92,7 +92,7 @@ def peers(grid, memwall_rate, budget_s):
     for name, fn in (("GenZ", peer_models.time_genz), ("LLM-Viewer", peer_models.time_llm_viewer)):
         r = fn(points, budget_s=budget_s)
         if r is None:
-            print(f"{name:<38} not installed (see bench/python/peers.py)")
+            print(f"{name:<38} not installed (see scripts/bench/python/peers.py)")
             continue
         rate = r["points_per_s"]
         failed = r.get("failures", 0)
