@@ -27,7 +27,8 @@ use super::thermal::dynamic_power_w;
 use super::trace::{Phase, TraceRow, TraceSink};
 use super::walk::CacheWalk;
 use crate::SimError;
-use crate::analytic::{Conditions, CostPlan, StepTime, StepWork};
+use crate::cost::plan::CostPlan;
+use crate::cost::step::{Conditions, StepTime, StepWork};
 
 /// What a run reports.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -140,7 +141,7 @@ impl Simulator {
             }
         }
         if s.sim.thermal.enabled {
-            crate::unit::require_power(s, &crate::unit::resolve(s)?)?;
+            crate::cost::unit::require_power(s, &crate::cost::unit::resolve(s)?)?;
         }
         let policies = s.sim.policies.iter().map(policy::from_spec).collect();
         Ok(Simulator { scenario: s.clone(), policies })

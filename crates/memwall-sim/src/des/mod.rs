@@ -9,7 +9,6 @@ pub mod engine;
 pub mod event;
 mod heat;
 mod memory;
-pub mod pipeline;
 pub mod policy;
 pub mod queue;
 pub mod routing;
@@ -19,9 +18,11 @@ pub mod thermal;
 pub mod trace;
 mod walk;
 
+/// The per-operator breakdown under its old path (memwall-io, -cli and -py read `Op` and
+/// `op_times` here); it lives with the cost model, [`crate::cost::ops`].
+pub use crate::cost::ops::{Op, op_times};
 pub use engine::{Simulator, Summary, simulate};
 pub use event::{Action, ActionKind, Events, SimEvent};
-pub use pipeline::{Op, OpKind, decode_ops, op_times, op_work};
 pub use policy::{MemoryAction, Policy, View};
 pub use queue::{EventQueue, Nanos};
 pub use trace::{NullSink, Phase, TraceRow, TraceSink, VecSink};

@@ -7,9 +7,11 @@ use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
 use super::cache::LruBytes;
-use super::pipeline::{OpKind, decode_ops};
 use super::routing::Router;
-use crate::analytic::{CostPlan, attended_tokens};
+use crate::cost::formulas::attended_tokens;
+use crate::cost::ops::decode_ops;
+use crate::cost::plan::CostPlan;
+use crate::cost::token::OpKind;
 
 /// An object the caches hold: what a token reads, in its own id space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
