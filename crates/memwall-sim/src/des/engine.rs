@@ -17,13 +17,12 @@ use memwall_spec::{BackgroundEvent, MemorySim, Routing, Scenario, WeightQuant};
 use serde::Serialize;
 
 use super::event::{Action, ActionKind, Events, SimEvent};
-use super::heat::Heat;
 use super::memory::{Memory, Residency};
 use super::policy::{self, MemoryAction, Policy, View};
 use super::queue::{EventQueue, Nanos, to_ns, to_s};
 use super::session::Session;
 use super::stats::Rates;
-use super::thermal::dynamic_power_w;
+use super::thermal::{Heat, dynamic_power_w};
 use super::trace::{Phase, TraceRow, TraceSink};
 use super::walk::CacheWalk;
 use crate::SimError;

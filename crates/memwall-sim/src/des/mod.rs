@@ -7,7 +7,6 @@
 pub mod cache;
 pub mod engine;
 pub mod event;
-mod heat;
 mod memory;
 pub mod policy;
 pub mod queue;
