@@ -1,7 +1,7 @@
 //! # memwall-sim
 //!
 //! Estimators over one cost model: byte-exact memory accounting ([`footprint`]), the cost
-//! model both engines read ([`cost`]), the closed-form analytic estimator ([`analytic`]) for
+//! model both estimators read ([`cost`]), the closed-form analytic estimator ([`analytic`]) for
 //! huge sweeps, and the discrete-event simulator ([`des`]), which drives the same cost
 //! functions through time with thermal throttling, shared bandwidth, caches, storage, memory
 //! pressure and policies.
@@ -13,7 +13,7 @@
 //!   plan), [`cost::step`] (a step's work and time terms), [`cost::ops`] (a token per
 //!   operator).
 //! - [`analytic`]: the estimator ([`Estimate`], [`Estimator`]).
-//! - [`des`]: the simulator: [`des::engine`] (the event loop), [`des::thermal`] (RC network
+//! - [`des`]: the simulator: [`des::simulator`] (the event loop), [`des::thermal`] (RC network
 //!   and governor), [`des::queue`], [`des::event`], [`des::cache`], [`des::routing`],
 //!   [`des::policy`], [`des::trace`], and the private session, memory, cache-walk and
 //!   statistics modules.

@@ -1,7 +1,7 @@
 //! The small physics of the cost model, one formula per function, each doc comment giving
 //! it with its units: expert hits under routing, overlap of memory and compute, attended
 //! tokens, CPU bandwidth and cycles per weight, attention cycles, storage reads, energy and
-//! battery drain. The cost plan ([`crate::cost::plan`]) and both engines call them.
+//! battery drain. The cost plan ([`crate::cost::plan`]) and both estimators call them.
 
 use memwall_spec::{LayerKind, QuantFormat};
 

@@ -1,4 +1,4 @@
-//! The cost model both engines read: what a design costs per token and per step, computed
+//! The cost model both estimators read: what a design costs per token and per step, computed
 //! once per scenario and shared by the analytic estimator ([`crate::analytic`]) and the
 //! discrete-event simulator ([`crate::des`]).
 //!

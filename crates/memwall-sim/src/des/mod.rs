@@ -5,13 +5,13 @@
 //! estimator's cache and routing rules) it reproduces the analytic estimate.
 
 pub mod cache;
-pub mod engine;
 pub mod event;
 mod memory;
 pub mod policy;
 pub mod queue;
 pub mod routing;
 mod session;
+pub mod simulator;
 mod stats;
 pub mod thermal;
 pub mod trace;
@@ -20,8 +20,8 @@ mod walk;
 /// The per-operator breakdown under its old path (memwall-io, -cli and -py read `Op` and
 /// `op_times` here); it lives with the cost model, [`crate::cost::ops`].
 pub use crate::cost::ops::{Op, op_times};
-pub use engine::{Simulator, Summary, simulate};
 pub use event::{Action, ActionKind, Events, SimEvent};
 pub use policy::{MemoryAction, Policy, View};
 pub use queue::{EventQueue, Nanos};
+pub use simulator::{Simulator, Summary, simulate};
 pub use trace::{NullSink, Phase, TraceRow, TraceSink, VecSink};
