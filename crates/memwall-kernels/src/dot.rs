@@ -181,7 +181,7 @@ pub mod scalar {
     }
 
     /// Reference dot of a row of format `t` with prepared activations (checked as
-    /// [`check_row`](super::check_row) says).
+    /// [`check_row`] says).
     pub fn dot(t: GgmlType, w: &[u8], a: &Acts) -> Result<f32, KernelError> {
         super::check_row(t, w.len(), a)?;
         Ok(checked(t, w, a))

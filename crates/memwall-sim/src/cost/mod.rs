@@ -3,7 +3,7 @@
 //! discrete-event simulator ([`crate::des`]).
 //!
 //! - [`formulas`]: the small physics functions, each with its formula and units.
-//! - [`unit`]: the compute unit a design runs on, resolved once ([`unit::UnitModel`]).
+//! - [`unit`](mod@unit): the compute unit a design runs on, resolved once ([`unit::UnitModel`]).
 //! - [`token`]: the table of a token's operators, built once from the design's tensors
 //!   ([`token::TokenTable`]); every per-token and per-layer fact comes from it.
 //! - [`plan`]: the per-scenario cost plan ([`plan::TensorPlan`], [`plan::CostPlan`]).
