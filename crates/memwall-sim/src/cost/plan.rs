@@ -191,8 +191,8 @@ impl TensorPlan {
         let table = TokenTable::new(s, &weights, &|f| cluster_cycles_per_weight(f, lead, c, measured, 1.0));
         let dense = table.sum(|o| o.kind != OpKind::Experts);
         let experts = table.sum(|o| o.kind == OpKind::Experts);
-        let kinds = m.layer_kinds();
-        let state_rw_bytes: f64 = kinds.iter().map(|k| 2.0 * m.state_bytes(*k) as f64).sum();
+        // The recurrent layers' state read + write, as the token table lists them.
+        let state_rw_bytes = table.state.iter().fold(0.0, |sum, st| sum + st.bytes);
         // FFN width a token passes through, summed over layers.
         let ffn_widths: f64 = (0..m.n_layers)
             .map(|i| match &m.moe {
