@@ -3,10 +3,12 @@
 //! the path the CPU picks), and decode attention over a quantized KV cache.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use memwall::kernels::dot::{ActKind, Acts, Isa, Kernel};
+use memwall::kernels::acts::{ActKind, Acts};
+use memwall::kernels::dot::Kernel;
 use memwall::kernels::gemv::{QMatrix, gemv_mt};
 use memwall::kernels::kv::KvCache;
 use memwall::kernels::quantize;
+use memwall::kernels::simd::Isa;
 use memwall::spec::GgmlType;
 
 const COLS: usize = 4096;

@@ -1,12 +1,93 @@
-//! Activation quantization for integer dot products, as ggml does for a GEMV: the input
-//! vector is quantized once per call to 8-bit blocks, Q8_0-style (32 weights, f16-rounded
-//! scale) for the 32-weight formats and Q8_K-style (256 weights, f32 scale) for K-quants and
-//! ternary formats. Both keep the sum of every 16 codes (`bsums`), which the formats with a
-//! minimum or an offset (Q4_1, Q5_1, K-quants, TQ) need.
+//! Activations for the dot products: the kind each weight format dots against
+//! ([`act_kind`]), activations prepared for it ([`Acts`]), and their quantization for integer
+//! dot products ([`Q8Acts`]), as ggml does for a GEMV: the input vector is quantized once per
+//! call to 8-bit blocks, Q8_0-style (32 weights, f16-rounded scale) for the 32-weight formats
+//! and Q8_K-style (256 weights, f32 scale) for K-quants and ternary formats. Both keep the sum
+//! of every 16 codes (`bsums`), which the formats with a minimum or an offset (Q4_1, Q5_1,
+//! K-quants, TQ) need.
+
+use memwall_spec::GgmlType;
 
 use crate::KernelError;
-use crate::dot::Isa;
 use crate::formats::{nearest_int, round_away, through_f16};
+use crate::simd::Isa;
+
+/// What a weight format dots against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActKind {
+    /// f32 activations (float weight formats).
+    F32,
+    /// Q8_0-style 32-blocks.
+    Q8_0,
+    /// Q8_K-style 256-blocks.
+    Q8K,
+}
+
+/// The activation type of a weight format, as in ggml's `vec_dot_type`.
+pub fn act_kind(t: GgmlType) -> Result<ActKind, KernelError> {
+    use GgmlType as G;
+    Ok(match t {
+        G::F32 | G::F16 | G::BF16 => ActKind::F32,
+        G::Q4_0 | G::Q4_1 | G::Q5_0 | G::Q5_1 | G::Q8_0 | G::IQ4_NL => ActKind::Q8_0,
+        G::Q2_K | G::Q3_K | G::Q4_K | G::Q5_K | G::Q6_K | G::TQ1_0 | G::TQ2_0 => ActKind::Q8K,
+        other => return Err(KernelError::Unsupported { format: other.name() }),
+    })
+}
+
+/// Activations prepared for a format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Acts {
+    /// Float activations.
+    F32(Vec<f32>),
+    /// Quantized activations.
+    Q8(Q8Acts),
+}
+
+impl Acts {
+    /// Prepare `x` for weights of kind `k` (quantized kinds need whole blocks of finite values).
+    pub fn new(k: ActKind, x: &[f32]) -> Result<Self, KernelError> {
+        Self::new_on(Isa::best(), k, x)
+    }
+
+    /// [`Acts::new`] quantized on `isa` (bit-identical on every path).
+    pub fn new_on(isa: Isa, k: ActKind, x: &[f32]) -> Result<Self, KernelError> {
+        Ok(match k {
+            ActKind::F32 => Acts::F32(x.to_vec()),
+            ActKind::Q8_0 => Acts::Q8(Q8Acts::q8_0_on(isa, x)?),
+            ActKind::Q8K => Acts::Q8(Q8Acts::q8_k_on(isa, x)?),
+        })
+    }
+
+    /// The kind these activations dot against.
+    pub fn kind(&self) -> ActKind {
+        match self {
+            Acts::F32(_) => ActKind::F32,
+            Acts::Q8(q) if q.block == 32 => ActKind::Q8_0,
+            Acts::Q8(_) => ActKind::Q8K,
+        }
+    }
+
+    /// Number of activations.
+    pub fn len(&self) -> usize {
+        match self {
+            Acts::F32(x) => x.len(),
+            Acts::Q8(q) => q.len(),
+        }
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The activations as the dot products see them (quantized ones dequantized).
+    pub fn dequantized(&self) -> Vec<f32> {
+        match self {
+            Acts::F32(x) => x.clone(),
+            Acts::Q8(q) => q.dequantized(),
+        }
+    }
+}
 
 /// Quantized activations. The fields are private: the SIMD kernels read them by raw
 /// pointer and rely on the invariants the constructors establish (`qs.len() = block ×

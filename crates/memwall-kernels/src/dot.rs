@@ -1,92 +1,19 @@
 //! Dot products of one quantized weight row with the (quantized) activations — the inner
 //! loop of a GEMV. [`scalar`] holds the reference of every format, always compiled and the
 //! oracle of the SIMD paths; [`Kernel`] picks the fastest path this CPU supports at run time.
+//! The activations they dot against are [`crate::acts`]'s; the paths, [`crate::simd::Isa`].
 
 use memwall_spec::GgmlType;
 
 use crate::KernelError;
-use crate::acts::Q8Acts;
+use crate::acts::{ActKind, Acts, Q8Acts, act_kind};
 use crate::formats::f16_at;
 use crate::formats::kquants::{q3k_scale, q6k_level, scale_min_k4};
 use crate::formats::legacy::IQ4_NL_VALUES;
 use crate::formats::ternary::tq1_trit;
 
-/// What a weight format dots against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ActKind {
-    /// f32 activations (float weight formats).
-    F32,
-    /// Q8_0-style 32-blocks.
-    Q8_0,
-    /// Q8_K-style 256-blocks.
-    Q8K,
-}
-
-/// The activation type of a weight format, as in ggml's `vec_dot_type`.
-pub fn act_kind(t: GgmlType) -> Result<ActKind, KernelError> {
-    use GgmlType as G;
-    Ok(match t {
-        G::F32 | G::F16 | G::BF16 => ActKind::F32,
-        G::Q4_0 | G::Q4_1 | G::Q5_0 | G::Q5_1 | G::Q8_0 | G::IQ4_NL => ActKind::Q8_0,
-        G::Q2_K | G::Q3_K | G::Q4_K | G::Q5_K | G::Q6_K | G::TQ1_0 | G::TQ2_0 => ActKind::Q8K,
-        other => return Err(KernelError::Unsupported { format: other.name() }),
-    })
-}
-
-/// Activations prepared for a format.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Acts {
-    /// Float activations.
-    F32(Vec<f32>),
-    /// Quantized activations.
-    Q8(Q8Acts),
-}
-
-impl Acts {
-    /// Prepare `x` for weights of kind `k` (quantized kinds need whole blocks of finite values).
-    pub fn new(k: ActKind, x: &[f32]) -> Result<Self, KernelError> {
-        Self::new_on(Isa::best(), k, x)
-    }
-
-    /// [`Acts::new`] quantized on `isa` (bit-identical on every path).
-    pub fn new_on(isa: Isa, k: ActKind, x: &[f32]) -> Result<Self, KernelError> {
-        Ok(match k {
-            ActKind::F32 => Acts::F32(x.to_vec()),
-            ActKind::Q8_0 => Acts::Q8(Q8Acts::q8_0_on(isa, x)?),
-            ActKind::Q8K => Acts::Q8(Q8Acts::q8_k_on(isa, x)?),
-        })
-    }
-
-    /// The kind these activations dot against.
-    pub fn kind(&self) -> ActKind {
-        match self {
-            Acts::F32(_) => ActKind::F32,
-            Acts::Q8(q) if q.block == 32 => ActKind::Q8_0,
-            Acts::Q8(_) => ActKind::Q8K,
-        }
-    }
-
-    /// Number of activations.
-    pub fn len(&self) -> usize {
-        match self {
-            Acts::F32(x) => x.len(),
-            Acts::Q8(q) => q.len(),
-        }
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The activations as the dot products see them (quantized ones dequantized).
-    pub fn dequantized(&self) -> Vec<f32> {
-        match self {
-            Acts::F32(x) => x.clone(),
-            Acts::Q8(q) => q.dequantized(),
-        }
-    }
-}
+/// [`crate::simd::Isa`] under its old path (memwall-calib and memwall-cli name it here).
+pub use crate::simd::Isa;
 
 /// Check that a row of `row_bytes` bytes in `format` can be dotted with `a`: the row holds
 /// whole blocks, as many weights as `a` has activations, and `a` is of the format's kind.
@@ -254,7 +181,7 @@ pub mod scalar {
     }
 
     /// Reference dot of a row of format `t` with prepared activations (checked as
-    /// [`check_row`](super::check_row) says).
+    /// [`check_row`] says).
     pub fn dot(t: GgmlType, w: &[u8], a: &Acts) -> Result<f32, KernelError> {
         super::check_row(t, w.len(), a)?;
         Ok(checked(t, w, a))
@@ -266,52 +193,6 @@ pub mod scalar {
             Acts::F32(x) => float(t, w, x),
             Acts::Q8(q) if q.block == 32 => q8_0_family(t, w, q),
             Acts::Q8(q) => q8_k_family(t, w, q),
-        }
-    }
-}
-
-/// An instruction-set path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Isa {
-    /// The scalar reference (every CPU).
-    Scalar,
-    /// x86-64 AVX2 + FMA + F16C.
-    Avx2,
-    /// AArch64 NEON (baseline; no optional extension).
-    Neon,
-}
-
-impl Isa {
-    /// The best path this CPU supports.
-    pub fn best() -> Isa {
-        #[cfg(target_arch = "x86_64")]
-        if crate::simd::avx2::available() {
-            return Isa::Avx2;
-        }
-        #[cfg(target_arch = "aarch64")]
-        return Isa::Neon;
-        #[allow(unreachable_code)]
-        Isa::Scalar
-    }
-
-    /// Whether this CPU can run the path.
-    pub fn supported(self) -> bool {
-        match self {
-            Isa::Scalar => true,
-            #[cfg(target_arch = "x86_64")]
-            Isa::Avx2 => crate::simd::avx2::available(),
-            #[cfg(not(target_arch = "x86_64"))]
-            Isa::Avx2 => false,
-            Isa::Neon => cfg!(target_arch = "aarch64"),
-        }
-    }
-
-    /// Lower-case name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Isa::Scalar => "scalar",
-            Isa::Avx2 => "avx2",
-            Isa::Neon => "neon",
         }
     }
 }

@@ -5,7 +5,8 @@ use memwall_spec::GgmlType;
 use rayon::prelude::*;
 
 use crate::KernelError;
-use crate::dot::{Acts, Kernel, check_row};
+use crate::acts::Acts;
+use crate::dot::{Kernel, check_row};
 
 /// A row-major quantized matrix: `rows` rows of `cols` weights.
 #[derive(Debug, Clone, Copy)]

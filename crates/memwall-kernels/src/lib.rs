@@ -10,14 +10,19 @@
 //!   Quantization follows ggml's reference; our blocks dequantized by the `gguf` Python
 //!   package equal ours bit for bit (tests/python/test_gguf_compat.py).
 //! - [`quantizers`]: round-to-nearest, AWQ-style activation-aware scaling and GPTQ.
-//! - [`acts`] and [`dot`]: activations quantized to Q8_0/Q8_K blocks as ggml does, and the
-//!   dot product of every format; [`dot::Kernel`] picks the SIMD path at run time (AVX2 on
-//!   x86-64; the scalar reference elsewhere).
+//! - [`acts`]: the activations a format dots against ([`acts::ActKind`], [`acts::Acts`]),
+//!   quantized to Q8_0/Q8_K blocks as ggml does ([`acts::Q8Acts`]).
+//! - [`simd`]: the instruction-set paths ([`simd::Isa`]) and their kernels (AVX2 on x86-64,
+//!   NEON on AArch64), chosen at run time by CPU feature detection.
+//! - [`dot`]: the dot product of every format: the scalar reference ([`dot::scalar`]), the
+//!   oracle of every SIMD path, and [`dot::Kernel`], which picks the path at run time.
 //! - [`gemv`]: quantized GEMV/GEMM, multi-threaded on a persistent spin pool ([`pool`]).
 //! - [`kv`]: a KV cache in F16/Q8_0/Q4_0 and decode attention for MHA/GQA/MQA and sliding
 //!   windows.
 //! - [`moe`]: router, dispatch with hit counters, routing generators.
 //! - [`ssm`]: Mamba-1 and gated delta-rule state updates.
+//! - [`bandwidth`]: a STREAM-like read of a buffer, the reference the kernel benchmarks divide
+//!   by.
 //!
 //! Error budgets (relative RMSE on N(0, 1) weights, enforced by tests/roundtrip.rs):
 //!
@@ -124,9 +129,9 @@ pub enum KernelError {
         /// Format name.
         format: &'static str,
         /// The kind the format needs.
-        expected: crate::dot::ActKind,
+        expected: crate::acts::ActKind,
         /// The kind given.
-        got: crate::dot::ActKind,
+        got: crate::acts::ActKind,
     },
     /// The format has no kernel here.
     #[error("format {format} is not supported by memwall-kernels")]

@@ -1,7 +1,8 @@
 //! The scalar reference dots equal `Σ dequant(w) × dequant(x)` — the integer arithmetic and
 //! the scale bookkeeping of every format are right.
 
-use memwall_kernels::dot::{Acts, act_kind, scalar};
+use memwall_kernels::acts::{Acts, act_kind};
+use memwall_kernels::dot::scalar;
 use memwall_kernels::formats::SUPPORTED;
 use memwall_kernels::{dequantize, quantize};
 use memwall_spec::GgmlType;

@@ -3,10 +3,12 @@
 //! would read out of bounds or misinterpret memory without those checks; now each is an error
 //! naming what is wrong. (The same cases run on every path the CPU has, scalar included.)
 
-use memwall_kernels::dot::{ActKind, Acts, Isa, Kernel, check_row, scalar};
+use memwall_kernels::acts::{ActKind, Acts};
+use memwall_kernels::dot::{Kernel, check_row, scalar};
 use memwall_kernels::gemv::{QMatrix, gemv};
 use memwall_kernels::kv::attend_f32;
 use memwall_kernels::pool::SpinPool;
+use memwall_kernels::simd::Isa;
 use memwall_kernels::{KernelError, quantize};
 use memwall_spec::GgmlType;
 

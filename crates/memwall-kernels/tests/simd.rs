@@ -1,10 +1,11 @@
 //! Every SIMD path against the scalar reference, over random shapes and data (a hand-rolled
 //! property test: 200 random cases per format, seeds printed on failure).
 
-use memwall_kernels::dot::{Isa, Kernel};
+use memwall_kernels::dot::Kernel;
 use memwall_kernels::formats::SUPPORTED;
 use memwall_kernels::gemv::{QMatrix, gemm_par, gemv, gemv_par};
 use memwall_kernels::quantize;
+use memwall_kernels::simd::Isa;
 use memwall_spec::GgmlType;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution, Normal};
@@ -50,7 +51,7 @@ fn simd_dots_match_the_scalar_reference() {
 /// blocks whose largest magnitude comes with both signs (Q8_K keeps the first).
 #[test]
 fn simd_activation_quantizers_are_bit_identical() {
-    use memwall_kernels::dot::{ActKind, Acts};
+    use memwall_kernels::acts::{ActKind, Acts};
     let isas: Vec<Isa> = [Isa::Avx2, Isa::Neon].into_iter().filter(|i| i.supported()).collect();
     for isa in isas {
         for seed in 0..300u64 {

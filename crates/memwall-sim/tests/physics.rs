@@ -1,7 +1,7 @@
 //! The analytic estimator against the physics it must reproduce.
 
-use memwall_sim::analytic::{Binding, overlap_time};
-use memwall_sim::{CostPlan, estimate, expected_distinct_experts};
+use memwall_sim::cost::formulas::overlap_time;
+use memwall_sim::{Binding, CostPlan, estimate, expected_distinct_experts};
 use memwall_spec::{KvQuant, LayerKind, Scenario, WeightQuant};
 
 const DEVICE: &str = include_str!("data/test-phone.toml");
@@ -215,7 +215,7 @@ fn closed_form_decode_sums_equal_the_token_by_token_sum() {
 
 #[test]
 fn prefill_attention_sums_by_hand() {
-    use memwall_sim::analytic::attended_sum;
+    use memwall_sim::cost::formulas::attended_sum;
     assert_eq!(attended_sum(LayerKind::Full, 0, 4, u64::MAX), 10.0);
     assert_eq!(attended_sum(LayerKind::Sliding, 0, 4, 2), 7.0);
     // Positions 3..=6 with window 4: 3 + 4 + 4 + 4.
@@ -346,10 +346,10 @@ fn an_engines_measured_cycles_replace_the_table_for_that_engine_only() {
     // Attention cycles by KV format: [per MAC, per KV byte].
     let dense = 0.03;
     let mut u = base.engine.cpu.clone().unwrap();
-    assert_eq!(memwall_sim::analytic::attention_cycles(&u, "f16".parse().unwrap(), dense), [0.12, 0.0]);
+    assert_eq!(memwall_sim::cost::formulas::attention_cycles(&u, "f16".parse().unwrap(), dense), [0.12, 0.0]);
     u.attention_cycles.insert("f16".into(), [0.3, 1.5]);
-    assert_eq!(memwall_sim::analytic::attention_cycles(&u, "f16".parse().unwrap(), dense), [0.3, 1.5]);
-    assert_eq!(memwall_sim::analytic::attention_cycles(&u, "q8_0".parse().unwrap(), dense), [0.12, 0.0]);
+    assert_eq!(memwall_sim::cost::formulas::attention_cycles(&u, "f16".parse().unwrap(), dense), [0.3, 1.5]);
+    assert_eq!(memwall_sim::cost::formulas::attention_cycles(&u, "q8_0".parse().unwrap(), dense), [0.12, 0.0]);
 }
 
 /// Battery figures by hand: 5000 mAh at 3.85 V stores 5000 × 3.85 × 3.6 = 69 300 J, so 2 W
@@ -358,7 +358,7 @@ fn an_engines_measured_cycles_replace_the_table_for_that_engine_only() {
 /// a battery has no figures.
 #[test]
 fn battery_figures_by_hand() {
-    use memwall_sim::analytic::battery_pct_per_hour;
+    use memwall_sim::cost::formulas::battery_pct_per_hour;
     use memwall_spec::BatterySpec;
     let bat = BatterySpec { capacity_mah: 5000.0, voltage_v: 3.85 };
     assert!((bat.energy_j() - 69_300.0).abs() < 1e-9);

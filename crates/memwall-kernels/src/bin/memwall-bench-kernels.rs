@@ -120,7 +120,7 @@ fn main() {
     let stream: Vec<u8> = (0..dram_bytes).map(|i| i as u8).collect();
     let bw1 = one.install(|| read_bandwidth(&stream, args.reps));
     let bwn = read_bandwidth(&stream, args.reps);
-    println!("memwall-bench-kernels: {threads} threads, ISA {}", memwall_kernels::dot::Isa::best().name());
+    println!("memwall-bench-kernels: {threads} threads, ISA {}", memwall_kernels::simd::Isa::best().name());
     dispatch_overhead(threads);
     println!("read bandwidth ({} MiB): 1 thread {bw1:.2} GB/s, {threads} threads {bwn:.2} GB/s", args.dram_mib);
     println!("(DRAM ratios: median over {} back-to-back pairs of a GEMV and a bandwidth run)", args.reps);

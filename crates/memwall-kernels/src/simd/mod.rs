@@ -1,8 +1,55 @@
 //! SIMD dot products chosen at run time by CPU feature detection (never by compiling for
-//! the local CPU). Each path is property-tested against [`crate::dot::scalar`].
+//! the local CPU): the paths ([`Isa`]) and their kernels, one module per instruction set.
+//! Each path is property-tested against [`crate::dot::scalar`].
 
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
 
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
+
+/// An instruction-set path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// The scalar reference (every CPU).
+    Scalar,
+    /// x86-64 AVX2 + FMA + F16C.
+    Avx2,
+    /// AArch64 NEON (baseline; no optional extension).
+    Neon,
+}
+
+impl Isa {
+    /// The best path this CPU supports.
+    pub fn best() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        if avx2::available() {
+            return Isa::Avx2;
+        }
+        #[cfg(target_arch = "aarch64")]
+        return Isa::Neon;
+        #[allow(unreachable_code)]
+        Isa::Scalar
+    }
+
+    /// Whether this CPU can run the path.
+    pub fn supported(self) -> bool {
+        match self {
+            Isa::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => avx2::available(),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx2 => false,
+            Isa::Neon => cfg!(target_arch = "aarch64"),
+        }
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Scalar => "scalar",
+            Isa::Avx2 => "avx2",
+            Isa::Neon => "neon",
+        }
+    }
+}

@@ -3,7 +3,7 @@
 
 use memwall_spec::{ModelSpec, Scenario};
 
-use crate::analytic::CostPlan;
+use crate::cost::plan::CostPlan;
 use crate::footprint::{KvLayout, resident_weight_bytes, weights_memory_mapped};
 
 /// Background apps' claims on memory and bandwidth, and the model's KV layout.

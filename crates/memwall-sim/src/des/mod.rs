@@ -5,23 +5,23 @@
 //! estimator's cache and routing rules) it reproduces the analytic estimate.
 
 pub mod cache;
-pub mod engine;
 pub mod event;
-mod heat;
 mod memory;
-pub mod pipeline;
 pub mod policy;
 pub mod queue;
 pub mod routing;
 mod session;
+pub mod simulator;
 mod stats;
 pub mod thermal;
 pub mod trace;
 mod walk;
 
-pub use engine::{Simulator, Summary, simulate};
+/// The per-operator breakdown under its old path (memwall-io, -cli and -py read `Op` and
+/// `op_times` here); it lives with the cost model, [`crate::cost::ops`].
+pub use crate::cost::ops::{Op, op_times};
 pub use event::{Action, ActionKind, Events, SimEvent};
-pub use pipeline::{Op, OpKind, decode_ops, op_times, op_work};
 pub use policy::{MemoryAction, Policy, View};
 pub use queue::{EventQueue, Nanos};
+pub use simulator::{Simulator, Summary, simulate};
 pub use trace::{NullSink, Phase, TraceRow, TraceSink, VecSink};

@@ -2,14 +2,16 @@
 //! weights, its KV cache and its experts (and the output head) through the on-chip LRU
 //! levels, and the experts through the DRAM expert cache of weights kept on flash.
 
-use memwall_spec::{CacheMode, LayerKind, Routing, Scenario, TensorClass};
+use memwall_spec::{CacheMode, LayerKind, Routing, Scenario};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 
 use super::cache::LruBytes;
-use super::pipeline::{OpKind, decode_ops};
 use super::routing::Router;
-use crate::analytic::{CostPlan, attended_tokens};
+use crate::cost::formulas::attended_tokens;
+use crate::cost::ops::decode_ops;
+use crate::cost::plan::CostPlan;
+use crate::cost::token::OpKind;
 
 /// An object the caches hold: what a token reads, in its own id space.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,8 +72,7 @@ struct Objects {
 
 impl Objects {
     fn new(s: &Scenario, plan: &CostPlan) -> Self {
-        let m = &s.model;
-        let n = m.n_layers as usize;
+        let n = s.model.n_layers as usize;
         // The token's per-layer operations: each layer's weights but its routed experts
         // (walked one by one) form one object; the embedding row and the head another.
         let mut layer_bytes = vec![0.0; n];
@@ -83,30 +84,22 @@ impl Objects {
                 _ => global_bytes += op.weight_bytes,
             }
         }
-        let mut moe_layers = Vec::new();
-        for (t, _, _) in &plan.weights.tensors {
-            if t.class == TensorClass::FfnUpExps
-                && let Some(l) = t.layer
-            {
-                moe_layers.push(l as usize);
-            }
-        }
+        // KV and MoE layers as the token table lists them: the attention layers that own a
+        // cache, with their bytes per cached token, and the layers with routed experts, in
+        // the order the router numbers them.
+        let table = &plan.table;
+        let (k, v) = (plan.kv_formats.k, plan.kv_formats.v);
         let mut kv_kind = vec![None; n];
-        for (l, k) in m.kv_cache_layers() {
-            if (l as usize) < n {
-                kv_kind[l as usize] = Some(k);
-            }
+        let mut kv_token_bytes = vec![0.0; n];
+        for a in table.attention.iter().filter(|a| a.owns_kv && (a.layer as usize) < n) {
+            kv_kind[a.layer as usize] = Some(a.kind);
+            kv_token_bytes[a.layer as usize] = a.kv_row_bytes(k, v) as f64 * plan.batch as f64;
         }
-        let kv_token_bytes: Vec<f64> = (0..n)
-            .map(|l| {
-                let row = crate::footprint::kv_row_bytes(m.kv_row_elems_at(l as u32), s.kv.k, s.kv.v);
-                if kv_kind[l].is_some() { row as f64 * s.workload.batch as f64 } else { 0.0 }
-            })
-            .collect();
         let mut moe_of_layer = vec![None; n];
-        for (i, &l) in moe_layers.iter().enumerate() {
-            if l < n {
-                moe_of_layer[l] = Some(i);
+        let experts = table.weights.iter().filter(|o| o.kind == OpKind::Experts);
+        for (i, l) in experts.filter_map(|o| o.layer).enumerate() {
+            if (l as usize) < n {
+                moe_of_layer[l as usize] = Some(i);
             }
         }
         let (n_experts, expert_bytes) = match plan.moe() {
@@ -118,7 +111,7 @@ impl Objects {
             global_bytes,
             kv_kind,
             kv_token_bytes,
-            window: m.sliding_window.unwrap_or(u64::MAX),
+            window: plan.window,
             moe_of_layer,
             expert_bytes,
             n_experts,

@@ -3,14 +3,17 @@
 //! its FFN or MoE router, routed and shared experts, and the LM head, each with its weight
 //! bytes, KV/state bytes and multiply-adds.
 //!
-//! The operations are the design's [`crate::token::TokenTable`] at a given context, the
+//! The operations are the design's [`super::token::TokenTable`] at a given context, the
 //! same table the estimator's [`CostPlan::decode_work`] sums (so they agree exactly, tested);
-//! the simulator walks them layer by layer through its caches.
+//! the simulator walks them layer by layer through its caches, and `memwall estimate --ops`
+//! times each alone ([`op_times`]).
 
 use serde::Serialize;
 
-use crate::analytic::{CostPlan, StepWork, attended_tokens};
-pub use crate::token::OpKind;
+use super::formulas::attended_tokens;
+use super::plan::CostPlan;
+use super::step::{Conditions, StepTime, StepWork};
+use super::token::OpKind;
 
 /// One operation of a decode step (all sequences of the batch).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -112,8 +115,7 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
 /// the cache), so the operators' memory and arithmetic terms add up exactly to the step's;
 /// within a phase the step overlaps memory and arithmetic over all its operators at once, so
 /// their totals add up to the step's only where every operator is bound by the same term.
-pub fn op_times(plan: &CostPlan, ctx: u64) -> Vec<(Op, crate::analytic::StepTime)> {
-    use crate::analytic::Conditions;
+pub fn op_times(plan: &CostPlan, ctx: u64) -> Vec<(Op, StepTime)> {
     let whole = plan.step_time(&plan.decode_work(ctx), plan.arith_eff_decode, true);
     let c = if whole.from_cache {
         Conditions::NOMINAL
@@ -209,7 +211,7 @@ mod tests {
             let plan = CostPlan::new(&s).unwrap();
             let whole = plan.step_time(&plan.decode_work(300), plan.arith_eff_decode, true);
             let times = op_times(&plan, 300);
-            let sum = |f: fn(&crate::analytic::StepTime) -> f64| times.iter().map(|(_, t)| f(t)).sum::<f64>();
+            let sum = |f: fn(&StepTime) -> f64| times.iter().map(|(_, t)| f(t)).sum::<f64>();
             let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1e-12);
             assert!(close(sum(|t| t.t_mem), whole.t_mem), "{model}: {} vs {}", sum(|t| t.t_mem), whole.t_mem);
             assert!(close(sum(|t| t.t_arith), whole.t_arith), "{model} arithmetic");

@@ -1,4 +1,4 @@
-//! Thermal RC network and governor.
+//! The thermal RC network of a device, integrated exactly.
 //!
 //! The network is a chain of RC nodes from the die outward (die → board → skin → ambient):
 //!
@@ -9,11 +9,8 @@
 //! `A = C⁻¹ (−G + static_w α e₀e₀ᵀ)` (`G` the symmetric conductance matrix). It is
 //! integrated exactly between events through the eigendecomposition of the symmetric
 //! `S = C^{1/2} A C^{−1/2}`, computed once: `T(t) = T_ss + V e^{Λt} V⁻¹ (T(0) − T_ss)`.
-//!
-//! The governor steps CPU and memory frequency down at trip points and back up with
-//! hysteresis, and one level deeper per poll while the skin is above its limit.
 
-use memwall_spec::{GovernorSpec, SpecError, ThermalSpec};
+use memwall_spec::{SpecError, ThermalSpec};
 use nalgebra::{DMatrix, DVector, SymmetricEigen};
 
 use crate::SimError;
@@ -400,167 +397,10 @@ fn solve_bracket(f: &ExpSum, mut a: f64, mut b: f64, mut fa: f64, mut fb: f64) -
     b
 }
 
-/// The DVFS governor's state: the current level, the idle-injection duty cycle, and the
-/// rules to move between them.
-///
-/// Idle injection is the last resort once the deepest DVFS level cannot hold the die below
-/// its critical temperature (a big CPU cluster on a small passive network): as Linux's
-/// idle-injection cooling device (`drivers/thermal/cpuidle_cooling.c`) and Intel's
-/// powerclamp do, the governor forces the unit idle for a share of each period, so work runs
-/// `duty` of the time at the deepest level's clock and its dynamic power falls with it.
-#[derive(Debug, Clone)]
-pub struct Governor {
-    spec: GovernorSpec,
-    level: usize,
-    duty: f64,
-    /// The level the die's trip points ask for.
-    die_level: usize,
-    /// The skin controller's integral term, levels.
-    skin_integral: f64,
-}
-
-impl Governor {
-    /// Factor on the duty cycle per poll with the die above the critical temperature at the
-    /// deepest level (and its inverse per poll below it minus the hysteresis).
-    /// Assumed: a multiplicative controller that halves the duty in about three polls.
-    pub const IDLE_STEP: f64 = 0.8;
-    /// Lowest duty cycle idle injection reaches (Linux caps forced idle near 95 %).
-    pub const MIN_DUTY: f64 = 0.05;
-
-    /// A governor at level 0 (unthrottled). The spec should be validated
-    /// ([`ThermalSpec::validate`]).
-    pub fn new(spec: &GovernorSpec) -> Self {
-        Governor { spec: spec.clone(), level: 0, duty: 1.0, die_level: 0, skin_integral: 0.0 }
-    }
-
-    /// Share of time the unit may work (1 = no idle injection).
-    pub fn duty(&self) -> f64 {
-        self.duty
-    }
-
-    /// Current level, 0 = unthrottled.
-    pub fn level(&self) -> usize {
-        self.level
-    }
-
-    /// Number of levels.
-    pub fn levels(&self) -> usize {
-        self.spec.freq_steps.len()
-    }
-
-    /// CPU frequency at the current level as a fraction of the maximum (`freq_steps[level]`).
-    pub fn freq_scale(&self) -> f64 {
-        self.spec.freq_steps.get(self.level).copied().unwrap_or(1.0)
-    }
-
-    /// Supply voltage at the current level as a fraction of level 0's (`volt_steps[level]`).
-    pub fn volt_scale(&self) -> f64 {
-        self.spec.volt_steps.get(self.level).copied().unwrap_or(1.0)
-    }
-
-    /// Memory bandwidth at the current level as a fraction of the unthrottled one
-    /// (`mem_steps[level]`, or 1.0 when `mem_steps` is empty).
-    pub fn mem_scale(&self) -> f64 {
-        self.spec.mem_steps.get(self.level).copied().unwrap_or(1.0)
-    }
-
-    /// Polling period, seconds.
-    pub fn poll_s(&self) -> f64 {
-        self.spec.poll_s
-    }
-
-    /// Skin temperature at which the OS ends the app, °C (None: never).
-    pub fn shutdown_skin_c(&self) -> Option<f64> {
-        self.spec.shutdown_skin_c
-    }
-
-    /// One poll at die temperature `die_c` and skin temperature `skin_c` (°C).
-    ///
-    /// The target is the number of trip points the die exceeds (`T > trip_c[i]`). Above the
-    /// current level the governor goes to the target at once; otherwise, if throttled and
-    /// `T < trip_c[level − 1] − hysteresis_c`, it steps up one level (toward 0).
-    ///
-    /// The skin, without `skin_integral_k_s`: if `skin_c > skin_limit_c`, the governor goes
-    /// one level deeper than that (bounded by the last level) and never steps up in that poll.
-    /// With it (`k`), a proportional-integral controller on the error `e = skin_c −
-    /// skin_limit_c`: the integral `I += e × poll_s / k` (levels) is kept within the ladder
-    /// `[0, L]` (no wind-up), and the skin asks for level `⌊K_p e + I⌋` within `[0, L]`
-    /// (`K_p = skin_gain_levels_per_k`, 0 when absent). The level in force is the deeper of the
-    /// die's and the skin's. Returns `Some((old, new))` when the level changed.
-    ///
-    /// At the deepest level, with the die above the critical temperature
-    /// ([`GovernorSpec::critical_c`]), the duty cycle is multiplied by [`Self::IDLE_STEP`]
-    /// (down to [`Self::MIN_DUTY`]); below it minus the hysteresis it is divided by it (up to
-    /// 1). The level is left only by a poll that starts at full duty. [`Governor::duty`] tells
-    /// the duty after a poll.
-    pub fn poll(&mut self, die_c: f64, skin_c: f64) -> Option<(usize, usize)> {
-        let old = self.level;
-        let trips = &self.spec.trip_c;
-        if let Some(critical) = self.spec.critical_c()
-            && old == trips.len()
-        {
-            let injecting = self.duty < 1.0;
-            if die_c > critical {
-                self.duty = (self.duty * Self::IDLE_STEP).max(Self::MIN_DUTY);
-            } else if injecting && die_c < critical - self.spec.hysteresis_c {
-                self.duty = (self.duty / Self::IDLE_STEP).min(1.0);
-            }
-            if injecting || self.duty < 1.0 {
-                return None;
-            }
-        }
-        let target = trips.iter().filter(|&&t| die_c > t).count();
-        // The die's rule from `level`: down to the target at once, up one level once the die
-        // is `hysteresis_c` below the trip point of the level it is at.
-        let die_rule = |level: usize| {
-            if target > level {
-                target
-            } else if level > 0 && die_c < trips[level - 1] - self.spec.hysteresis_c {
-                level - 1
-            } else {
-                level
-            }
-        };
-        let deepest = self.levels().saturating_sub(1);
-        let Some(k) = self.spec.skin_integral_k_s else {
-            let mut level = die_rule(old);
-            if skin_c > self.spec.skin_limit_c {
-                level = (level.max(old) + 1).min(deepest);
-            }
-            self.level = level;
-            return (level != old).then_some((old, level));
-        };
-        self.die_level = die_rule(self.die_level);
-        let e = skin_c - self.spec.skin_limit_c;
-        let top = deepest as f64;
-        self.skin_integral = (self.skin_integral + e * self.spec.poll_s / k).clamp(0.0, top);
-        let kp = self.spec.skin_gain_levels_per_k.unwrap_or(0.0);
-        let skin_level = (kp * e + self.skin_integral).floor().clamp(0.0, top) as usize;
-        self.level = self.die_level.max(skin_level);
-        (self.level != old).then_some((old, self.level))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A fixed three-node chain for hand calculations: die 2 J/K, board 12 J/K, skin 60 J/K;
-    /// 2 + 4 + 12 K/W; four levels tripping at 75, 85 and 95 °C.
-    fn chain() -> ThermalSpec {
-        ThermalSpec {
-            ambient_c: 25.0,
-            nodes: vec![
-                ThermalNode { name: "die".into(), capacitance_j_per_k: 2.0, resistance_k_per_w: 2.0 },
-                ThermalNode { name: "board".into(), capacitance_j_per_k: 12.0, resistance_k_per_w: 4.0 },
-                ThermalNode { name: "skin".into(), capacitance_j_per_k: 60.0, resistance_k_per_w: 12.0 },
-            ],
-            leakage_per_c: 0.01,
-            dram_heat_in_die: 0.5,
-            governor: governor_spec(),
-            source: "test chain".into(),
-        }
-    }
+    use crate::des::thermal::fixtures::chain;
     use memwall_spec::ThermalNode;
 
     fn spec(ambient_c: f64, nodes: &[(f64, f64)], leakage_per_c: f64, dram_heat_in_die: f64) -> ThermalSpec {
@@ -910,126 +750,6 @@ mod tests {
         let i = first_crossing(&trace, 55.0).unwrap();
         assert!(trace[..i].iter().any(|&x| x < 45.0));
         check(&m, &trace, 48.0, 3.0);
-    }
-
-    fn governor_spec() -> GovernorSpec {
-        GovernorSpec {
-            freq_steps: vec![1.0, 0.8, 0.65, 0.5],
-            volt_steps: vec![1.0, 0.9, 0.82, 0.75],
-            mem_steps: vec![1.0, 0.85, 0.7, 0.55],
-            trip_c: vec![75.0, 85.0, 95.0],
-            hysteresis_c: 5.0,
-            skin_limit_c: 43.0,
-            skin_integral_k_s: None,
-            skin_gain_levels_per_k: None,
-            poll_s: 0.1,
-            critical_c: Some(100.0),
-            shutdown_skin_c: None,
-        }
-    }
-
-    #[test]
-    fn governor_trips_and_hysteresis() {
-        let mut g = Governor::new(&governor_spec());
-        assert_eq!((g.level(), g.levels(), g.poll_s()), (0, 4, 0.1));
-        assert_eq!(g.poll(70.0, 30.0), None);
-        assert_eq!(g.poll(75.0, 30.0), None, "trips are strict");
-        assert_eq!(g.poll(76.0, 30.0), Some((0, 1)));
-        assert_eq!((g.freq_scale(), g.volt_scale(), g.mem_scale()), (0.8, 0.9, 0.85));
-        assert_eq!(g.poll(96.0, 30.0), Some((1, 3)), "deeper trips at once");
-        assert_eq!(g.freq_scale(), 0.5);
-        assert_eq!(g.poll(93.0, 30.0), None, "within hysteresis of 95");
-        assert_eq!(g.poll(90.0, 30.0), None, "90 is not below 95 − 5");
-        assert_eq!(g.poll(89.0, 30.0), Some((3, 2)));
-        assert_eq!(g.poll(60.0, 30.0), Some((2, 1)), "one level up per poll");
-        assert_eq!(g.poll(71.0, 30.0), None, "71 is not below 75 − 5");
-        assert_eq!(g.poll(69.9, 30.0), Some((1, 0)));
-        assert_eq!(g.poll(20.0, 30.0), None);
-        assert_eq!((g.freq_scale(), g.volt_scale(), g.mem_scale()), (1.0, 1.0, 1.0));
-    }
-
-    #[test]
-    fn idle_injection_beyond_the_deepest_level() {
-        let mut g = Governor::new(&governor_spec());
-        assert_eq!(g.poll(101.0, 30.0), Some((0, 3)));
-        assert_eq!(g.duty(), 1.0, "the deepest level is tried first");
-        assert_eq!(g.poll(99.0, 30.0), None, "below the critical 100 °C the deepest level holds");
-        assert_eq!(g.duty(), 1.0);
-        // Above 100 °C at the deepest level: 0.8, 0.64, 0.512 …
-        assert_eq!(g.poll(101.0, 30.0), None);
-        assert_eq!(g.duty(), 0.8);
-        g.poll(102.0, 30.0);
-        assert!((g.duty() - 0.64).abs() < 1e-12);
-        // Between 95 and 100 °C the duty holds; below 95 it recovers, and the level is left
-        // only once the duty is back at 1.
-        g.poll(97.0, 30.0);
-        assert!((g.duty() - 0.64).abs() < 1e-12);
-        assert_eq!(g.poll(80.0, 30.0), None);
-        assert!((g.duty() - 0.8).abs() < 1e-12);
-        assert_eq!(g.poll(80.0, 30.0), None);
-        assert_eq!((g.duty(), g.level()), (1.0, 3));
-        assert_eq!(g.poll(80.0, 30.0), Some((3, 2)));
-        // Without an explicit critical temperature: the highest trip + 20 °C.
-        let mut spec = governor_spec();
-        spec.critical_c = None;
-        assert_eq!(spec.critical_c(), Some(115.0));
-        // The floor.
-        let mut g = Governor::new(&governor_spec());
-        for _ in 0..100 {
-            g.poll(150.0, 30.0);
-        }
-        assert_eq!(g.duty(), Governor::MIN_DUTY);
-    }
-
-    #[test]
-    fn governor_skin_limit() {
-        let mut g = Governor::new(&governor_spec());
-        assert_eq!(g.poll(50.0, 43.0), None, "the skin limit is strict");
-        assert_eq!(g.poll(50.0, 44.0), Some((0, 1)));
-        assert_eq!(g.poll(50.0, 44.0), Some((1, 2)));
-        // The die alone would step up (50 < 85 − 5); the hot skin goes deeper instead.
-        assert_eq!(g.poll(50.0, 44.0), Some((2, 3)));
-        assert_eq!(g.poll(50.0, 44.0), None, "bounded by the last level");
-        assert_eq!(g.poll(50.0, 40.0), Some((3, 2)));
-        // A die trip and a hot skin in the same poll: the trip's level plus one.
-        let mut g = Governor::new(&governor_spec());
-        assert_eq!(g.poll(80.0, 44.0), Some((0, 2)));
-        assert_eq!(g.poll(99.0, 44.0), Some((2, 3)));
-    }
-
-    /// The skin controller by hand: k = 1 K·s per level, K_p = 0.5 level/K and 0.5 s polls,
-    /// so each poll adds half the skin's excess over 43 °C to the integral I.
-    #[test]
-    fn governor_skin_controller_is_proportional_integral() {
-        let mut spec = governor_spec();
-        spec.poll_s = 0.5;
-        spec.skin_integral_k_s = Some(1.0);
-        spec.skin_gain_levels_per_k = Some(0.5);
-        let mut g = Governor::new(&spec);
-        assert_eq!(g.poll(50.0, 44.0), Some((0, 1)), "e = 1: I = 0.5, u = 0.5 + 0.5 = 1");
-        assert_eq!(g.poll(50.0, 47.0), Some((1, 3)), "e = 4: I = 2.5, u = 4.5, bounded by the last level");
-        assert_eq!(g.poll(50.0, 48.0), None, "e = 5: I = 5 kept at 3");
-        assert_eq!(g.poll(50.0, 41.0), Some((3, 1)), "e = −2: I = 2, u = −1 + 2 = 1");
-        assert_eq!(g.poll(50.0, 43.0), Some((1, 2)), "at the limit the integral alone holds: u = 2");
-        assert_eq!(g.poll(50.0, 35.0), Some((2, 0)), "e = −8: I = −2 kept at 0");
-        assert_eq!(g.poll(50.0, 43.5), None, "I = 0.25, u = 0.5 (no wind-up below 0)");
-        // The die asks for level 2 (86 > 85 °C); the deeper of die and skin is in force.
-        assert_eq!(g.poll(86.0, 43.5), Some((0, 2)), "I = 0.5, u = 0.75: the die's level 2");
-        assert_eq!(g.poll(60.0, 43.5), Some((2, 1)), "die cools a level; I = 0.75, u = 1: skin level 1");
-        // A gain without an integral constant is refused, naming it.
-        let mut bad = ThermalSpec { governor: governor_spec(), ..chain() };
-        bad.governor.skin_gain_levels_per_k = Some(1.0);
-        assert!(bad.validate().unwrap_err().to_string().contains("governor.skin_gain_levels_per_k"));
-    }
-
-    #[test]
-    fn governor_without_mem_steps() {
-        let mut spec = governor_spec();
-        spec.mem_steps.clear();
-        let mut g = Governor::new(&spec);
-        assert_eq!(g.poll(100.0, 30.0), Some((0, 3)));
-        assert_eq!(g.mem_scale(), 1.0);
-        assert_eq!(g.freq_scale(), 0.5);
     }
 
     /// `cargo test --release -p memwall-sim --lib des::thermal -- --ignored --nocapture`

@@ -1,11 +1,18 @@
-//! The run's thermal state: the RC network chosen for the scenario (its own, the device's,
-//! or the generic phone network), its governor, and the time up to which temperatures have
-//! been integrated.
+//! Thermal: the device's RC network ([`ThermalModel`], in `network.rs`, with the power laws
+//! that feed it), its clock governor ([`Governor`], in `governor.rs`), and here the run's
+//! thermal state (`Heat`): the network chosen for the scenario (its own, the device's, or the
+//! class network of its kind and cooling), its governor, and the time up to which
+//! temperatures have been integrated.
+
+mod governor;
+mod network;
+
+pub use governor::Governor;
+pub use network::{LEAKAGE_REF_C, ThermalModel, dynamic_power_w, static_power_w};
 
 use memwall_spec::{Scenario, ThermalSpec};
 
 use super::queue::{Nanos, to_s};
-use super::thermal::{Governor, ThermalModel};
 use crate::SimError;
 
 /// Where a network the device does not state comes from, as errors name it.
@@ -148,4 +155,43 @@ fn check_holds_idle(model: &ThermalModel, spec: &ThermalSpec, origin: &str, stat
              the device its own [thermal] table, set sim.thermal.spec, or disable sim.thermal"
         ),
     )))
+}
+
+/// Networks and governors the tests of both work by hand.
+#[cfg(test)]
+mod fixtures {
+    use memwall_spec::{GovernorSpec, ThermalNode, ThermalSpec};
+
+    /// A fixed three-node chain for hand calculations: die 2 J/K, board 12 J/K, skin 60 J/K;
+    /// 2 + 4 + 12 K/W; four levels tripping at 75, 85 and 95 °C.
+    pub fn chain() -> ThermalSpec {
+        ThermalSpec {
+            ambient_c: 25.0,
+            nodes: vec![
+                ThermalNode { name: "die".into(), capacitance_j_per_k: 2.0, resistance_k_per_w: 2.0 },
+                ThermalNode { name: "board".into(), capacitance_j_per_k: 12.0, resistance_k_per_w: 4.0 },
+                ThermalNode { name: "skin".into(), capacitance_j_per_k: 60.0, resistance_k_per_w: 12.0 },
+            ],
+            leakage_per_c: 0.01,
+            dram_heat_in_die: 0.5,
+            governor: governor_spec(),
+            source: "test chain".into(),
+        }
+    }
+
+    pub fn governor_spec() -> GovernorSpec {
+        GovernorSpec {
+            freq_steps: vec![1.0, 0.8, 0.65, 0.5],
+            volt_steps: vec![1.0, 0.9, 0.82, 0.75],
+            mem_steps: vec![1.0, 0.85, 0.7, 0.55],
+            trip_c: vec![75.0, 85.0, 95.0],
+            hysteresis_c: 5.0,
+            skin_limit_c: 43.0,
+            skin_integral_k_s: None,
+            skin_gain_levels_per_k: None,
+            poll_s: 0.1,
+            critical_c: Some(100.0),
+            shutdown_skin_c: None,
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! One description of a token: the table of a design's operators, built once from its
-//! tensors. The estimator's per-token sums ([`crate::TensorPlan`]) and the simulator's
-//! per-layer operations ([`crate::des::decode_ops`]) both come from it, so a cost added to an
+//! tensors. The estimator's per-token sums ([`super::plan::TensorPlan`]) and the simulator's
+//! per-layer operations ([`super::ops::decode_ops`]) both come from it, so a cost added to an
 //! operator (a calibrated term) is added in one place.
 //!
 //! Each weight operator has, per sequence and independent of the context, the weight bytes it

@@ -17,17 +17,17 @@ use memwall_spec::{BackgroundEvent, MemorySim, Routing, Scenario, WeightQuant};
 use serde::Serialize;
 
 use super::event::{Action, ActionKind, Events, SimEvent};
-use super::heat::Heat;
 use super::memory::{Memory, Residency};
 use super::policy::{self, MemoryAction, Policy, View};
 use super::queue::{EventQueue, Nanos, to_ns, to_s};
 use super::session::Session;
 use super::stats::Rates;
-use super::thermal::dynamic_power_w;
+use super::thermal::{Heat, dynamic_power_w};
 use super::trace::{Phase, TraceRow, TraceSink};
 use super::walk::CacheWalk;
 use crate::SimError;
-use crate::analytic::{Conditions, CostPlan, StepTime, StepWork};
+use crate::cost::plan::CostPlan;
+use crate::cost::step::{Conditions, StepTime, StepWork};
 
 /// What a run reports.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -140,7 +140,7 @@ impl Simulator {
             }
         }
         if s.sim.thermal.enabled {
-            crate::unit::require_power(s, &crate::unit::resolve(s)?)?;
+            crate::cost::unit::require_power(s, &crate::cost::unit::resolve(s)?)?;
         }
         let policies = s.sim.policies.iter().map(policy::from_spec).collect();
         Ok(Simulator { scenario: s.clone(), policies })

@@ -1,0 +1,723 @@
+//! The per-scenario cost plan: what a design's tensors cost per token ([`TensorPlan`],
+//! independent of the workload) and, with the workload, KV format and threads applied, the
+//! constants of every step ([`CostPlan`]), which turn a step's work into its time and energy.
+//! The analytic estimator sums its steps in closed form; the discrete-event simulator steps
+//! through them in time.
+
+use memwall_spec::{Backend, LayerKind, QuantFormat, Scenario};
+
+use std::sync::Arc;
+
+use super::formulas::{
+    attended_sum, attended_tokens, attention_cycles, cpu_bandwidth_gbps, cycles_per_weight, energy_per_token_j,
+    expected_distinct_experts, overlap_time, storage_time_s,
+};
+use super::step::{Conditions, StepTime, StepWork};
+use super::token::{OpKind, TokenTable};
+use crate::SimError;
+use crate::footprint::{ComputeShape, Footprint, KvLayout, WeightBytes, recurrent_state_bytes};
+
+/// Core cycles of work on the lead cluster's cores.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Cycles {
+    /// Arithmetic (multiply-add) cycles.
+    pub arith: f64,
+    /// Dequantization cycles.
+    pub dequant: f64,
+}
+
+/// One routed expert, summed over the MoE layers.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ExpertCost {
+    /// Weight bytes.
+    pub bytes: f64,
+    /// Weight elements.
+    pub elems: f64,
+    /// Core cycles.
+    pub cycles: Cycles,
+}
+
+/// The routing shape of a mixture of experts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MoeShape {
+    /// Routed experts per MoE layer.
+    pub n_experts: u32,
+    /// Experts each token uses.
+    pub top_k: u32,
+    /// MoE layers.
+    pub layers: u64,
+}
+
+/// Expert work of a step: the distinct experts' bytes, elements and dequantization, and the
+/// arithmetic of every token's `top_k` experts.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct ExpertWork {
+    bytes: f64,
+    arith: f64,
+    dequant: f64,
+}
+
+/// Per-scenario constants, computed once and shared by the analytic estimator and the
+/// simulator.
+#[derive(Debug, Clone)]
+pub struct CostPlan {
+    /// Weight bytes of the whole model.
+    pub weights: Arc<WeightBytes>,
+    /// Footprint against the device.
+    pub footprint: Footprint,
+    /// Parameters read per decoded token.
+    pub active_params: u64,
+    /// Weight bytes read per token outside routed experts.
+    pub dense_bytes: f64,
+    /// Weight elements read per token outside routed experts.
+    pub dense_elems: f64,
+    /// Cycles (on the fastest cluster's cores) outside experts.
+    dense_cycles: Cycles,
+    /// One routed expert summed over the MoE layers.
+    pub(crate) expert: ExpertCost,
+    /// The routing shape.
+    pub(crate) moe: Option<MoeShape>,
+    /// Expected distinct experts per layer for one decode step of `batch` tokens.
+    pub(crate) decode_distinct: f64,
+    /// KV bytes per cached token, summed over the full-attention KV layers and the sliding ones.
+    kv_full_per_token: f64,
+    kv_sliding_per_token: f64,
+    pub(crate) window: u64,
+    /// Attention multiply-adds per attended token (summed over full layers, sliding layers).
+    attn_full_macs: f64,
+    attn_sliding_macs: f64,
+    /// Recurrent-state bytes read + written per token and their multiply-adds.
+    pub(crate) state_bytes: f64,
+    pub(crate) state_macs: f64,
+    /// Activation bytes per token.
+    act_bytes: f64,
+    /// The K and V formats of the cache (per-layer KV bytes for the simulator's pipeline,
+    /// [`super::token::AttentionOp::kv_row_bytes`]).
+    pub(crate) kv_formats: memwall_spec::KvQuant,
+    /// CPU cycles of attention per multiply-add and per KV byte ([`attention_cycles`]).
+    attn_cycles: [f64; 2],
+    /// Times a decode step reads the KV it attends over (`cost.attention_kv_reads`).
+    pub(crate) kv_reads: f64,
+    ops_per_token: f64,
+    /// Core cycles per second of all threads, in cycles of the fastest cluster:
+    /// `Σ_cluster threads × Hz × cpw_lead / cpw_cluster` (cpw on a Q4_K reference).
+    cycles_rate: f64,
+    /// What DRAM delivers to the compute unit, GB/s, and (CPU) what one core can pull.
+    dram_gbps: f64,
+    per_core_gbps: Option<f64>,
+    cache_bandwidth_bps: f64,
+    cache_bytes: f64,
+    accel_macs_per_s: Option<f64>,
+    /// Accelerators: dequantization multiply-add equivalents per CPU dequantization cycle
+    /// of the lead cluster (`dequant_ops_per_weight / 2 ÷ the cluster's Q4_0 cycles per
+    /// weight`), so that `dequant_cycles × this` is the unit's dequantization work.
+    accel_dequant_macs_per_cycle: f64,
+    threads: u32,
+    compute_w: f64,
+    /// Scenario knobs.
+    overlap: f64,
+    per_op_s: f64,
+    pub(crate) per_token_s: f64,
+    pub(crate) prefill_reuse: f64,
+    pub(crate) arith_eff_decode: f64,
+    arith_eff_prefill: f64,
+    skew: f64,
+    pub(crate) batch: u32,
+    pj_per_bit: f64,
+    static_w: f64,
+    /// Share of the weights paged from storage on every use ([`Footprint::paged_fraction`]).
+    paged: f64,
+    storage_gbps: f64,
+    /// Device figures taken from class defaults (`assume_defaults`).
+    pub(crate) assumed: Vec<&'static str>,
+    /// The engine's cross-validated 80 % interval of measured ÷ predicted decode tok/s.
+    pub(crate) error_ratio: Option<[f64; 2]>,
+    /// The operators of a token ([`TokenTable`]).
+    pub table: Arc<TokenTable>,
+}
+
+/// What a design's tensors cost per token, independent of the workload: per-tensor weight
+/// bytes, multiply-adds and CPU cycles on the device's fastest cluster, and the layer counts
+/// the KV cache and attention scale with. It depends on the model, the weight mix, the
+/// device's fastest cluster and the cost model only, so one plan serves every point of a
+/// sweep that varies context, KV format, batch, threads or workload over the same
+/// (model, device, mix) ([`crate::Estimator`] keeps it).
+#[derive(Debug, Clone)]
+pub struct TensorPlan {
+    /// Weight bytes of the whole model.
+    pub weights: Arc<WeightBytes>,
+    /// Parameters read per decoded token.
+    pub active_params: u64,
+    /// Weight bytes read per token outside routed experts.
+    dense_bytes: f64,
+    /// Weight elements read per token outside routed experts.
+    dense_elems: f64,
+    /// Cycles (on the fastest cluster's cores) outside experts.
+    dense_cycles: Cycles,
+    /// One routed expert summed over the MoE layers.
+    expert: ExpertCost,
+    /// MoE layers.
+    n_moe_layers: u64,
+    /// Recurrent-state bytes read + written per token, their multiply-adds, and the state
+    /// held per sequence.
+    state_rw_bytes: f64,
+    state_macs: f64,
+    state_held_bytes: u128,
+    /// Activation bytes per token.
+    act_bytes: f64,
+    ops_per_token: f64,
+    /// The distinct formats of the weight matrices (what an engine must support).
+    formats: Vec<QuantFormat>,
+    /// The operators of a token, which every sum above comes from.
+    table: Arc<TokenTable>,
+    /// The model's KV-cache layers, grouped (the footprint's KV cache).
+    kv_layout: KvLayout,
+    /// The attention layers that own a KV cache, grouped (KV bytes per cached token).
+    attn_kv: KvLayout,
+    /// Attention multiply-adds per attended token, summed over full and over sliding layers.
+    attn_macs: [f64; 2],
+    /// What the compute buffer depends on.
+    compute_shape: ComputeShape,
+}
+
+impl TensorPlan {
+    /// Walk the tensors of `s`'s model under its weight mix (the scenario must be valid).
+    pub fn new(s: &Scenario) -> Self {
+        let m = &s.model;
+        let c = &s.cost;
+        let weights = WeightBytes::new(m, &s.weights);
+        let lead = s.device.fastest_cluster();
+        let measured = s.engine.unit(Backend::Cpu).map(|u| &u.dequant_cycles);
+        let table = TokenTable::new(s, &weights, &|f| cluster_cycles_per_weight(f, lead, c, measured, 1.0));
+        let dense = table.sum(|o| o.kind != OpKind::Experts);
+        let experts = table.sum(|o| o.kind == OpKind::Experts);
+        // The recurrent layers' state read + write, as the token table lists them.
+        let state_rw_bytes = table.state.iter().fold(0.0, |sum, st| sum + st.bytes);
+        // FFN width a token passes through, summed over layers.
+        let ffn_widths: f64 = (0..m.n_layers)
+            .map(|i| match &m.moe {
+                Some(mo) => (mo.top_k as u64 * mo.expert_ffn) as f64,
+                None => m.ffn_at(i) as f64,
+            })
+            .sum();
+        let matrices = weights.tensors.iter().filter(|x| !x.0.is_vector()).count() as f64;
+        let window = m.sliding_window.unwrap_or(u64::MAX);
+        let attn = &table.attention;
+        let macs_sum = |k: LayerKind| -> f64 { attn.iter().filter(|a| a.kind == k).map(|a| a.macs).sum() };
+        let attn_macs = [macs_sum(LayerKind::Full), macs_sum(LayerKind::Sliding)];
+        let attn_kv = KvLayout::from_layers(attn.iter().filter(|a| a.owns_kv).map(|a| (a.kind, a.kv_elems)), window);
+        TensorPlan {
+            kv_layout: KvLayout::of(m),
+            attn_kv,
+            attn_macs,
+            compute_shape: ComputeShape::of(m),
+            active_params: m.params().active_per_token,
+            dense_bytes: dense.bytes,
+            dense_elems: dense.macs,
+            dense_cycles: Cycles { arith: dense.arith_cycles, dequant: dense.dequant_cycles },
+            expert: ExpertCost {
+                bytes: experts.bytes,
+                elems: experts.macs,
+                cycles: Cycles { arith: experts.arith_cycles, dequant: experts.dequant_cycles },
+            },
+            n_moe_layers: table.moe_layers(),
+            table: Arc::new(table),
+            state_rw_bytes,
+            // A state update touches every state element a few times (decay, outer product, read-out).
+            state_macs: 3.0 * state_rw_bytes / 8.0,
+            state_held_bytes: recurrent_state_bytes(m, 1),
+            act_bytes: 4.0 * (m.n_layers as f64 * 6.0 * m.hidden as f64 + 3.0 * ffn_widths),
+            ops_per_token: 2.0 * matrices + 4.0 * m.n_layers as f64 + 4.0,
+            formats: {
+                let mut f: Vec<QuantFormat> =
+                    weights.tensors.iter().filter(|x| !x.0.is_vector()).map(|x| x.1).collect();
+                f.sort();
+                f.dedup();
+                f
+            },
+            weights: Arc::new(weights),
+        }
+    }
+}
+
+/// CPU cycles per weight of format `f` on one core of `cl`: [`cycles_per_weight`] with the
+/// cluster's SIMD figures; the dequantization cost is the scenario's override (for a 128-bit,
+/// 2-pipe core, scaled), else the cycles the engine measured for itself on the CPU
+/// (`measured`, [`memwall_spec::UnitCosts::dequant_cycles`], taken as they are), else the
+/// cost model's table (scaled).
+fn cluster_cycles_per_weight(
+    f: QuantFormat,
+    cl: &memwall_spec::ClusterSpec,
+    c: &memwall_spec::CostModel,
+    measured: Option<&std::collections::BTreeMap<String, f64>>,
+    eff: f64,
+) -> (f64, f64) {
+    let measured = c.dequant_override(f).is_none().then(|| measured.and_then(|m| m.get(&f.to_string()))).flatten();
+    let (arith, dequant) = cycles_per_weight(
+        f.is_quantized(),
+        cl.int8_macs_per_cycle(),
+        cl.f32_fmas_per_cycle(),
+        eff,
+        c.dequant_cycles(f),
+        cl.simd_bits,
+        cl.simd_pipes,
+    );
+    (arith, measured.copied().unwrap_or(dequant))
+}
+
+impl CostPlan {
+    /// Precompute everything that does not depend on the context position.
+    pub fn new(s: &Scenario) -> Result<Self, SimError> {
+        s.validate()?;
+        Self::with_tensors(s, &TensorPlan::new(s))
+    }
+
+    /// The plan of `s` from a [`TensorPlan`] of the same model, device, weight mix and cost
+    /// model (`s` must be valid): only the terms that depend on the workload, the KV format
+    /// and the thread count are computed.
+    pub fn with_tensors(s: &Scenario, tp: &TensorPlan) -> Result<Self, SimError> {
+        let m = &s.model;
+        let d = &s.device;
+        let c = &s.cost;
+        let wl = &s.workload;
+        let threads = s.threads();
+
+        let window = m.sliding_window.unwrap_or(u64::MAX);
+        // Per cached token: KV bytes of the layers that hold a cache, by kind.
+        let kv_sum = |k: LayerKind| -> f64 { tp.attn_kv.token_bytes(k, s.kv.k, s.kv.v) as f64 };
+        let footprint = Self::footprint_of(s, tp)?;
+
+        let unit = super::unit::resolve(s)?;
+        let u = &unit.costs;
+        if !u.formats.is_empty()
+            && let Some(f) = tp.formats.iter().find(|f| !u.supports(**f))
+        {
+            return Err(SimError::Spec(memwall_spec::SpecError::invalid(
+                "weights",
+                f,
+                format!(
+                    "engine `{}` does not run {f} weights on the {} (it runs {})",
+                    s.engine.name,
+                    wl.backend.name(),
+                    u.formats.join(", ")
+                ),
+            )));
+        }
+        // Threads run on the fastest cores first; cycles per weight differ per cluster, so
+        // throughput is a weighted sum: weights/s = Σ_cluster n × Hz / cycles_per_weight.
+        // We normalise to the first cluster's cycles and fold the ratio into `cycles_rate`.
+        let placement = d.placement(threads);
+        let (lead, _) = placement[0];
+        // Relative speed of each cluster on a Q4_K-like reference mix.
+        let reference = QuantFormat::Ggml(memwall_spec::GgmlType::Q4_K);
+        let cpw = |cl| {
+            let (a, q) = cluster_cycles_per_weight(reference, cl, c, None, u.compute_efficiency);
+            a + q
+        };
+        let lead_cpw = cpw(lead);
+        let cycles_rate: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * lead_cpw / cpw(cl)).sum();
+        let cpu_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
+        let q40 = cluster_cycles_per_weight(QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0), lead, c, None, 1.0).1;
+        let accel_dequant_macs_per_cycle = if q40 > 0.0 { u.dequant_ops_per_weight / 2.0 / q40 } else { 0.0 };
+        // The unit's power at full clock as this engine draws it; a unit without a figure
+        // (and no assumed default) adds none here, and the thermal simulator refuses it.
+        let power_scale = u.power_scale.unwrap_or(1.0);
+        let (accel_macs_per_s, compute_w) = match unit.peak_macs_per_s {
+            Some(peak) => (Some(peak * u.compute_efficiency), unit.power_w.unwrap_or(0.0) * power_scale),
+            None => (None, cpu_w * power_scale),
+        };
+        let mem = &d.memory;
+        let llc = d.last_level_cache();
+        Ok(CostPlan {
+            footprint,
+            active_params: tp.active_params,
+            dense_bytes: tp.dense_bytes,
+            dense_elems: tp.dense_elems,
+            dense_cycles: tp.dense_cycles,
+            expert: tp.expert,
+            moe: m.moe.as_ref().map(|mo| MoeShape {
+                n_experts: mo.n_experts,
+                top_k: mo.top_k,
+                layers: tp.n_moe_layers,
+            }),
+            decode_distinct: m
+                .moe
+                .as_ref()
+                .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
+            kv_formats: s.kv,
+            attn_cycles: attention_cycles(
+                u,
+                s.kv.k,
+                if tp.dense_elems > 0.0 { tp.dense_cycles.arith / tp.dense_elems } else { 0.0 },
+            ),
+            kv_reads: u.attention_kv_reads,
+            kv_full_per_token: kv_sum(LayerKind::Full),
+            kv_sliding_per_token: kv_sum(LayerKind::Sliding),
+            window,
+            attn_full_macs: tp.attn_macs[0],
+            attn_sliding_macs: tp.attn_macs[1],
+            state_bytes: tp.state_rw_bytes,
+            state_macs: tp.state_macs,
+            act_bytes: tp.act_bytes,
+            ops_per_token: tp.ops_per_token,
+            cycles_rate,
+            dram_gbps: unit.dram_gbps,
+            per_core_gbps: unit.per_core_gbps,
+            cache_bandwidth_bps: llc.map_or(0.0, |l| l.bandwidth_gbps * 1e9),
+            cache_bytes: llc.map_or(0.0, |l| l.size_bytes as f64 * c.cache_usable_fraction),
+            accel_macs_per_s,
+            accel_dequant_macs_per_cycle,
+            threads,
+            compute_w,
+            overlap: u.overlap.unwrap_or(c.overlap),
+            per_op_s: u.per_op_s
+                + if unit.backend == Backend::Cpu {
+                    threads.saturating_sub(1) as f64 * u.per_thread_sync_s
+                } else {
+                    0.0
+                },
+            per_token_s: u.per_token_s,
+            prefill_reuse: c.prefill_dequant_reuse,
+            arith_eff_decode: u.compute_efficiency,
+            arith_eff_prefill: u.prefill_efficiency,
+            skew: wl.routing_skew,
+            batch: wl.batch,
+            pj_per_bit: mem.dram_pj_per_bit,
+            static_w: d.power.static_w,
+            paged: footprint.paged_fraction(),
+            storage_gbps: d.storage.read_gbps,
+            weights: tp.weights.clone(),
+            error_ratio: unit.costs.error_ratio,
+            table: tp.table.clone(),
+            assumed: unit.assumed,
+        })
+    }
+
+    /// The footprint of `s` with the tensors of `tp`: the only part of a plan that depends on
+    /// the workload's token counts (the KV cache and compute buffer hold the context).
+    fn footprint_of(s: &Scenario, tp: &TensorPlan) -> Result<Footprint, memwall_spec::SpecError> {
+        let wl = &s.workload;
+        Footprint::from_parts(
+            s,
+            tp.weights.in_ram(),
+            tp.kv_layout.bytes(s.kv.k, s.kv.v, wl.kv_tokens(), wl.ubatch, wl.batch),
+            tp.state_held_bytes * wl.batch as u128,
+            tp.compute_shape.bytes(wl),
+        )
+    }
+
+    /// This plan for a scenario that differs from the one it was made for only in the
+    /// workload's token counts (prompt, generated, context): the footprint is redone, every
+    /// other term is the same.
+    pub(crate) fn with_tokens_of(&self, s: &Scenario, tp: &TensorPlan) -> Result<Self, SimError> {
+        let footprint = Self::footprint_of(s, tp)?;
+        Ok(CostPlan { paged: footprint.paged_fraction(), footprint, ..self.clone() })
+    }
+
+    /// Threads in use.
+    pub fn threads(&self) -> u32 {
+        self.threads
+    }
+
+    /// Expert bytes, elements and cycles read for `tokens` tokens processed together.
+    fn expert_work(&self, tokens: u64) -> ExpertWork {
+        match self.moe {
+            Some(MoeShape { n_experts, top_k, layers }) if layers > 0 => {
+                let distinct = if tokens == self.batch as u64 {
+                    self.decode_distinct
+                } else {
+                    expected_distinct_experts(n_experts, top_k, tokens, self.skew)
+                };
+                let x = &self.expert;
+                // Bytes and dequantization scale with the distinct experts; arithmetic with
+                // the experts each token uses.
+                ExpertWork {
+                    bytes: distinct * x.bytes,
+                    arith: tokens as f64 * top_k as f64 * x.cycles.arith,
+                    dequant: distinct * x.cycles.dequant,
+                }
+            }
+            _ => ExpertWork::default(),
+        }
+    }
+
+    /// KV bytes (read once) and attention multiply-adds for one query at context `ctx`
+    /// (tokens held including the new one).
+    fn attention(&self, ctx: u64) -> (f64, f64) {
+        let full = attended_tokens(LayerKind::Full, ctx, self.window) as f64;
+        let sliding = attended_tokens(LayerKind::Sliding, ctx, self.window) as f64;
+        (
+            full * self.kv_full_per_token + sliding * self.kv_sliding_per_token,
+            full * self.attn_full_macs + sliding * self.attn_sliding_macs,
+        )
+    }
+
+    /// Work of decoding one token per sequence when `ctx` tokens are already cached.
+    ///
+    /// KV bytes per sequence: `attention_kv_reads × Σ_layers attended(ctx + 1) × KV bytes
+    /// per token` (the read of the cache, repeated by engines that re-read it per query
+    /// head) `+ Σ_layers KV bytes per token` (the new token's write) `+ state bytes` (read
+    /// and write of recurrent state).
+    pub fn decode_work(&self, ctx: u64) -> StepWork {
+        let b = self.batch as f64;
+        let ex = self.expert_work(self.batch as u64);
+        let (kv_read, attn_macs) = self.attention(ctx + 1);
+        let kv_write = self.kv_full_per_token + self.kv_sliding_per_token;
+        StepWork {
+            weight_bytes: self.dense_bytes + ex.bytes,
+            kv_bytes: b * (self.kv_reads * kv_read + kv_write + self.state_bytes),
+            activation_bytes: b * self.act_bytes,
+            weight_macs: b * self.dense_elems + self.expert_weight_macs(self.batch as u64),
+            attn_macs: b * (attn_macs + self.state_macs),
+            arith_cycles: b * self.dense_cycles.arith + ex.arith,
+            // As in prefill, `prefill_dequant_reuse` sequences share one dequantization.
+            dequant_cycles: (b / self.prefill_reuse).max(1.0) * (self.dense_cycles.dequant + ex.dequant),
+            ops: self.ops_per_token,
+        }
+    }
+
+    fn expert_weight_macs(&self, tokens: u64) -> f64 {
+        match self.moe {
+            Some(MoeShape { top_k, layers, .. }) if layers > 0 => tokens as f64 * top_k as f64 * self.expert.elems,
+            _ => 0.0,
+        }
+    }
+
+    /// Time of a step's work under nominal conditions (the estimator's case).
+    ///
+    /// `t_mem = bytes / bandwidth` (cache bandwidth when weights + KV fit the usable
+    /// last-level cache, which LRU then keeps between tokens; DRAM otherwise, where a
+    /// cyclic sweep larger than the cache gets no reuse). CPU: `t_arith = arith_cycles /
+    /// (efficiency × cycle rate)`, `t_dequant = dequant_cycles / (efficiency × cycle rate)`; accelerators:
+    /// `t_arith = MACs / MAC rate`. `total = overlap_time(t_mem, t_arith + t_dequant) +
+    /// ops × per-op cost + per-token cost`.
+    pub fn step_time(&self, w: &StepWork, efficiency: f64, per_token: bool) -> StepTime {
+        self.step_time_at(w, efficiency, per_token, &Conditions::NOMINAL)
+    }
+
+    /// Time of a step's work under the simulator's run-time conditions: compute time and
+    /// overheads scale with `1 / freq_scale`; the DRAM bandwidth is
+    /// `min(dram × bandwidth_scale, per-core × threads × freq_scale)` (a slower core pulls
+    /// proportionally less); bytes the cache model served take their measured time and only
+    /// the rest goes to DRAM. Nominal conditions give [`CostPlan::step_time`] exactly.
+    pub fn step_time_at(&self, w: &StepWork, efficiency: f64, per_token: bool, c: &Conditions) -> StepTime {
+        let bytes = w.weight_bytes + w.kv_bytes;
+        let (t_mem, from_cache) = match c.cached {
+            None => {
+                let from_cache = self.cache_bandwidth_bps > 0.0 && bytes <= self.cache_bytes;
+                let bw = if from_cache { self.cache_bandwidth_bps } else { self.dram_bandwidth_at(c) };
+                (bytes / bw, from_cache)
+            }
+            Some((cached_bytes, cached_s)) => {
+                let rest = (bytes - cached_bytes).max(0.0);
+                (cached_s + if rest > 0.0 { rest / self.dram_bandwidth_at(c) } else { 0.0 }, rest == 0.0)
+            }
+        };
+        // Memory time of each phase, in proportion to its bytes.
+        let weight_share = if bytes > 0.0 { w.weight_bytes / bytes } else { 1.0 };
+        let (mem_w, mem_a) = (t_mem * weight_share, t_mem * (1.0 - weight_share));
+        let ((arith_w, dequant_w), arith_a) = match self.accel_macs_per_s {
+            Some(rate) => {
+                let rate = rate * c.freq_scale;
+                let dequant = w.dequant_cycles * self.accel_dequant_macs_per_cycle;
+                ((w.weight_macs / rate, dequant / rate), w.attn_macs / rate)
+            }
+            None => {
+                // Attention arithmetic runs in f16/f32 at the f32 FMA rate ≈ ¼ of int8 MACs.
+                let attn_cycles = w.attn_macs * self.attn_cycles[0] + w.kv_bytes * self.attn_cycles[1];
+                let rate = self.cycles_rate * c.freq_scale;
+                // The engine's efficiency is its share of the unit's peak for the whole kernel:
+                // it scales the unpacking as well as the multiply-adds.
+                let eff_rate = efficiency * rate;
+                ((w.arith_cycles / eff_rate, w.dequant_cycles / eff_rate), attn_cycles / eff_rate)
+            }
+        };
+        let t_weights = overlap_time(mem_w, arith_w + dequant_w, self.overlap);
+        let t_attention = overlap_time(mem_a, arith_a, self.overlap);
+        let t_overhead = (w.ops * self.per_op_s + if per_token { self.per_token_s } else { 0.0 }) / c.freq_scale;
+        StepTime {
+            t_mem,
+            t_arith: arith_w + arith_a,
+            t_dequant: dequant_w,
+            t_overhead,
+            t_storage: 0.0,
+            t_attention,
+            total: t_weights + t_attention + t_overhead,
+            from_cache,
+            memory_bound: (mem_w >= arith_w + dequant_w, mem_a >= arith_a),
+        }
+    }
+
+    /// Weight bytes a step reads from storage: the paged share of its weight bytes
+    /// (`paged_fraction × weight_bytes`, 0 when the design fits).
+    pub fn flash_bytes(&self, w: &StepWork) -> f64 {
+        self.paged * w.weight_bytes
+    }
+
+    /// `t` with the step's storage reads added ([`storage_time_s`] of [`CostPlan::flash_bytes`]),
+    /// spread over `batch` sequences (a prefill chunk's time is per sequence).
+    fn with_storage(&self, mut t: StepTime, w: &StepWork, batch: f64) -> StepTime {
+        t.t_storage = storage_time_s(self.flash_bytes(w), self.storage_gbps) / batch;
+        t.total += t.t_storage;
+        t
+    }
+
+    /// DRAM bandwidth under `c`, bytes/s: [`cpu_bandwidth_gbps`] with the DRAM share scaled
+    /// by `bandwidth_scale` and the per-core bound by `freq_scale`; accelerators take the
+    /// DRAM share alone.
+    fn dram_bandwidth_at(&self, c: &Conditions) -> f64 {
+        let gbps = match self.per_core_gbps {
+            Some(core) => cpu_bandwidth_gbps(self.dram_gbps, c.bandwidth_scale, core * c.freq_scale, self.threads),
+            None => self.dram_gbps * c.bandwidth_scale,
+        };
+        gbps * 1e9
+    }
+
+    /// Power of the compute units in use at full frequency, W.
+    pub fn compute_w(&self) -> f64 {
+        self.compute_w
+    }
+
+    /// Static power, W.
+    pub fn static_w(&self) -> f64 {
+        self.static_w
+    }
+
+    /// DRAM energy, pJ per bit moved.
+    pub fn dram_pj_per_bit(&self) -> f64 {
+        self.pj_per_bit
+    }
+
+    /// Routed experts per MoE layer, top-k and the number of MoE layers.
+    pub fn moe(&self) -> Option<MoeShape> {
+        self.moe
+    }
+
+    /// Bytes of one routed expert summed over the MoE layers.
+    pub fn expert_bytes(&self) -> f64 {
+        self.expert.bytes
+    }
+
+    /// Expected distinct experts per MoE layer for one decode step.
+    pub fn decode_distinct_experts(&self) -> f64 {
+        self.decode_distinct
+    }
+
+    /// DRAM bytes of a step (0 when served from cache, except KV writes which are small).
+    pub fn dram_bytes(&self, w: &StepWork, t: &StepTime) -> f64 {
+        if t.from_cache { 0.0 } else { w.weight_bytes + w.kv_bytes }
+    }
+
+    /// Decode one token (per sequence) at context `ctx`, paged weights read from storage.
+    pub fn decode_step(&self, ctx: u64) -> (StepWork, StepTime) {
+        let w = self.decode_work(ctx);
+        let t = self.with_storage(self.step_time(&w, self.arith_eff_decode, true), &w, 1.0);
+        (w, t)
+    }
+
+    /// `(Σ seconds, Σ joules)` of the `g` decode steps at contexts `p, p + 1, …, p + g − 1`,
+    /// in `O(log g)` step evaluations instead of `g`.
+    ///
+    /// A step's time and energy are linear in the context while three things stay fixed: whether
+    /// sliding layers have filled their window, whether the working set fits the cache, and
+    /// whether memory or compute is the longer term of each phase (each flips at most once
+    /// as the context grows, the last ones at most once within a stretch where the first two
+    /// hold). On each such
+    /// stretch `[a, b]` the sum is exact for a linear function: `(b − a + 1) × (f(a) + f(b)) / 2`;
+    /// stretches are found by bisection on that state.
+    pub fn decode_sums(&self, p: u64, g: u64) -> (f64, f64) {
+        let f = |ctx: u64| {
+            let (w, t) = self.decode_step(ctx);
+            (t.total, self.step_energy(&w, &t))
+        };
+        if g <= 16 {
+            return (0..g).map(|j| f(p + j)).fold((0.0, 0.0), |(t, e), (dt, de)| (t + dt, e + de));
+        }
+        let state = |ctx: u64| {
+            let (_, t) = self.decode_step(ctx);
+            (ctx + 1 > self.window, t.from_cache, t.memory_bound)
+        };
+        let (mut sum_t, mut sum_e) = (0.0, 0.0);
+        let last = p + g - 1;
+        let mut a = p;
+        loop {
+            let k = state(a);
+            // The largest b in [a, last] whose state equals a's (the equal states form a prefix).
+            let (mut lo, mut hi) = (a, last);
+            while lo < hi {
+                let mid = lo + (hi - lo).div_ceil(2);
+                if state(mid) == k { lo = mid } else { hi = mid - 1 }
+            }
+            let b = lo;
+            let ((ta, ea), (tb, eb)) = (f(a), f(b));
+            let n = (b - a + 1) as f64;
+            sum_t += n * (ta + tb) / 2.0;
+            sum_e += n * (ea + eb) / 2.0;
+            if b == last {
+                return (sum_t, sum_e);
+            }
+            a = b + 1;
+        }
+    }
+
+    /// Decode one token (per sequence) at context `ctx` under run-time conditions.
+    pub fn decode_step_at(&self, w: &StepWork, c: &Conditions) -> StepTime {
+        self.step_time_at(w, self.arith_eff_decode, true, c)
+    }
+
+    /// Time of one prefill chunk's work for one sequence under run-time conditions (the
+    /// estimator's [`CostPlan::prefill`] multiplies it by the batch).
+    pub fn prefill_step_at(&self, w: &StepWork, c: &Conditions) -> StepTime {
+        self.step_time_at(w, self.arith_eff_prefill, false, c)
+    }
+
+    /// Work of a prefill chunk of `n` tokens starting at position `start`.
+    ///
+    /// Weights are read once per chunk (routed experts: the distinct ones the chunk hits);
+    /// the KV cache up to the chunk's end is read once, whatever `attention_kv_reads` says
+    /// (the chunk's queries share that read; the knob only repeats decode's); arithmetic
+    /// scales with tokens; dequantization is shared by `prefill_dequant_reuse` tokens.
+    pub fn prefill_work(&self, start: u64, n: u64) -> StepWork {
+        let ex = self.expert_work(n);
+        let (kv_read, _) = self.attention(start + n);
+        // Σ over the chunk's queries of attended tokens: sum of an arithmetic sequence,
+        // capped by the window for sliding layers.
+        let attn = attended_sum(LayerKind::Full, start, n, self.window) * self.attn_full_macs
+            + attended_sum(LayerKind::Sliding, start, n, self.window) * self.attn_sliding_macs;
+        let reuse = (n as f64 / self.prefill_reuse).max(1.0);
+        StepWork {
+            weight_bytes: self.dense_bytes + ex.bytes,
+            kv_bytes: kv_read + n as f64 * (self.kv_full_per_token + self.kv_sliding_per_token + self.state_bytes),
+            activation_bytes: n as f64 * self.act_bytes,
+            weight_macs: n as f64 * self.dense_elems + self.expert_weight_macs(n),
+            attn_macs: attn + n as f64 * self.state_macs,
+            arith_cycles: n as f64 * self.dense_cycles.arith + ex.arith,
+            dequant_cycles: reuse * (self.dense_cycles.dequant + ex.dequant),
+            ops: self.ops_per_token,
+        }
+    }
+
+    /// Prefill `prompt` tokens of every sequence in chunks of `ubatch`; returns (seconds,
+    /// joules, the last chunk's time).
+    pub fn prefill(&self, prompt: u64, ubatch: u64) -> (f64, f64, Option<StepTime>) {
+        let (mut t, mut joules) = (0.0, 0.0);
+        let mut last = None;
+        let mut start = 0;
+        while start < prompt {
+            let n = ubatch.min(prompt - start);
+            let w = self.prefill_work(start, n);
+            let b = self.batch as f64;
+            let st = self.with_storage(self.step_time(&w, self.arith_eff_prefill, false), &w, b);
+            t += st.total * b;
+            joules += self.step_energy(&w, &st) * b;
+            last = Some(st);
+            start += n;
+        }
+        (t, joules, last)
+    }
+
+    /// Energy of a step, joules.
+    pub fn step_energy(&self, w: &StepWork, t: &StepTime) -> f64 {
+        energy_per_token_j(self.dram_bytes(w, t), self.pj_per_bit, self.compute_w, self.static_w, t.total)
+    }
+}
