@@ -351,7 +351,7 @@ pub fn by_name<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b arrow::arra
 
 /// One operator of a decoded token with its time ([`memwall_sim::des::op_times`]): the
 /// `estimate --ops` table and its JSON.
-pub static OP_COLUMNS: &[Column<(memwall_sim::des::Op, memwall_sim::StepTime)>] = &[
+pub static OP_COLUMNS: &[Column<(memwall_sim::cost::ops::Op, memwall_sim::StepTime)>] = &[
     Column { name: "layer", get: Get::OptU32(|o| o.0.layer) },
     Column { name: "op", get: Get::Str(|o| o.0.kind.name()) },
     Column { name: "weight_bytes", get: Get::F64(|o| o.0.weight_bytes) },

@@ -79,7 +79,7 @@ pub fn decode(a: &DecodeArgs) -> Result<()> {
         to_gb(e.kv_bytes()),
         e.position(),
         threads,
-        memwall_kernels::dot::Isa::best().name(),
+        memwall_kernels::simd::Isa::best().name(),
     );
     let tokens = g.token_seconds.len() as f64;
     println!(

@@ -2,7 +2,7 @@
 //! --ops`, `memwall.ops`).
 
 use arrow::record_batch::RecordBatch;
-use memwall_sim::des::Op;
+use memwall_sim::cost::ops::Op;
 use memwall_sim::{Estimate, StepTime};
 use memwall_spec::Scenario;
 use serde::Serialize;
@@ -37,7 +37,7 @@ impl Ops {
 pub fn ops(s: &Scenario) -> Result<Ops> {
     let plan = memwall_sim::CostPlan::new(s)?;
     let context_tokens = memwall_sim::analytic::mean_decode_context(&s.workload);
-    Ok(Ops { context_tokens, rows: memwall_sim::des::op_times(&plan, context_tokens) })
+    Ok(Ops { context_tokens, rows: memwall_sim::cost::ops::op_times(&plan, context_tokens) })
 }
 
 /// The quality figure of a design's formats, as the quality table serializes it.
