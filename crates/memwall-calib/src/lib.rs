@@ -17,6 +17,8 @@ pub mod fit;
 pub mod host;
 pub mod hostfit;
 pub mod hostval;
+pub mod llama_bench;
+pub mod published;
 pub mod quality;
 pub mod validate;
 
@@ -24,7 +26,11 @@ pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit};
 pub use validate::{CrossValidated, Summary, cross_validate, naive_roofline_tok_s, summarize};
 
 /// Errors of calibration.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// The variants that read inputs (a spec refused, a preset missing, a file unreadable, a
+/// table row) display exactly as memwall-io's errors of the same kind, which convert from
+/// these one for one.
+#[derive(Debug, thiserror::Error)]
 pub enum CalibError {
     /// A scenario could not be estimated.
     #[error("observation `{id}`: {source}")]
@@ -40,4 +46,21 @@ pub enum CalibError {
     /// A probe of the host failed.
     #[error("probe: {0}")]
     Probe(String),
+    /// An input (a llama-bench row, a table cell, a fitted figure) is refused.
+    #[error(transparent)]
+    Spec(#[from] memwall_spec::SpecError),
+    /// The estimator refused a scenario outside a fit (a rate ceiling, a roofline).
+    #[error(transparent)]
+    Sim(#[from] memwall_sim::SimError),
+    /// A preset or a file could not be had.
+    #[error(transparent)]
+    Catalog(#[from] memwall_catalog::CatalogError),
+    /// A row of a table (a validation row) cannot be used.
+    #[error("row {id}: {source}")]
+    Row {
+        /// The row's identifier.
+        id: String,
+        /// What is wrong.
+        source: Box<CalibError>,
+    },
 }
