@@ -22,7 +22,7 @@ pub mod published;
 pub mod quality;
 pub mod validate;
 
-pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit};
+pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit, least_squares};
 pub use validate::{CrossValidated, Summary, cross_validate, naive_roofline_tok_s, summarize};
 
 /// Errors of calibration.

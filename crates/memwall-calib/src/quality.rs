@@ -26,7 +26,7 @@ use rand::rngs::StdRng;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::CalibError;
-use crate::hostfit::least_squares;
+use crate::fit::least_squares;
 
 /// A synthetic layer: `rows × cols` weights, `n × cols` calibration activations (what AWQ and
 /// GPTQ see) and as many held-out ones (what the error is measured on).
