@@ -18,8 +18,10 @@ pub mod host;
 pub mod hostfit;
 pub mod hostval;
 pub mod llama_bench;
+pub mod nelder_mead;
 pub mod published;
 pub mod quality;
+pub mod thermal;
 pub mod validate;
 
 pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit, least_squares};
