@@ -411,7 +411,8 @@ impl Param {
 /// A parameter one prior sigma off costs as much as a 3 % miss on one published figure.
 pub const PRIOR_WEIGHT: f64 = 0.001;
 
-/// Typical phone values: SoC package to board through the PoP stack and TIM ~3 K/W, board to
+/// Die to board resistance, K/W. Typical phone values (the priors of the four network
+/// parameters): SoC package to board through the PoP stack and TIM ~3 K/W, board to
 /// skin through graphite or a vapor chamber ~5 K/W, PCB + shields + spreader ~20 J/K, SoC
 /// throttling starting around 80 °C; each within a factor of 2 (10 °C).
 pub const R_DIE: Param =
@@ -728,6 +729,28 @@ mod tests {
             assert!((p.lo..=p.hi).contains(x), "{}: {x}", p.name);
         }
         assert!(reproduces(&s25, &s25) && !reproduces(&s25, &S25_START));
+    }
+
+    #[test]
+    fn the_search_finds_a_known_minimum_and_rounds_it_for_the_toml() {
+        let params = [R_DIE, TRIP];
+        // Sharp enough that the weak priors move the minimum by far less than the rounding.
+        let loss = |x: &[f64]| 1e3 * (((x[0] - 2.5) / 2.5).powi(2) + ((x[1] - 70.0) / 70.0).powi(2));
+        let mut lines = Vec::new();
+        let x = search(&params, &[3.0, 80.0], &loss, &mut |l| lines.push(l.to_string()));
+        assert_eq!(x, [2.5, 70.0]);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+    }
+
+    #[test]
+    fn a_search_whose_runs_fail_returns_the_failure() {
+        let loss = |x: &[f64]| -> Result<f64> {
+            if x[0] > 5.0 { Err(CalibError::Empty("no run".into())) } else { Ok((x[0] - 2.0).powi(2)) }
+        };
+        let err = search_fallible(&[R_DIE], &[3.0], &loss, &mut |_| {}).unwrap_err();
+        assert_eq!(err.to_string(), "no run");
+        let ok = search_fallible(&[R_DIE], &[3.0], &|x: &[f64]| Ok((x[0] - 2.0).powi(2)), &mut |_| {}).unwrap();
+        assert_eq!(ok, [2.0]);
     }
 
     /// The fit recovers a network it did not see: a synthetic phone (the iPhone preset with a
