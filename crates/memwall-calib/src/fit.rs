@@ -1,4 +1,15 @@
-//! Fitting engine figures to decode measurements.
+//! The least-squares core of calibration, and engine figures fitted to decode measurements.
+//!
+//! Every least-squares fit in memwall goes through this module:
+//! - linear: [`least_squares`] (ordinary least squares by SVD, with standard errors), which
+//!   the host calibration ([`crate::hostfit`]: attention cycles, fixed costs) and the
+//!   quality fit ([`crate::quality::QualityFit`]) use;
+//! - nonlinear: [`fit`], Levenberg–Marquardt (its damped normal equations solved here) on the
+//!   estimator's predictions, which the published-row validation ([`crate::published`],
+//!   [`crate::cross_validate`]) and the llama-bench calibration ([`crate::llama_bench`]) use.
+//!
+//! The one optimizer beside it is derivative-free, [`crate::nelder_mead`], for the thermal
+//! networks, whose loss is not smooth enough for a Jacobian.
 //!
 //! The model is memwall's own estimator: for observation `i` with measured decode rate `mᵢ`
 //! and parameters `θ` (the logarithms of the fitted figures), the residual is
@@ -17,6 +28,26 @@ use memwall_spec::{Backend, Scenario, UnitCosts};
 use nalgebra::{DMatrix, DVector};
 
 use crate::CalibError;
+
+/// Ordinary least squares `y ≈ X β`: the coefficients and their standard errors
+/// (`σ̂² (XᵀX)⁻¹`, `σ̂² = ‖y − Xβ‖² / (n − p)`), by SVD.
+pub fn least_squares(x: &DMatrix<f64>, y: &DVector<f64>) -> Result<(DVector<f64>, DVector<f64>), CalibError> {
+    let (n, p) = (x.nrows(), x.ncols());
+    if n < p || p == 0 {
+        return Err(CalibError::Empty(format!("{n} observations cannot fit {p} parameters")));
+    }
+    let svd = x.clone().svd(true, true);
+    let beta = svd.solve(y, 1e-12).map_err(|e| CalibError::Empty(format!("least squares: {e}")))?;
+    let resid = y - x * &beta;
+    let dof = (n - p).max(1) as f64;
+    let s2 = resid.norm_squared() / dof;
+    let xtx = x.transpose() * x;
+    let se = match xtx.try_inverse() {
+        Some(inv) => DVector::from_iterator(p, (0..p).map(|i| (s2 * inv[(i, i)]).max(0.0).sqrt())),
+        None => DVector::from_element(p, f64::INFINITY),
+    };
+    Ok((beta, se))
+}
 
 /// A measured decode rate and the scenario memwall predicts it with.
 #[derive(Debug, Clone)]

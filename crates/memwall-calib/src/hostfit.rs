@@ -24,6 +24,8 @@ use nalgebra::{DMatrix, DVector};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::CalibError;
+// The linear least-squares core is calibration's one ([`crate::fit`]); its old path stays.
+pub use crate::fit::least_squares;
 use crate::host::{HostInfo, Measurement, Plan, measure, robust_stat};
 
 /// One fitted figure and its 95 % interval.
@@ -54,26 +56,6 @@ pub struct HostProfile {
     pub fitted: Vec<Fitted>,
     /// The raw measurements.
     pub measurements: Vec<Measurement>,
-}
-
-/// Ordinary least squares `y ≈ X β`: the coefficients and their standard errors
-/// (`σ̂² (XᵀX)⁻¹`, `σ̂² = ‖y − Xβ‖² / (n − p)`), by SVD.
-pub fn least_squares(x: &DMatrix<f64>, y: &DVector<f64>) -> Result<(DVector<f64>, DVector<f64>), CalibError> {
-    let (n, p) = (x.nrows(), x.ncols());
-    if n < p || p == 0 {
-        return Err(CalibError::Empty(format!("{n} observations cannot fit {p} parameters")));
-    }
-    let svd = x.clone().svd(true, true);
-    let beta = svd.solve(y, 1e-12).map_err(|e| CalibError::Empty(format!("least squares: {e}")))?;
-    let resid = y - x * &beta;
-    let dof = (n - p).max(1) as f64;
-    let s2 = resid.norm_squared() / dof;
-    let xtx = x.transpose() * x;
-    let se = match xtx.try_inverse() {
-        Some(inv) => DVector::from_iterator(p, (0..p).map(|i| (s2 * inv[(i, i)]).max(0.0).sqrt())),
-        None => DVector::from_element(p, f64::INFINITY),
-    };
-    Ok((beta, se))
 }
 
 /// The 97.5 % quantile of Student's t with `dof` degrees of freedom.

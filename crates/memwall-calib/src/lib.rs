@@ -1,30 +1,56 @@
 //! # memwall-calib
 //!
-//! Calibration: the engine and device figures of memwall's cost model fitted to
-//! measurements, and the honest error of the fit.
+//! Calibration: every fit memwall makes of its figures to measurements, and the honest error
+//! of each.
 //!
-//! - [`fit`]: a robust, regularized least-squares fit (Levenberg–Marquardt on the log of
-//!   predicted ÷ measured decode tok/s, with a log-normal prior on every parameter) of the
+//! - [`fit`]: the least-squares core — [`least_squares`] (linear, by SVD, with standard
+//!   errors) and [`fit()`](fit::fit), a robust, regularized Levenberg–Marquardt fit on the log
+//!   of predicted ÷ measured decode tok/s, with a log-normal prior on every parameter, of the
 //!   figures of each engine on each compute unit ([`Knob`]: bandwidth share, compute
-//!   efficiency, fixed cost per token and per operator).
-//! - [`cross_validate`]: leave-one-device-out — every device's rows are predicted by a fit
-//!   that never saw that device — and the summaries memwall publishes ([`Summary`]).
+//!   efficiency, fixed cost per token and per operator, KV reads).
+//! - [`validate`]: leave-one-device-out cross-validation ([`cross_validate`]) — every
+//!   device's rows are predicted by a fit that never saw that device — and the summaries
+//!   memwall publishes ([`Summary`]).
+//! - [`published`]: the published decode rows (`datasets/validation_decode.csv`) read as
+//!   scenarios and cross-validated (`memwall validate --devices`), and the engine profiles
+//!   fitted on them ([`published::fitted_engine_profiles`]).
+//! - [`llama_bench`]: llama-bench output in its four formats, and a device and engine
+//!   calibrated from it, every row checked before and after the fit
+//!   (`memwall calibrate --from-llama-bench`).
+//! - [`host`], [`hostfit`], [`hostval`]: this machine probed with memwall's own kernels and
+//!   engine, the device and engine profiles fitted to the probes, and the check of the
+//!   profile against decodes timed here (`memwall calibrate`, `memwall validate --host`).
+//! - [`quality`]: perplexity deltas estimated from measured quantization error
+//!   ([`quality::estimate`], what `memwall quality` prints).
+//! - [`thermal`]: the thermal networks and governors of the phone presets fitted to
+//!   published sustained-load runs (the search behind `tests/thermal_fit.rs`).
+//! - [`nelder_mead`]: the one derivative-free optimizer, for the thermal search, whose loss
+//!   (a governor stepping between clock levels) has no useful derivative.
 //!
 //! The simulator never depends on this crate: a fit ends as plain numbers written into
-//! engine profiles.
+//! engine and device profiles. Nothing here writes Arrow or Parquet; memwall-io keeps the
+//! table columns of these reports.
 
 pub mod fit;
 pub mod host;
 pub mod hostfit;
 pub mod hostval;
+pub mod llama_bench;
+pub mod nelder_mead;
+pub mod published;
 pub mod quality;
+pub mod thermal;
 pub mod validate;
 
-pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit};
+pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit, least_squares};
 pub use validate::{CrossValidated, Summary, cross_validate, naive_roofline_tok_s, summarize};
 
 /// Errors of calibration.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// The variants that read inputs (a spec refused, a preset missing, a file unreadable, a
+/// table row) display exactly as memwall-io's errors of the same kind, which convert from
+/// these one for one.
+#[derive(Debug, thiserror::Error)]
 pub enum CalibError {
     /// A scenario could not be estimated.
     #[error("observation `{id}`: {source}")]
@@ -40,4 +66,21 @@ pub enum CalibError {
     /// A probe of the host failed.
     #[error("probe: {0}")]
     Probe(String),
+    /// An input (a llama-bench row, a table cell, a fitted figure) is refused.
+    #[error(transparent)]
+    Spec(#[from] memwall_spec::SpecError),
+    /// The estimator refused a scenario outside a fit (a rate ceiling, a roofline).
+    #[error(transparent)]
+    Sim(#[from] memwall_sim::SimError),
+    /// A preset or a file could not be had.
+    #[error(transparent)]
+    Catalog(#[from] memwall_catalog::CatalogError),
+    /// A row of a table (a validation row) cannot be used.
+    #[error("row {id}: {source}")]
+    Row {
+        /// The row's identifier.
+        id: String,
+        /// What is wrong.
+        source: Box<CalibError>,
+    },
 }

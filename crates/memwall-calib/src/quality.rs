@@ -13,12 +13,16 @@
 //!   ([`mix_error`]).
 //! - The fit: `ln ΔPPL = a + b ln err` by least squares over the mixes with a published ΔPPL
 //!   ([`QualityFit`]); an estimate comes with the 80 % prediction interval of the regression.
+//! - The whole estimate ([`estimate`], what `memwall quality` prints): the fit over
+//!   llama.cpp's file types with a published ΔPPL, each point's leave-one-out prediction, and
+//!   every requested format by RTN, AWQ and GPTQ where they apply, as a [`QualityReport`].
 
 use std::collections::BTreeMap;
 
+use memwall_catalog::QualityTable;
 use memwall_kernels::quantizers::{awq, gptq, report, rtn};
 use memwall_kernels::{dequantize, quantize};
-use memwall_spec::{GgmlType, GroupQuant, ModelSpec, QuantFormat, WeightQuant};
+use memwall_spec::{FileType, GgmlType, GroupQuant, KvQuant, Mix, ModelSpec, QuantFormat, SpecError, WeightQuant};
 use nalgebra::{DMatrix, DVector};
 use rand::RngExt;
 use rand::SeedableRng;
@@ -26,7 +30,7 @@ use rand::rngs::StdRng;
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::CalibError;
-use crate::hostfit::least_squares;
+use crate::fit::least_squares;
 
 /// A synthetic layer: `rows × cols` weights, `n × cols` calibration activations (what AWQ and
 /// GPTQ see) and as many held-out ones (what the error is measured on).
@@ -210,4 +214,160 @@ impl QualityFit {
         let half = t * self.sd * (1.0 + 1.0 / self.n as f64 + (lx - self.mean_x).powi(2) / self.sxx.max(1e-12)).sqrt();
         (mid.exp(), (mid - half).exp(), (mid + half).exp())
     }
+}
+
+/// A llama.cpp file type the fit is made on: its measured mix error against its published
+/// ΔPPL.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FitPoint {
+    /// The file type (`Q4_K_M`).
+    pub mix: String,
+    /// Output error of the mix on the model.
+    pub err: f64,
+    /// Published ΔPPL.
+    pub published: f64,
+    /// ΔPPL of the fit on every point.
+    pub fitted: f64,
+    /// ΔPPL of the fit on every other point.
+    pub leave_one_out: f64,
+}
+
+/// A format's estimate by one method.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Estimate {
+    /// The format as requested.
+    pub name: String,
+    /// The format.
+    pub format: QuantFormat,
+    /// How it is quantized.
+    pub method: Method,
+    /// Output error of the format (its mix on the model).
+    pub err: f64,
+    /// Estimated ΔPPL.
+    pub dppl: f64,
+    /// Lower end of the 80 % prediction interval.
+    pub lo: f64,
+    /// Upper end of the 80 % prediction interval.
+    pub hi: f64,
+}
+
+/// The quality estimate from measured error: the fit, its points and the estimates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QualityReport {
+    /// The model whose tensors weight the mix errors.
+    pub model: String,
+    /// Seed of the synthetic layer.
+    pub seed: u64,
+    /// Independent noise of the synthetic activations.
+    pub act_noise: f64,
+    /// `ln ΔPPL = a + b ln err` over [`QualityReport::points`].
+    pub fit: QualityFit,
+    /// The file types fitted, in [`FileType::ALL`] order.
+    pub points: Vec<FitPoint>,
+    /// File types with a published ΔPPL whose error could not be measured: (name, why).
+    pub not_measured: Vec<(String, String)>,
+    /// Median over the points of `|ln(leave-one-out / published)|`.
+    pub loo_median: f64,
+    /// Every requested format by each method that applies (ggml formats: RTN only).
+    pub estimates: Vec<Estimate>,
+}
+
+impl QualityReport {
+    /// The estimates as CSV with the columns of `datasets/quality_estimated.csv`
+    /// ([`memwall_catalog::quality::ESTIMATE_COLUMNS`]), each row naming the fit it comes from.
+    pub fn estimates_csv(&self) -> String {
+        let mut csv = format!("{}\n", memwall_catalog::quality::ESTIMATE_COLUMNS);
+        let provenance = format!(
+            "memwall quality (seed {}, act noise {}): ln dPPL = {:.3} + {:.3} ln err over {} llama.cpp mixes of Llama-3-8B (leave-one-out factor {:.2})",
+            self.seed,
+            self.act_noise,
+            self.fit.a,
+            self.fit.b,
+            self.fit.n,
+            self.loo_median.exp()
+        );
+        for e in &self.estimates {
+            // The format as memwall names it, so lookups find it however it was typed.
+            csv.push_str(&format!(
+                "{},{},{:.4},{:.5},{:.5},{:.5},{:.5},\"{provenance}\"\n",
+                e.format,
+                e.method.name(),
+                e.format.bits_per_weight(),
+                e.err,
+                e.dppl,
+                e.lo,
+                e.hi
+            ));
+        }
+        csv
+    }
+}
+
+/// The quality estimate of `formats` (names as memwall parses them) on `model`: the output
+/// error of every llama.cpp file type with a published ΔPPL in `table` (no imatrix) measured on
+/// the synthetic layer (128 × 1024, 2048 activations of noise `act_noise`, seeded), the fit
+/// of the published ΔPPL on it with each point's leave-one-out prediction, and each format's
+/// estimate by RTN, AWQ and GPTQ (ggml formats by their own quantizer) with its 80 %
+/// interval. A format name that does not parse is refused before anything is measured.
+pub fn estimate(
+    model: &ModelSpec,
+    table: &QualityTable,
+    formats: &[String],
+    act_noise: f64,
+    seed: u64,
+) -> Result<QualityReport, CalibError> {
+    let parsed: Vec<QuantFormat> = formats
+        .iter()
+        .map(|name| name.parse().map_err(|e: SpecError| CalibError::Spec(e.within("formats"))))
+        .collect::<Result<_, _>>()?;
+    let layer = synthetic_layer(128, 1024, 2048, act_noise, seed);
+    let mut rtn_errors: BTreeMap<QuantFormat, f64> = BTreeMap::new();
+    let mut measure = |f: QuantFormat| format_error(&layer, f, Method::Rtn);
+    // Fit points: llama.cpp file types with a published delta (no imatrix).
+    let mut measured = Vec::new();
+    let mut not_measured = Vec::new();
+    for ft in FileType::ALL {
+        if matches!(ft, FileType::F16 | FileType::F32 | FileType::BF16) {
+            continue;
+        }
+        let w = WeightQuant::new(Mix::File(*ft));
+        let q = table.lookup(&w, &KvQuant::default());
+        let Some(d) = q.ppl_delta_weights else { continue };
+        if d <= 0.0 {
+            continue;
+        }
+        match mix_error(model, &w, &mut rtn_errors, &mut measure) {
+            Ok(e) => measured.push((ft.name().to_string(), e, d)),
+            Err(err) => not_measured.push((ft.name().to_string(), err.to_string())),
+        }
+    }
+    let xy: Vec<(f64, f64)> = measured.iter().map(|p| (p.1, p.2)).collect();
+    let fit = QualityFit::fit(&xy)?;
+    let mut points = Vec::new();
+    let mut loo_errs = Vec::new();
+    for (i, (name, e, d)) in measured.into_iter().enumerate() {
+        let others: Vec<(f64, f64)> = xy.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| *p).collect();
+        let loo = QualityFit::fit(&others)?.predict(e).0;
+        loo_errs.push((loo / d).ln().abs());
+        points.push(FitPoint { mix: name, err: e, published: d, fitted: fit.predict(e).0, leave_one_out: loo });
+    }
+    loo_errs.sort_by(f64::total_cmp);
+    let loo_median = loo_errs[loo_errs.len() / 2];
+    let mut estimates = Vec::new();
+    for (name, &f) in formats.iter().zip(&parsed) {
+        let methods: &[Method] = match f {
+            QuantFormat::Ggml(_) => &[Method::Rtn],
+            _ => &[Method::Rtn, Method::Awq, Method::Gptq],
+        };
+        for &m in methods {
+            let w = WeightQuant::new(Mix::Pure(f));
+            let mut errors = rtn_errors.clone();
+            errors.remove(&f);
+            let mut measure = |g: QuantFormat| format_error(&layer, g, if g == f { m } else { Method::Rtn });
+            let e = mix_error(model, &w, &mut errors, &mut measure)?;
+            let (dppl, lo, hi) = fit.predict(e);
+            estimates.push(Estimate { name: name.clone(), format: f, method: m, err: e, dppl, lo, hi });
+        }
+    }
+    Ok(QualityReport { model: model.name.clone(), seed, act_noise, fit, points, not_measured, loo_median, estimates })
 }

@@ -67,6 +67,10 @@ pub enum IoError {
     /// files removed, nothing published.
     #[error("interrupted: temporary outputs removed, nothing written")]
     Interrupted,
+    /// A fit failed (nothing to fit, a scenario the estimator refused inside a fit, a probe
+    /// of the host).
+    #[error(transparent)]
+    Calib(memwall_calib::CalibError),
     /// Arrow or Parquet failed.
     #[error("writing {}: {message}", path.display())]
     Write {
@@ -75,9 +79,6 @@ pub enum IoError {
         /// The library's message.
         message: String,
     },
-    /// A calibration or validation could not be run.
-    #[error(transparent)]
-    Calib(#[from] memwall_calib::CalibError),
     /// One of several designs (`compare`) is invalid; `index` counts from 1.
     #[error("design {index}: {source}")]
     Design {
@@ -98,6 +99,22 @@ impl From<memwall_catalog::CatalogError> for IoError {
             C::Import(i) => IoError::Import(i),
             C::File { path, source } => IoError::File { path, source },
             C::At { origin, line, error } => IoError::At { origin, line, error: Box::new(IoError::Spec(*error)) },
+        }
+    }
+}
+
+impl From<memwall_calib::CalibError> for IoError {
+    /// Calibration's errors about its inputs are this crate's of the same kind (a spec
+    /// refused, a preset or file missing, a row of a table), so they read and classify as
+    /// before calibration moved to memwall-calib; the fit's own failures are [`IoError::Calib`].
+    fn from(e: memwall_calib::CalibError) -> Self {
+        use memwall_calib::CalibError as C;
+        match e {
+            C::Spec(s) => IoError::Spec(s),
+            C::Sim(s) => IoError::Sim(s),
+            C::Catalog(c) => c.into(),
+            C::Row { id, source } => IoError::Row { id, source: Box::new((*source).into()) },
+            other @ (C::Scenario { .. } | C::Empty(_) | C::Probe(_)) => IoError::Calib(other),
         }
     }
 }
@@ -130,3 +147,29 @@ pub enum OutputProblem {
 
 /// Result alias of memwall-io.
 pub type Result<T, E = IoError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use memwall_calib::CalibError;
+    use memwall_spec::SpecError;
+
+    use super::*;
+
+    #[test]
+    fn a_calibration_error_keeps_its_kind_and_its_message() {
+        let spec = || SpecError::invalid("line 3: avg_ts", "0", "must be > 0");
+        let row = CalibError::Row { id: "ddm-1".into(), source: Box::new(CalibError::Spec(spec())) };
+        let text = row.to_string();
+        let io = IoError::from(row);
+        assert_eq!(io.to_string(), text);
+        assert!(matches!(&io, IoError::Row { source, .. } if matches!(**source, IoError::Spec(_))), "{io:?}");
+        let missing = CalibError::Catalog(memwall_catalog::CatalogError::File {
+            path: "t.csv".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        });
+        let text = missing.to_string();
+        let io = IoError::from(missing);
+        assert!(matches!(io, IoError::File { .. }) && io.to_string() == text, "{io:?}");
+        assert!(matches!(IoError::from(CalibError::Empty("x".into())), IoError::Calib(_)));
+    }
+}

@@ -6,6 +6,11 @@
 //! left), and the quantization-quality table. Output paths are checked before any work
 //! ([`check_outputs`]), and an interrupted process removes its temporary files
 //! ([`abandon_outputs`]).
+//!
+//! Every fit lives in memwall-calib: [`llama_bench`] and [`validation`] re-export the
+//! llama-bench calibration and the published-row validation from there under their old paths
+//! and keep only their Arrow columns; a [`memwall_calib::CalibError`] converts into an
+//! [`IoError`] of the same kind.
 
 pub mod atomic;
 pub mod columns;

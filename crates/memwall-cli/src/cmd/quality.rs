@@ -1,12 +1,10 @@
-//! `memwall quality`: perplexity deltas estimated from measured quantization error.
-
-use std::collections::BTreeMap;
+//! `memwall quality`: perplexity deltas estimated from measured quantization error (the
+//! estimate is [`memwall_calib::quality::estimate`]; this command parses and renders).
 
 use anyhow::Result;
 use clap::Args;
-use memwall_calib::quality::{Method, QualityFit, format_error, mix_error, synthetic_layer};
+use memwall_calib::quality::estimate;
 use memwall_io::{QualityTable, load_model};
-use memwall_spec::{FileType, KvQuant, Mix, QuantFormat, WeightQuant};
 
 use crate::print_table;
 
@@ -47,99 +45,53 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
         memwall_io::check_outputs(&[], &[("--write", path.as_path())])?;
     }
     let model = load_model(&a.model)?;
-    let table = QualityTable::default();
-    let layer = synthetic_layer(128, 1024, 2048, a.act_noise, a.seed);
-    let mut rtn_errors: BTreeMap<QuantFormat, f64> = BTreeMap::new();
-    let mut measure = |f: QuantFormat| format_error(&layer, f, Method::Rtn);
-    // Fit points: llama.cpp file types with a published delta (no imatrix).
-    let mut points = Vec::new();
-    for ft in FileType::ALL {
-        if matches!(ft, FileType::F16 | FileType::F32 | FileType::BF16) {
-            continue;
-        }
-        let w = WeightQuant::new(Mix::File(*ft));
-        let q = table.lookup(&w, &KvQuant::default());
-        let Some(d) = q.ppl_delta_weights else { continue };
-        if d <= 0.0 {
-            continue;
-        }
-        match mix_error(&model, &w, &mut rtn_errors, &mut measure) {
-            Ok(e) => points.push((ft.name().to_string(), e, d)),
-            Err(err) => eprintln!("{}: not measured ({err})", ft.name()),
-        }
+    let r = estimate(&model, &QualityTable::default(), &a.formats, a.act_noise, a.seed)?;
+    for (name, why) in &r.not_measured {
+        eprintln!("{name}: not measured ({why})");
     }
-    let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.1, p.2)).collect();
-    let fit = QualityFit::fit(&xy)?;
-    let mut lines = Vec::new();
-    let mut loo_errs = Vec::new();
-    for (i, (name, e, d)) in points.iter().enumerate() {
-        let others: Vec<(f64, f64)> = xy.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, p)| *p).collect();
-        let loo = QualityFit::fit(&others)?.predict(*e).0;
-        loo_errs.push((loo / d).ln().abs());
-        lines.push(vec![
-            name.clone(),
-            format!("{e:.4}"),
-            format!("{d:.4}"),
-            format!("{:.4}", fit.predict(*e).0),
-            format!("{loo:.4}"),
-            format!("{:+.0}%", 100.0 * (loo / d - 1.0)),
-        ]);
-    }
+    let lines: Vec<Vec<String>> = r
+        .points
+        .iter()
+        .map(|p| {
+            vec![
+                p.mix.clone(),
+                format!("{:.4}", p.err),
+                format!("{:.4}", p.published),
+                format!("{:.4}", p.fitted),
+                format!("{:.4}", p.leave_one_out),
+                format!("{:+.0}%", 100.0 * (p.leave_one_out / p.published - 1.0)),
+            ]
+        })
+        .collect();
+    let fit = &r.fit;
     println!(
         "fit: ln dPPL = {:.3} + {:.3} ln err over {} llama.cpp mixes of {} (residual sd {:.2} in ln)",
-        fit.a, fit.b, fit.n, model.name, fit.sd
+        fit.a, fit.b, fit.n, r.model, fit.sd
     );
     print_table(&["mix", "output err", "published dPPL", "fitted", "leave-one-out", "error"].map(String::from), &lines);
-    loo_errs.sort_by(f64::total_cmp);
-    let med = loo_errs[loo_errs.len() / 2];
+    let med = r.loo_median;
     println!("leave-one-out: median |ln(predicted/published)| {med:.2} (a factor of {:.2})\n", med.exp());
-    let mut lines = Vec::new();
-    let mut csv = format!("{}\n", memwall_io::quality::ESTIMATE_COLUMNS);
-    let provenance = format!(
-        "memwall quality (seed {}, act noise {}): ln dPPL = {:.3} + {:.3} ln err over {} llama.cpp mixes of Llama-3-8B (leave-one-out factor {:.2})",
-        a.seed,
-        a.act_noise,
-        fit.a,
-        fit.b,
-        fit.n,
-        med.exp()
-    );
-    for name in &a.formats {
-        let f: QuantFormat = name.parse().map_err(|e: memwall_spec::SpecError| e.within("formats"))?;
-        let methods: &[Method] = match f {
-            QuantFormat::Ggml(_) => &[Method::Rtn],
-            _ => &[Method::Rtn, Method::Awq, Method::Gptq],
-        };
-        for &m in methods {
-            let w = WeightQuant::new(Mix::Pure(f));
-            let mut errors = rtn_errors.clone();
-            errors.remove(&f);
-            let mut measure = |g: QuantFormat| format_error(&layer, g, if g == f { m } else { Method::Rtn });
-            let e = mix_error(&model, &w, &mut errors, &mut measure)?;
-            let (mid, lo, hi) = fit.predict(e);
-            // The format as memwall names it, so lookups find it however it was typed.
-            csv.push_str(&format!(
-                "{f},{},{:.4},{e:.5},{mid:.5},{lo:.5},{hi:.5},\"{provenance}\"\n",
-                m.name(),
-                f.bits_per_weight()
-            ));
-            lines.push(vec![
-                name.clone(),
-                m.name().to_string(),
-                format!("{:.2}", f.bits_per_weight()),
-                format!("{e:.4}"),
-                format!("{mid:.3}"),
-                format!("[{lo:.3}, {hi:.3}]"),
-            ]);
-        }
-    }
+    let lines: Vec<Vec<String>> = r
+        .estimates
+        .iter()
+        .map(|e| {
+            vec![
+                e.name.clone(),
+                e.method.name().to_string(),
+                format!("{:.2}", e.format.bits_per_weight()),
+                format!("{:.4}", e.err),
+                format!("{:.3}", e.dppl),
+                format!("[{:.3}, {:.3}]", e.lo, e.hi),
+            ]
+        })
+        .collect();
     println!(
         "estimates (synthetic layer 128 x 1024, heavy-tailed weights, 2% outlier input channels; seed {}):",
         a.seed
     );
     print_table(&["format", "method", "bits", "output err", "est. dPPL", "80% interval"].map(String::from), &lines);
     if let Some(path) = &a.write {
-        memwall_io::atomic::write_text(path, &csv)?;
+        memwall_io::atomic::write_text(path, &r.estimates_csv())?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -23,7 +23,7 @@ pub fn calibrate_llama_bench(
     let (model, device, engine) = (crate::load_model(model)?, crate::load_device(device)?, crate::load_engine(engine)?);
     crate::check_outputs(&[], outputs)?;
     let rows = crate::llama_bench::parse(&text, &file.display().to_string())?;
-    crate::llama_bench::calibrate(&rows, &model, &device, &engine)
+    Ok(crate::llama_bench::calibrate(&rows, &model, &device, &engine)?)
 }
 
 /// A calibrated device and engine as the TOML of their profile files.

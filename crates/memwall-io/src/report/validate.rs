@@ -39,10 +39,10 @@ pub struct DeviceValidation {
 
 /// The published rows memwall ships (`datasets/validation_decode.csv`), or those of `table`.
 pub fn published_rows(table: Option<&Path>) -> Result<Vec<ValidationRow>> {
-    match table {
-        Some(p) => read_table(p),
-        None => parse_table(crate::presets::VALIDATION_DECODE_CSV, "validation_decode.csv"),
-    }
+    Ok(match table {
+        Some(p) => read_table(p)?,
+        None => parse_table(crate::presets::VALIDATION_DECODE_CSV, "validation_decode.csv")?,
+    })
 }
 
 /// Validate memwall's decode predictions against published rows (those of `table`, or the

@@ -1,7 +1,7 @@
 //! The validation table: rows refused with line and column, rows set aside with their
 //! reason (excluded by hand, not stateable, physically impossible), the rest cross-validated.
 
-use memwall_io::validation::{parse_table, validate};
+use memwall_calib::published::{parse_table, validate};
 
 const HEADER: &str = "id,unit_device,device,ram_gib,model,weights,engine,backend,threads,depth,gen_tokens,measured_tok_s,exclude,source\n";
 

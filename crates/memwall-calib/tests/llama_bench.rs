@@ -1,8 +1,8 @@
 //! llama-bench output in its four formats, refused when malformed, and a device calibrated
 //! from it recovering the figures that produced the measurements.
 
-use memwall_io::llama_bench::{BenchFormat, calibrate, parse};
-use memwall_io::{load_device, load_engine, load_model};
+use memwall_calib::llama_bench::{BenchFormat, calibrate, parse};
+use memwall_catalog::{load_device, load_engine, load_model};
 use memwall_spec::{KvQuant, Scenario, WeightQuant, Workload};
 
 const MARKDOWN: &str = "\
@@ -182,7 +182,7 @@ fn table(body: &str) -> String {
     )
 }
 
-fn calibrate_text(text: &str, model: &str) -> Result<memwall_io::llama_bench::Calibrated, String> {
+fn calibrate_text(text: &str, model: &str) -> Result<memwall_calib::llama_bench::Calibrated, String> {
     let rows = parse(text, "bench").map_err(|e| e.to_string())?;
     calibrate(
         &rows,

@@ -1,0 +1,386 @@
+//! Published decode measurements as memwall scenarios, for `memwall validate`.
+//!
+//! `datasets/validation_decode.csv` maps each published row (of
+//! `device_decode_measurements.csv` and `extra_decode_measurements.csv`, referenced in its
+//! `source` column) to presets: the device it ran on (`unit_device`, the unit
+//! cross-validation leaves out) and the preset that describes its SoC (`device`, with
+//! `ram_gib` when the machine had more memory than the preset), the model, the weight mix,
+//! the engine and unit, threads, the context already cached (`depth`) and the tokens
+//! generated. A row with a non-empty `exclude` names why it is not used.
+
+use std::path::Path;
+
+use memwall_catalog::{load_device, load_engine, load_model};
+use memwall_spec::{Backend, KvQuant, Scenario, SpecError, WeightQuant, Workload};
+
+use crate::CalibError;
+use crate::fit::Observation;
+
+/// Result alias of this module.
+type Result<T, E = CalibError> = std::result::Result<T, E>;
+
+/// One row of the validation table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationRow {
+    /// Identifier (`ddm-46`: row of device_decode_measurements.csv).
+    pub id: String,
+    /// The physical device (the unit of leave-one-device-out).
+    pub unit_device: String,
+    /// Device preset.
+    pub device: String,
+    /// RAM of the machine measured, GiB, when it exceeds the preset's.
+    pub ram_gib: Option<u64>,
+    /// Model preset.
+    pub model: String,
+    /// Weight mix.
+    pub weights: String,
+    /// Engine profile.
+    pub engine: String,
+    /// Compute unit.
+    pub backend: String,
+    /// Threads, when stated.
+    pub threads: Option<u32>,
+    /// Tokens already in the cache when decoding starts.
+    pub depth: u64,
+    /// Tokens generated.
+    pub gen_tokens: u64,
+    /// Published decode tok/s.
+    pub measured_tok_s: f64,
+    /// Why the row is not used (empty: used).
+    pub exclude: String,
+    /// Where the number comes from.
+    pub source: String,
+}
+
+/// The columns of a validation table, in order.
+pub const COLUMNS: [&str; 14] = [
+    "id",
+    "unit_device",
+    "device",
+    "ram_gib",
+    "model",
+    "weights",
+    "engine",
+    "backend",
+    "threads",
+    "depth",
+    "gen_tokens",
+    "measured_tok_s",
+    "exclude",
+    "source",
+];
+
+/// Parse a validation table; errors name the line and the column.
+pub fn parse_table(text: &str, origin: &str) -> Result<Vec<ValidationRow>> {
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
+    let bad = |line: usize, field: &str, value: &str, reason: &str| {
+        CalibError::Spec(SpecError::invalid(format!("{origin}: line {line}, column {field}"), value, reason))
+    };
+    let headers = reader.headers().map_err(|e| bad(1, "header", "", &e.to_string()))?.clone();
+    let col = |name: &str| headers.iter().position(|h| h == name);
+    for name in COLUMNS {
+        if col(name).is_none() {
+            return Err(bad(1, name, "missing", "the validation table needs this column"));
+        }
+    }
+    let mut out = Vec::new();
+    for (n, rec) in reader.records().enumerate() {
+        let line = n + 2;
+        let rec = rec.map_err(|e| bad(line, "row", "", &e.to_string()))?;
+        let get = |name: &str| col(name).and_then(|i| rec.get(i)).unwrap_or("").trim().to_string();
+        let num = |name: &str| -> Result<Option<f64>> {
+            let v = get(name);
+            if v.is_empty() {
+                return Ok(None);
+            }
+            match v.parse::<f64>() {
+                Ok(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
+                _ => Err(bad(line, name, &v, "expected a finite number >= 0")),
+            }
+        };
+        let int = |name: &str| -> Result<Option<u64>> {
+            let v = get(name);
+            if v.is_empty() {
+                return Ok(None);
+            }
+            v.parse::<u64>().map(Some).map_err(|_| bad(line, name, &v, "expected a whole number"))
+        };
+        let measured = num("measured_tok_s")?.ok_or_else(|| bad(line, "measured_tok_s", "", "required"))?;
+        let exclude = get("exclude");
+        if exclude.is_empty() && measured <= 0.0 {
+            return Err(bad(line, "measured_tok_s", &measured.to_string(), "must be > 0"));
+        }
+        let threads = int("threads")?
+            .map(|t| u32::try_from(t).map_err(|_| bad(line, "threads", &t.to_string(), "too many threads")))
+            .transpose()?;
+        out.push(ValidationRow {
+            id: get("id"),
+            unit_device: get("unit_device"),
+            device: get("device"),
+            ram_gib: int("ram_gib")?,
+            model: get("model"),
+            weights: get("weights"),
+            engine: get("engine"),
+            backend: get("backend"),
+            threads,
+            depth: int("depth")?.unwrap_or(0),
+            gen_tokens: int("gen_tokens")?.unwrap_or(128),
+            measured_tok_s: measured,
+            exclude,
+            source: get("source"),
+        });
+    }
+    Ok(out)
+}
+
+/// Read a validation table file.
+pub fn read_table(path: &Path) -> Result<Vec<ValidationRow>> {
+    let text = memwall_catalog::read_text(path)?;
+    parse_table(&text, &path.display().to_string())
+}
+
+/// The scenario and observation of a row (not excluded).
+pub fn observation(row: &ValidationRow) -> Result<Observation> {
+    let wrap = |e: CalibError| CalibError::Row { id: row.id.clone(), source: Box::new(e) };
+    let backend = match row.backend.as_str() {
+        "cpu" => Backend::Cpu,
+        "gpu" => Backend::Gpu,
+        "npu" => Backend::Npu,
+        other => {
+            return Err(wrap(CalibError::Spec(SpecError::invalid("backend", other, "expected cpu, gpu or npu"))));
+        }
+    };
+    let mut device = load_device(&row.device).map_err(|e| wrap(e.into()))?;
+    if let Some(gib) = row.ram_gib {
+        device.memory.ram_bytes = device.memory.ram_bytes.max(gib << 30);
+    }
+    let mix = row.weights.parse().map_err(|e: SpecError| wrap(CalibError::Spec(e.within("weights"))))?;
+    let gen_tokens = row.gen_tokens.max(1);
+    let s = Scenario {
+        model: load_model(&row.model).map_err(|e| wrap(e.into()))?,
+        device,
+        weights: WeightQuant::new(mix),
+        kv: KvQuant::default(),
+        workload: Workload {
+            prompt_tokens: row.depth,
+            gen_tokens,
+            context_tokens: (row.depth + gen_tokens).next_multiple_of(512),
+            threads: row.threads,
+            backend,
+            ..Workload::default()
+        },
+        engine: load_engine(&row.engine).map_err(|e| wrap(e.into()))?,
+        assume_defaults: false,
+        cost: Default::default(),
+        sim: Default::default(),
+    };
+    s.validate().map_err(|e| wrap(CalibError::Spec(e)))?;
+    let class = s.device.kind.map_or("unspecified", |k| k.name()).to_string();
+    Ok(Observation {
+        id: row.id.clone(),
+        device: row.unit_device.clone(),
+        class,
+        scenario: s,
+        measured_tok_s: row.measured_tok_s,
+    })
+}
+
+/// A row predicted by cross-validation, for the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    /// Row identifier.
+    pub id: String,
+    /// Physical device.
+    pub unit_device: String,
+    /// Device preset.
+    pub device: String,
+    /// Device class.
+    pub class: String,
+    /// Engine.
+    pub engine: String,
+    /// Unit.
+    pub backend: String,
+    /// Model preset.
+    pub model: String,
+    /// Weight mix.
+    pub weights: String,
+    /// Published decode tok/s.
+    pub measured_tok_s: f64,
+    /// Predicted by the fit that left this device out.
+    pub predicted_tok_s: f64,
+    /// Predicted by the fit on every row (in sample).
+    pub in_sample_tok_s: f64,
+    /// The naive roofline: peak bandwidth ÷ bytes per token.
+    pub roofline_tok_s: f64,
+}
+
+/// A validation run: the rows used with their cross-validated predictions, the rows left
+/// out with the reason, and the fit on every row.
+#[derive(Debug, Clone)]
+pub struct Validation {
+    /// Rows used.
+    pub validated: Vec<Validated>,
+    /// Rows not used: (id, reason).
+    pub excluded: Vec<(String, String)>,
+    /// The observations used (same order as `validated`).
+    pub observations: Vec<Observation>,
+    /// The fitted parameters.
+    pub params: Vec<crate::Param>,
+    /// Leave-one-device-out and in-sample predictions, and the fit on every row.
+    pub cv: crate::CrossValidated,
+}
+
+/// Cross-validate the rows of a table: rows marked `exclude`, rows whose presets are
+/// missing, and rows faster than the device's peak bandwidth allows are set aside, each with
+/// its reason.
+pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
+    let mut observations = Vec::new();
+    let mut roofline = Vec::new();
+    let mut excluded = Vec::new();
+    for r in rows {
+        if !r.exclude.is_empty() {
+            excluded.push((r.id.clone(), r.exclude.clone()));
+            continue;
+        }
+        let o = match observation(r) {
+            Ok(o) => o,
+            Err(e) => {
+                // The unknown-preset hint lists every preset; the reason needs only the name.
+                let full = e.to_string();
+                let reason = full.split("; presets:").next().unwrap_or(&full);
+                excluded.push((r.id.clone(), format!("cannot be stated: {reason}")));
+                continue;
+            }
+        };
+        let roof = crate::naive_roofline_tok_s(&o.scenario)?;
+        if o.measured_tok_s > roof * 1.02 {
+            excluded.push((
+                r.id.clone(),
+                format!(
+                    "physically impossible as stated: {:.2} tok/s is faster than the device's peak bandwidth allows \
+                     ({roof:.2} tok/s)",
+                    o.measured_tok_s
+                ),
+            ));
+            continue;
+        }
+        roofline.push(roof);
+        observations.push(o);
+    }
+    if observations.is_empty() {
+        return Err(CalibError::Spec(SpecError::invalid("validation table", "no usable row", "nothing to validate")));
+    }
+    let params = crate::default_params(&observations);
+    let cv = crate::cross_validate(&observations, &params)
+        .map_err(|e| CalibError::Spec(SpecError::invalid("validation", "fit", e.to_string())))?;
+    let rows_by_id = |id: &str| rows.iter().find(|r| r.id == id);
+    let validated = observations
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let r = rows_by_id(&o.id);
+            Validated {
+                id: o.id.clone(),
+                unit_device: o.device.clone(),
+                device: o.scenario.device.name.clone(),
+                class: o.class.clone(),
+                engine: o.scenario.engine.name.clone(),
+                backend: o.scenario.workload.backend.name().to_string(),
+                model: o.scenario.model.name.clone(),
+                weights: r.map_or_else(|| o.scenario.weights.mix.to_string(), |r| r.weights.clone()),
+                measured_tok_s: o.measured_tok_s,
+                predicted_tok_s: cv.predicted[i],
+                in_sample_tok_s: cv.in_sample[i],
+                roofline_tok_s: roofline[i],
+            }
+        })
+        .collect();
+    Ok(Validation { validated, excluded, observations, params, cv })
+}
+
+/// The 10th and 90th percentiles of `ratios` (linear interpolation), or `None` for fewer
+/// than five.
+pub fn ratio_interval(ratios: &mut [f64]) -> Option<[f64; 2]> {
+    if ratios.len() < 5 {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let x = p * (ratios.len() - 1) as f64;
+        let (i, f) = (x.floor() as usize, x - x.floor());
+        ratios[i] + f * (ratios[(i + 1).min(ratios.len() - 1)] - ratios[i])
+    };
+    Some([q(0.1), q(0.9)])
+}
+
+/// The engine profiles of a validation with the figures fitted on every row, each fitted
+/// field's provenance, and the cross-validated 80 % interval of `measured ÷ predicted`
+/// (its engine and unit's rows when there are five or more, else every row's): (name, TOML).
+pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
+    use std::collections::BTreeMap;
+    let mut engines: BTreeMap<String, memwall_spec::EngineSpec> = BTreeMap::new();
+    for o in &v.observations {
+        engines.entry(o.scenario.engine.name.clone()).or_insert_with(|| o.scenario.engine.clone());
+    }
+    let ratio = |i: usize| v.validated[i].measured_tok_s / v.validated[i].predicted_tok_s;
+    let mut everyone: Vec<f64> = (0..v.validated.len()).map(ratio).collect();
+    let pooled = ratio_interval(&mut everyone);
+    let devices = |engine: &str, unit: &str| {
+        let rows: Vec<usize> = (0..v.validated.len())
+            .filter(|&i| v.validated[i].engine == engine && v.validated[i].backend == unit)
+            .collect();
+        let n_dev = rows.iter().map(|&i| &v.validated[i].unit_device).collect::<std::collections::BTreeSet<_>>().len();
+        (rows, n_dev)
+    };
+    for (p, value) in v.params.iter().zip(&v.cv.full.values) {
+        let Some(e) = engines.get_mut(&p.engine) else { continue };
+        let Some(u) = e.unit_mut(p.unit) else { continue };
+        p.knob.set(u, *value);
+        let (rows, n_dev) = devices(&p.engine, p.unit.name());
+        e.sources.insert(
+            format!("{}.{}", p.unit.name(), p.knob.name()),
+            format!(
+                "fitted by `memwall validate --devices --write-engines` on {} rows of {n_dev} devices \
+                 (datasets/validation_decode.csv; prior {:.3e})",
+                rows.len(),
+                p.prior
+            ),
+        );
+    }
+    for (name, e) in engines.iter_mut() {
+        e.source = "figures fitted by `memwall validate --devices --write-engines` where the engine has published \
+                    rows (each fitted figure's [sources] entry says on how many); the others are memwall's generic \
+                    engine figures (engineering estimates)"
+            .into();
+        for unit in [Backend::Cpu, Backend::Gpu, Backend::Npu] {
+            let (rows, n_dev) = devices(name, unit.name());
+            if rows.is_empty() || e.unit(unit).is_none() {
+                continue;
+            }
+            e.sources.insert(
+                unit.name().to_string(),
+                "figures without an entry of their own: memwall's generic engine figures (engineering estimates)"
+                    .into(),
+            );
+            let Some(u) = e.unit_mut(unit) else { continue };
+            let mut own: Vec<f64> = rows.iter().map(|&i| ratio(i)).collect();
+            let (interval, whose) = match ratio_interval(&mut own) {
+                Some(r) => (Some(r), format!("its {} rows", rows.len())),
+                None => (pooled, format!("every row ({} of its own, {n_dev} devices: too few)", rows.len())),
+            };
+            u.error_ratio = interval;
+            e.sources.insert(
+                format!("{}.error_ratio", unit.name()),
+                format!("10th-90th percentile of measured / predicted, leave-one-device-out, over {whose}"),
+            );
+        }
+    }
+    engines
+        .into_iter()
+        .map(|(name, e)| {
+            let text = toml::to_string(&e)
+                .map_err(|err| CalibError::Spec(SpecError::invalid("engine", &name, err.to_string())))?;
+            Ok((name, text))
+        })
+        .collect()
+}
