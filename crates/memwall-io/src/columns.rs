@@ -364,6 +364,70 @@ pub static OP_COLUMNS: &[Column<(memwall_sim::cost::ops::Op, memwall_sim::StepTi
     Column { name: "binding", get: Get::Str(|o| o.1.binding().name()) },
 ];
 
+/// The columns of a validation report (`memwall validate --out`).
+pub static REPORT_COLUMNS: &[Column<memwall_calib::published::Validated>] = {
+    &[
+        Column { name: "id", get: Get::Str(|v| &v.id) },
+        Column { name: "unit_device", get: Get::Str(|v| &v.unit_device) },
+        Column { name: "device", get: Get::Str(|v| &v.device) },
+        Column { name: "class", get: Get::Str(|v| &v.class) },
+        Column { name: "engine", get: Get::Str(|v| &v.engine) },
+        Column { name: "backend", get: Get::Str(|v| &v.backend) },
+        Column { name: "model", get: Get::Str(|v| &v.model) },
+        Column { name: "weights", get: Get::Str(|v| &v.weights) },
+        Column { name: "measured_tok_s", get: Get::F64(|v| v.measured_tok_s) },
+        Column { name: "predicted_tok_s", get: Get::F64(|v| v.predicted_tok_s) },
+        Column { name: "in_sample_tok_s", get: Get::F64(|v| v.in_sample_tok_s) },
+        Column { name: "roofline_tok_s", get: Get::F64(|v| v.roofline_tok_s) },
+        Column { name: "error", get: Get::F64(|v| v.predicted_tok_s / v.measured_tok_s - 1.0) },
+        Column { name: "roofline_error", get: Get::F64(|v| v.roofline_tok_s / v.measured_tok_s - 1.0) },
+    ]
+};
+
+/// Columns of the `memwall validate --host` report, one row per design run on this machine.
+pub static HOST_REPORT_COLUMNS: &[Column<memwall_calib::hostval::HostRow>] = {
+    &[
+        Column { name: "id", get: Get::Str(|v| &v.id) },
+        Column { name: "what", get: Get::Str(|v| &v.what) },
+        Column { name: "model", get: Get::Str(|v| &v.model) },
+        Column { name: "weights", get: Get::Str(|v| &v.weights) },
+        Column { name: "kv", get: Get::Str(|v| &v.kv) },
+        Column { name: "context", get: Get::U64(|v| v.context) },
+        Column { name: "threads", get: Get::U32(|v| v.threads) },
+        Column { name: "weight_bytes", get: Get::U64(|v| v.weight_bytes) },
+        Column { name: "measured_tok_s", get: Get::F64(|v| v.measured_tok_s) },
+        Column { name: "estimated_tok_s", get: Get::F64(|v| v.estimated_tok_s) },
+        Column { name: "simulated_tok_s", get: Get::F64(|v| v.simulated_tok_s) },
+        Column { name: "error", get: Get::F64(|v| v.error()) },
+        Column { name: "sim_error", get: Get::F64(|v| v.sim_error()) },
+        Column { name: "binding", get: Get::Str(|v| &v.binding) },
+    ]
+};
+
+/// Columns of a host calibration's fitted figures (`memwall calibrate`'s table).
+pub static FITTED_COLUMNS: &[Column<memwall_calib::hostfit::Fitted>] = {
+    &[
+        Column { name: "field", get: Get::Str(|f| &f.field) },
+        Column { name: "value", get: Get::F64(|f| f.value) },
+        Column { name: "lo", get: Get::F64(|f| f.lo) },
+        Column { name: "hi", get: Get::F64(|f| f.hi) },
+        Column { name: "how", get: Get::Str(|f| &f.how) },
+    ]
+};
+
+/// The columns of a calibration's residual table.
+pub static RESIDUAL_COLUMNS: &[Column<memwall_calib::llama_bench::Residual>] = {
+    &[
+        Column { name: "line", get: Get::U64(|r| r.line as u64) },
+        Column { name: "depth", get: Get::U64(|r| r.depth) },
+        Column { name: "threads", get: Get::OptU32(|r| r.threads) },
+        Column { name: "measured_tok_s", get: Get::F64(|r| r.measured_tok_s) },
+        Column { name: "before_tok_s", get: Get::F64(|r| r.before_tok_s) },
+        Column { name: "calibrated_tok_s", get: Get::F64(|r| r.calibrated_tok_s) },
+        Column { name: "error", get: Get::F64(|r| r.calibrated_tok_s / r.measured_tok_s - 1.0) },
+    ]
+};
+
 /// A record batch of `rows` under a fixed column list (a report's rows, all in memory).
 pub fn batch_of<R>(defs: &'static [Column<R>], rows: &[R]) -> Result<RecordBatch> {
     let mut set = ColumnSet::new(defs, rows.len());

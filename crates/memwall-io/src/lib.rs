@@ -16,7 +16,6 @@ pub mod atomic;
 pub mod columns;
 pub mod error;
 pub mod experiment;
-pub mod llama_bench;
 pub mod locate;
 pub mod outputs;
 pub mod pareto;
@@ -27,7 +26,6 @@ pub mod simulate;
 pub mod stream;
 pub mod sweep;
 pub mod trace;
-pub mod validation;
 
 pub use atomic::{abandon_outputs, outputs_abandoned};
 pub use columns::TableBuilder;

@@ -32,7 +32,7 @@ pub(crate) fn calibrate_llama_bench<'py>(
 ) -> Result<(Bound<'py, PyDict>, ArrowStream)> {
     let r = py.detach(|| -> memwall_io::Result<_> {
         let c = memwall_io::report::calibrate_llama_bench(std::path::Path::new(path), model, device, engine, &[])?;
-        let batch = memwall_io::columns::batch_of(memwall_io::llama_bench::RESIDUAL_COLUMNS, &c.residuals)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::columns::RESIDUAL_COLUMNS, &c.residuals)?;
         Ok((c, batch))
     });
     let (c, batch) = r?;
@@ -65,7 +65,7 @@ pub(crate) fn calibrate_host<'py>(
             })
         })
         .map_err(|e| CalibrationError::new_err(e.to_string()))?;
-    let batch = memwall_io::columns::batch_of(memwall_io::validation::FITTED_COLUMNS, &p.fitted)?;
+    let batch = memwall_io::columns::batch_of(memwall_io::columns::FITTED_COLUMNS, &p.fitted)?;
     let d = profiles(py, &p.device, &p.engine)?;
     d.set_item("measurements_csv", memwall_calib::hostfit::measurements_csv(&p.measurements))?;
     Ok((d, one_batch(batch)))

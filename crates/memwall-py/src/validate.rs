@@ -15,7 +15,7 @@ pub(crate) fn validate_devices(py: Python<'_>, table: Option<&str>) -> Result<(A
     let r = py.detach(|| -> memwall_io::Result<_> {
         let r = memwall_io::report::validate_devices(table.map(std::path::Path::new), &[])?;
         let v = r.validation;
-        Ok((memwall_io::columns::batch_of(memwall_io::validation::REPORT_COLUMNS, &v.validated)?, v.excluded))
+        Ok((memwall_io::columns::batch_of(memwall_io::columns::REPORT_COLUMNS, &v.validated)?, v.excluded))
     });
     let (batch, excluded) = r?;
     Ok((one_batch(batch), excluded))
@@ -29,7 +29,7 @@ pub(crate) fn validate_devices(py: Python<'_>, table: Option<&str>) -> Result<(A
 pub(crate) fn validate_host(py: Python<'_>, host: &str, tokens: usize, only: Option<&str>) -> Result<ArrowStream> {
     let r = py.detach(|| -> memwall_io::Result<_> {
         let v = memwall_io::report::validate_host(std::path::Path::new(host), tokens, only, &[], &mut |_, _| {})?;
-        memwall_io::columns::batch_of(memwall_io::validation::HOST_REPORT_COLUMNS, &v.rows)
+        memwall_io::columns::batch_of(memwall_io::columns::HOST_REPORT_COLUMNS, &v.rows)
     });
     Ok(one_batch(r?))
 }

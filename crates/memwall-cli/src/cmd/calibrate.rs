@@ -116,7 +116,7 @@ pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option
         100.0 * v.sim_max_abs_error
     );
     if let Some(path) = out {
-        let batch = memwall_io::columns::batch_of(memwall_io::validation::HOST_REPORT_COLUMNS, rows)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::columns::HOST_REPORT_COLUMNS, rows)?;
         memwall_io::write_parquet(path, &batch, &v.metadata())?;
         println!("report: {} ({} rows)", path.display(), rows.len());
     }

@@ -85,12 +85,12 @@ pub(crate) fn validate(
         }
     }
     if let Some(p) = out {
-        let batch = memwall_io::columns::batch_of(memwall_io::validation::REPORT_COLUMNS, &v.validated)?;
+        let batch = memwall_io::columns::batch_of(memwall_io::columns::REPORT_COLUMNS, &v.validated)?;
         memwall_io::write_parquet(p, &batch, &memwall_io::metadata(None))?;
         println!("report: {} ({} rows)", p.display(), v.validated.len());
     }
     if let Some(dir) = engines_dir {
-        for (name, text) in memwall_io::validation::fitted_engine_profiles(v)? {
+        for (name, text) in memwall_calib::published::fitted_engine_profiles(v)? {
             let path = dir.join(format!("{name}.toml"));
             memwall_io::atomic::write_text(&path, &text)?;
             println!("engine profile: {}", path.display());

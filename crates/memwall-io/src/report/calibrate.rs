@@ -7,7 +7,7 @@ use std::path::Path;
 use memwall_spec::{DeviceSpec, EngineSpec};
 
 use crate::error::{IoError, Result};
-use crate::llama_bench::Calibrated;
+use memwall_calib::llama_bench::Calibrated;
 
 /// Fit `device` and `engine` (presets or files) to the llama-bench output at `file` of
 /// `model` run on that device. Every input is read (and registered as an input) before
@@ -22,8 +22,8 @@ pub fn calibrate_llama_bench(
     let text = crate::read_text(file)?;
     let (model, device, engine) = (crate::load_model(model)?, crate::load_device(device)?, crate::load_engine(engine)?);
     crate::check_outputs(&[], outputs)?;
-    let rows = crate::llama_bench::parse(&text, &file.display().to_string())?;
-    Ok(crate::llama_bench::calibrate(&rows, &model, &device, &engine)?)
+    let rows = memwall_calib::llama_bench::parse(&text, &file.display().to_string())?;
+    Ok(memwall_calib::llama_bench::calibrate(&rows, &model, &device, &engine)?)
 }
 
 /// A calibrated device and engine as the TOML of their profile files.

@@ -10,7 +10,7 @@ use memwall_calib::hostval::{HOST_CONFIGS, HostRow, profile_of};
 use memwall_spec::SpecError;
 
 use crate::error::Result;
-use crate::validation::{Validation, ValidationRow, parse_table, read_table, validate};
+use memwall_calib::published::{Validated, Validation, ValidationRow, parse_table, read_table, validate};
 
 /// Errors of one group of rows, three ways: cross-validated, the naive roofline, in sample.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ pub fn validate_devices(table: Option<&Path>, outputs: &[(&str, &Path)]) -> Resu
     let inputs: Vec<&Path> = table.into_iter().collect();
     crate::check_outputs(&inputs, outputs)?;
     let v = validate(&rows)?;
-    let pick = |f: fn(&crate::validation::Validated) -> f64| v.validated.iter().map(f).collect::<Vec<f64>>();
+    let pick = |f: fn(&Validated) -> f64| v.validated.iter().map(f).collect::<Vec<f64>>();
     let (measured, predicted) = (pick(|r| r.measured_tok_s), pick(|r| r.predicted_tok_s));
     let (in_sample, roofline) = (pick(|r| r.in_sample_tok_s), pick(|r| r.roofline_tok_s));
     let groups = |key: Vec<String>| -> Vec<GroupErrors> {
