@@ -2,7 +2,7 @@
 //! model and a 128-expert MoE), full decode of 128 tokens and a 512-token prefill each.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use memwall::io::{load_device, load_model};
+use memwall::lab::{load_device, load_model};
 use memwall::sim::{CostPlan, Estimator, analytic::estimate_with, estimate};
 use memwall::spec::{KvQuant, Scenario, WeightQuant};
 

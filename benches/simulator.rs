@@ -5,7 +5,7 @@
 //! a background allocation and a bus master), the trace discarded.
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use memwall::io::Experiment;
+use memwall::lab::Experiment;
 use memwall::sim::des::{EventQueue, NullSink, Simulator, simulate};
 use rand::rngs::StdRng;
 use rand::{RngExt, SeedableRng};
@@ -59,7 +59,7 @@ fn hour(dense: bool) -> memwall::spec::Scenario {
     // Keep the bus master; the game's allocation would end the MoE run with a kill.
     s.sim.background.retain(|b| matches!(b, memwall::spec::BackgroundEvent::Bandwidth { .. }));
     if dense {
-        s.model = memwall::io::load_model("llama-3.2-3b").unwrap();
+        s.model = memwall::lab::load_model("llama-3.2-3b").unwrap();
         s.weights = memwall::spec::WeightQuant::new("Q4_K_M".parse().unwrap());
         s.sim.storage.expert_cache_bytes = None;
     }

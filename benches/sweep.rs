@@ -14,7 +14,7 @@
 
 use std::time::Instant;
 
-use memwall::io::{Experiment, Outputs, ParquetStream, Sweep, TableBuilder, metadata, simulate_experiment};
+use memwall::lab::{Experiment, Outputs, ParquetStream, Sweep, TableBuilder, metadata, simulate_experiment};
 
 /// A grid of fixed (model, mix) pairs: context × KV format × batch × prompt × generated.
 fn workload_grid(contexts: usize) -> String {
@@ -71,10 +71,10 @@ fn sweep_to_parquet(exp: &Experiment, front: bool) -> (u64, f64) {
     let mut meta = metadata(Some(exp));
     meta.extend(sweep.resolved_metadata());
     let schema = TableBuilder::estimates(exp, 0).schema();
-    let mut out = ParquetStream::create(&path, schema, &meta, memwall::io::stream::ROW_GROUP_ROWS).unwrap();
-    let mut digest = memwall::io::sweep::Digest::new(10);
+    let mut out = ParquetStream::create(&path, schema, &meta, memwall::lab::stream::ROW_GROUP_ROWS).unwrap();
+    let mut digest = memwall::lab::sweep::Digest::new(10);
     let n = sweep
-        .run(memwall::io::sweep::BATCH_POINTS, &|_| {}, &mut |batches| {
+        .run(memwall::lab::sweep::BATCH_POINTS, &|_| {}, &mut |batches| {
             for b in &batches {
                 out.write(b)?;
                 if front {
@@ -85,8 +85,8 @@ fn sweep_to_parquet(exp: &Experiment, front: bool) -> (u64, f64) {
         })
         .unwrap();
     if front {
-        let pareto = memwall::io::pareto::field();
-        out.finish_adding(pareto, memwall::io::pareto::READS, &|b| digest.front.column(b)).unwrap();
+        let pareto = memwall::lab::pareto::field();
+        out.finish_adding(pareto, memwall::lab::pareto::READS, &|b| digest.front.column(b)).unwrap();
     } else {
         out.finish().unwrap();
     }
@@ -96,7 +96,7 @@ fn sweep_to_parquet(exp: &Experiment, front: bool) -> (u64, f64) {
 /// Sweep `exp` keeping no result (the estimator and the table alone); returns (points, seconds).
 fn sweep_only(exp: &Experiment) -> (u64, f64) {
     let t = Instant::now();
-    let n = Sweep::new(exp).unwrap().run(memwall::io::sweep::BATCH_POINTS, &|_| {}, &mut |_| Ok(())).unwrap();
+    let n = Sweep::new(exp).unwrap().run(memwall::lab::sweep::BATCH_POINTS, &|_| {}, &mut |_| Ok(())).unwrap();
     (n, t.elapsed().as_secs_f64())
 }
 

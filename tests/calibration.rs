@@ -4,7 +4,7 @@
 //! device left out).
 
 use memwall::calib::{Knob, Observation, Predictor, cross_validate, default_params, fit, summarize};
-use memwall::io::{load_device, load_model};
+use memwall::lab::{load_device, load_model};
 use memwall::sim::estimate;
 use memwall::spec::{EngineSpec, KvQuant, Scenario, WeightQuant, Workload};
 

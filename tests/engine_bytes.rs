@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use memwall::engine::{Engine, EngineConfig};
+use memwall::decode::{Engine, EngineConfig};
 use memwall::sim::footprint::WeightBytes;
 use memwall::spec::{KvQuant, ModelSpec, WeightQuant};
 

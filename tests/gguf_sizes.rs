@@ -3,7 +3,7 @@
 
 mod common;
 
-use memwall::io::load_model;
+use memwall::lab::load_model;
 use memwall::sim::{WeightBytes, gguf_file_bytes};
 use memwall::spec::{FileType, Mix, WeightQuant};
 
@@ -85,7 +85,7 @@ fn predicted_gguf_sizes_of_the_on_device_presets() {
         if row[repo].starts_with("unsloth/") {
             continue;
         }
-        if memwall::io::presets::model_text(&row[model]).is_none() {
+        if memwall::lab::presets::model_text(&row[model]).is_none() {
             continue;
         }
         let mut m = load_model(&row[model]).unwrap();

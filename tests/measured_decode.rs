@@ -7,7 +7,7 @@
 
 mod common;
 
-use memwall::io::{load_device, load_model};
+use memwall::lab::{load_device, load_model};
 use memwall::sim::estimate;
 use memwall::spec::{Backend, KvQuant, Scenario, WeightQuant, Workload};
 

@@ -1,7 +1,7 @@
 //! Every shipped preset loads, validates, and carries its provenance.
 
-use memwall::io::presets::{DEVICES, MODELS};
-use memwall::io::{load_device, load_model};
+use memwall::lab::presets::{DEVICES, MODELS};
+use memwall::lab::{load_device, load_model};
 use memwall::sim::{ideal_weight_bytes, kv_cache_bytes};
 use memwall::spec::{GgmlType, QuantFormat};
 

@@ -2,8 +2,8 @@
 //! estimator, and each effect (thermal, caches, storage, memory pressure, policies) doing
 //! what its physics says.
 
-use memwall::io::presets::{DEVICES, MODELS};
-use memwall::io::{load_device, load_model};
+use memwall::lab::presets::{DEVICES, MODELS};
+use memwall::lab::{load_device, load_model};
 use memwall::sim::des::{Phase, Simulator, TraceRow, VecSink, simulate};
 use memwall::sim::estimate;
 use memwall::spec::{

@@ -17,7 +17,7 @@ use memwall::calib::thermal::{
     S25_RUNS, iphone_device, iphone_scenario, refit_iphone, refit_s25, reproduces, s25_device, s25_loss, s25_runs,
     s25_scenario, shipped, toml_section,
 };
-use memwall::io::load_device;
+use memwall::lab::load_device;
 use memwall::sim::des::Summary;
 use memwall::spec::{DeviceSpec, Scenario, ThermalSpec};
 

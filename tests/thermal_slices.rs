@@ -5,8 +5,8 @@
 //! therefore stays within a stated bound of the critical temperature, and a long prefill on a
 //! hot phone takes longer than at nominal clocks.
 
-use memwall::io::presets::DEVICES;
-use memwall::io::{load_device, load_model};
+use memwall::lab::presets::DEVICES;
+use memwall::lab::{load_device, load_model};
 use memwall::sim::des::{Phase, VecSink, simulate};
 use memwall::spec::{Backend, KvQuant, Scenario, SimConfig, ThermalSpec, WeightQuant, Workload};
 

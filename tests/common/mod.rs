@@ -1,7 +1,7 @@
 //! Helpers shared by the top-level tests.
 
 /// Read a CSV file of `datasets/` into rows of fields (quoted fields may hold commas). The
-/// tests read the published data independently of memwall-io's parser.
+/// tests read the published data independently of memwall-lab's parser.
 pub fn dataset_csv(name: &str) -> Vec<Vec<String>> {
     let path = format!("{}/datasets/{name}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));

@@ -8,11 +8,12 @@
 
 use std::time::{Duration, Instant};
 
-use memwall_engine::weights::RandomRows;
-use memwall_engine::{Engine, EngineConfig, OpClass};
-use memwall_kernels::dot::{Isa, Kernel};
+use memwall_decode::weights::RandomRows;
+use memwall_decode::{Engine, EngineConfig, OpClass};
+use memwall_kernels::dot::Kernel;
 use memwall_kernels::gemv::{QMatrix, gemv_pool};
 use memwall_kernels::pool::SpinPool;
+use memwall_kernels::simd::Isa;
 use memwall_spec::{GgmlType, KvQuant, ModelSpec, QuantFormat, WeightQuant};
 use rand::SeedableRng;
 use statrs::distribution::{ContinuousCDF, StudentsT};

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use memwall_engine::{Engine, EngineConfig};
+use memwall_decode::{Engine, EngineConfig};
 use memwall_spec::{
     Backend, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, EngineSpec, GgmlType, KvQuant, MemorySpec, ModelSpec,
     PowerSpec, QuantFormat, Scenario, StorageSpec, UnitCosts, WeightQuant, Workload,
@@ -344,8 +344,10 @@ pub fn fit_share_overlap(pts: &[(f64, f64, f64)]) -> (f64, f64, f64) {
         let s = si as f64 * 0.005;
         for oi in 0..=200 {
             let o = oi as f64 * 0.005;
-            let sse: f64 =
-                pts.iter().map(|&(m, c, t)| (memwall_sim::analytic::overlap_time(m / s, c, o) / t).ln().powi(2)).sum();
+            let sse: f64 = pts
+                .iter()
+                .map(|&(m, c, t)| (memwall_sim::cost::formulas::overlap_time(m / s, c, o) / t).ln().powi(2))
+                .sum();
             if sse < best.2 {
                 best = (s, o, sse);
             }
@@ -419,7 +421,7 @@ pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&
             let mut e = Engine::new(cfg).map_err(|e| CalibError::Probe(e.to_string()))?;
             // Decode 4 untimed then 32 (96) timed tokens from an empty cache: the context stays
             // short, so attention is a small, predicted part.
-            let err = |e: memwall_engine::EngineError| CalibError::Probe(e.to_string());
+            let err = |e: memwall_decode::EngineError| CalibError::Probe(e.to_string());
             e.generate(1, 4, 0.0).map_err(err)?;
             let n = if plan.quick { 32 } else { 96 };
             let g = e.generate(1, n, 0.0).map_err(err)?;

@@ -4,14 +4,14 @@
 
 use std::time::Instant;
 
-use memwall_engine::{Engine, EngineConfig};
+use memwall_decode::{Engine, EngineConfig};
 use memwall_sim::des::{VecSink, simulate};
 use memwall_spec::{DeviceSpec, EngineSpec, KvQuant, ModelSpec, QuantFormat, WeightQuant};
 
 use crate::CalibError;
 use crate::host::check_memory;
 use crate::hostfit::{HostProfile, host_scenario};
-use memwall_engine::weights::planned_bytes;
+use memwall_decode::weights::planned_bytes;
 
 /// A design to run: a model (a preset name, or TOML of a model spec), formats, context and
 /// threads.

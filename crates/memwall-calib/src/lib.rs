@@ -28,7 +28,7 @@
 //!   (a governor stepping between clock levels) has no useful derivative.
 //!
 //! The simulator never depends on this crate: a fit ends as plain numbers written into
-//! engine and device profiles. Nothing here writes Arrow or Parquet; memwall-io keeps the
+//! engine and device profiles. Nothing here writes Arrow or Parquet; memwall-lab keeps the
 //! table columns of these reports.
 
 pub mod fit;
@@ -48,7 +48,7 @@ pub use validate::{CrossValidated, Summary, cross_validate, naive_roofline_tok_s
 /// Errors of calibration.
 ///
 /// The variants that read inputs (a spec refused, a preset missing, a file unreadable, a
-/// table row) display exactly as memwall-io's errors of the same kind, which convert from
+/// table row) display exactly as memwall-lab's errors of the same kind, which convert from
 /// these one for one.
 #[derive(Debug, thiserror::Error)]
 pub enum CalibError {

@@ -805,7 +805,7 @@ fn fmt_bytes(b: f64) -> String {
 
 /// The device's bandwidth figure for `unit` (class defaults where it states none).
 fn unit_fraction(d: &DeviceSpec, unit: Backend) -> f64 {
-    use memwall_sim::unit::defaults;
+    use memwall_sim::cost::unit::defaults;
     match unit {
         Backend::Cpu => d.memory.achievable_fraction,
         Backend::Gpu => d

@@ -3,7 +3,7 @@
 
 use memwall_calib::host::{HostInfo, Measurement, Plan, Stat, parse_cache_size, robust_stat, utc_date};
 use memwall_calib::hostfit::{fit_device, fit_share_overlap, least_squares};
-use memwall_sim::analytic::overlap_time;
+use memwall_sim::cost::formulas::overlap_time;
 use memwall_spec::DeviceSpec;
 use nalgebra::{DMatrix, DVector};
 

@@ -6,8 +6,8 @@
 //! socket or a directory is refused at once, never waited on: see
 //! [`memwall_import::file::open_regular`]) and, while an [`InputScope`] is open, remember its
 //! identity (device and inode, so a hard link or a symbolic link to it is the same file).
-//! `memwall_io::check_outputs` refuses an output that is any of them before work starts, and
-//! the rename that publishes an output (`memwall_io::atomic`) refuses again, so an input read
+//! `memwall_lab::check_outputs` refuses an output that is any of them before work starts, and
+//! the rename that publishes an output (`memwall_lab::atomic`) refuses again, so an input read
 //! after the check is protected too.
 //!
 //! A command-line process opens one scope for its whole life. The Python package, whose

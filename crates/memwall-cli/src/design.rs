@@ -4,7 +4,7 @@
 
 use anyhow::Result;
 use clap::Args;
-use memwall_io::{EngineProfile, load_device, load_model};
+use memwall_lab::{EngineProfile, load_device, load_model};
 use memwall_spec::units::GB;
 use memwall_spec::{Backend, ContextPolicy, FileType, KvQuant, Mix, QuantFormat, Scenario, WeightQuant, Workload};
 
@@ -105,7 +105,7 @@ impl ScenarioArgs {
         let model = match file {
             Some((path, flag, kind)) => {
                 if !std::path::Path::new(path).exists() {
-                    let preset = memwall_io::presets::model_text(path).is_some();
+                    let preset = memwall_lab::presets::model_text(path).is_some();
                     anyhow::bail!(
                         "`{flag}` {path}: no such file{}",
                         if preset {
@@ -115,7 +115,7 @@ impl ScenarioArgs {
                         }
                     );
                 }
-                let imported = memwall_io::presets::import_model_as(path, kind)?;
+                let imported = memwall_lab::presets::import_model_as(path, kind)?;
                 report_import(path, &imported);
                 imported.model
             }

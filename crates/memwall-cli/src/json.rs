@@ -11,9 +11,9 @@ use serde_json::Value;
 /// the Python API (one report serves all), and it adds `padded_tensors`.
 pub const VERSION: u32 = 2;
 
-/// The design a document describes ([`memwall_io::report::Design`]).
+/// The design a document describes ([`memwall_lab::report::Design`]).
 pub fn design(s: &Scenario) -> Value {
-    value(&memwall_io::report::Design::of(s))
+    value(&memwall_lab::report::Design::of(s))
 }
 
 /// Print a document: the schema name and version, then `fields` (an object) in order.

@@ -93,8 +93,8 @@ enum Command {
         #[arg(long)]
         plot: Option<PathBuf>,
         /// The figure's size in pixels.
-        #[arg(long, default_value = "1000x700", value_parser = flag::<memwall_io::plot::Size>("--plot-size"))]
-        plot_size: memwall_io::plot::Size,
+        #[arg(long, default_value = "1000x700", value_parser = flag::<memwall_lab::plot::Size>("--plot-size"))]
+        plot_size: memwall_lab::plot::Size,
     },
     /// Simulate a scenario through time (thermal throttling, memory pressure, policies) and
     /// print a summary per design point; optionally write the per-token trace as Parquet.
@@ -117,8 +117,8 @@ enum Command {
         #[arg(long)]
         plot: Option<PathBuf>,
         /// The figure's size in pixels.
-        #[arg(long, default_value = "1100x1000", value_parser = flag::<memwall_io::plot::Size>("--plot-size"))]
-        plot_size: memwall_io::plot::Size,
+        #[arg(long, default_value = "1100x1000", value_parser = flag::<memwall_lab::plot::Size>("--plot-size"))]
+        plot_size: memwall_lab::plot::Size,
         /// Refuse a run whose trace would exceed this size (`500MB`, `2GB`, `10GB`).
         #[arg(long, default_value = "2GB", allow_hyphen_values = true, value_parser = flag::<ByteSize>("--trace-limit"))]
         trace_limit: ByteSize,
@@ -216,7 +216,7 @@ fn main() -> ExitCode {
     #[cfg(unix)]
     signals::exit_on_signals();
     // Every file this process reads is an input no output may replace.
-    let _inputs = memwall_io::inputs::scope();
+    let _inputs = memwall_lab::inputs::scope();
     let cli = match parse_args() {
         Ok(c) => c,
         Err(e) => {
@@ -262,7 +262,7 @@ fn main() -> ExitCode {
             cmd::simulate::simulate(
                 scenario,
                 duration.map(|d| d.0),
-                memwall_io::Outputs {
+                memwall_lab::Outputs {
                     trace: trace.as_deref(),
                     plot: plot.as_deref(),
                     plot_size: *plot_size,
@@ -272,7 +272,7 @@ fn main() -> ExitCode {
             )
         }
     };
-    for p in memwall_io::atomic::take_stale_removed() {
+    for p in memwall_lab::atomic::take_stale_removed() {
         eprintln!("note: removed {}, a temporary file left by a memwall process that no longer runs", p.display());
     }
     let result = result.and_then(|()| stdio::finish().context("writing to stdout"));

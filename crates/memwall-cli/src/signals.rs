@@ -19,7 +19,7 @@ pub(crate) fn exit_on_signals() {
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {
             SIGNAL.store(sig, std::sync::atomic::Ordering::SeqCst);
-            let removed = memwall_io::abandon_outputs();
+            let removed = memwall_lab::abandon_outputs();
             let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
             eprintln!("\ninterrupted by {name}: {removed} temporary file(s) removed, nothing written");
             std::process::exit(128 + sig);

@@ -218,9 +218,9 @@ fn experiment(base: &str, tail: &str) -> Make {
 
 fn preset(kind: &str, name: &str) -> Make {
     let t = match kind {
-        "model" => memwall_io::presets::model_text(name),
-        "device" => memwall_io::presets::device_text(name),
-        _ => memwall_io::presets::engine_text(name),
+        "model" => memwall_lab::presets::model_text(name),
+        "device" => memwall_lab::presets::device_text(name),
+        _ => memwall_lab::presets::engine_text(name),
     };
     text(t.unwrap())
 }
@@ -471,7 +471,7 @@ fn outputs_that_are_inputs() -> Vec<Case> {
             ("h.engine.toml", text(include_str!("../../../datasets/hosts/zen-2c.engine.toml"))),
         ]
     };
-    let table = || text(memwall_io::presets::VALIDATION_DECODE_CSV);
+    let table = || text(memwall_lab::presets::VALIDATION_DECODE_CSV);
     let hf = || Make::Text(fixture("llama-3.2-1b").to_string());
     let mut out = vec![
         case(
@@ -870,9 +870,10 @@ fn flag_numbers() -> Vec<Case> {
 
 /// Class 9: unknown names, each answered with the closest valid ones.
 fn unknown_names() -> Vec<Case> {
-    let model_typo = text(&memwall_io::presets::model_text("llama-3.2-1b").unwrap().replacen("n_layers", "n_layer", 1));
+    let model_typo =
+        text(&memwall_lab::presets::model_text("llama-3.2-1b").unwrap().replacen("n_layers", "n_layer", 1));
     let device_typo =
-        text(&memwall_io::presets::device_text(PI).unwrap().replacen("kind = \"sbc\"", "kind = \"sbcc\"", 1));
+        text(&memwall_lab::presets::device_text(PI).unwrap().replacen("kind = \"sbc\"", "kind = \"sbcc\"", 1));
     let dym = "did you mean";
     vec![
         case("model typo", &[], &["estimate", "--model", "lama-3.2-1b", "--device", PI], &[dym, "`llama-3.2-1b`"]),
@@ -975,8 +976,8 @@ fn unknown_names() -> Vec<Case> {
 
 /// Class 10: impossible numbers inside spec files and experiments.
 fn spec_numbers() -> Vec<Case> {
-    let model = memwall_io::presets::model_text("llama-3.2-1b").unwrap();
-    let device = memwall_io::presets::device_text(PI).unwrap();
+    let model = memwall_lab::presets::model_text("llama-3.2-1b").unwrap();
+    let device = memwall_lab::presets::device_text(PI).unwrap();
     let m = |from: &str, to: &str| text(&model.replacen(from, to, 1));
     let d = |from: &str, to: &str| text(&device.replacen(from, to, 1));
     vec![

@@ -82,7 +82,7 @@ fn absurd_flags_are_refused_naming_the_bound() {
 #[test]
 fn absurd_model_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let model = memwall_io::presets::model_text("llama-3.2-1b").unwrap();
+    let model = memwall_lab::presets::model_text("llama-3.2-1b").unwrap();
     let cases = [
         ("vocab", "vocab = 18446744073709551615", "model.vocab"),
         ("hidden", "hidden = 1099511627776", "model.hidden"),
@@ -100,7 +100,7 @@ fn absurd_model_files_are_refused() {
 #[test]
 fn absurd_device_files_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let device = memwall_io::presets::device_text("raspberry-pi-5-8gb").unwrap();
+    let device = memwall_lab::presets::device_text("raspberry-pi-5-8gb").unwrap();
     let cases = [
         ("max_ghz", "max_ghz = 1e30", &["clusters[0].max_ghz", "plausible bound 10"][..]),
         ("kind", "kind = \"spaceship\"", &["spaceship", "phone"][..]),
@@ -175,7 +175,7 @@ fn errors_say_each_thing_once() {
 #[test]
 fn a_head_dimension_that_is_not_whole_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let model = memwall_io::presets::model_text("llama-3.2-1b").unwrap();
+    let model = memwall_lab::presets::model_text("llama-3.2-1b").unwrap();
     // hidden 2048 over 24 heads is 85.3: without an explicit head_dim it used to truncate to 85.
     let text = edited(&edited(model, "n_heads", "n_heads = 24"), "head_dim", "");
     std::fs::write(dir.path().join("m.toml"), text).unwrap();

@@ -11,9 +11,7 @@ use crate::formats::f16_at;
 use crate::formats::kquants::{q3k_scale, q6k_level, scale_min_k4};
 use crate::formats::legacy::IQ4_NL_VALUES;
 use crate::formats::ternary::tq1_trit;
-
-/// [`crate::simd::Isa`] under its old path (memwall-calib and memwall-cli name it here).
-pub use crate::simd::Isa;
+use crate::simd::Isa;
 
 /// Check that a row of `row_bytes` bytes in `format` can be dotted with `a`: the row holds
 /// whole blocks, as many weights as `a` has activations, and `a` is of the format's kind.

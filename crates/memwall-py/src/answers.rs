@@ -1,8 +1,8 @@
 //! The questions asked of one design or a few (`memwall.footprint`, `ops`, `compare`,
 //! `solve`) and of a table of them (`pareto`), each through the one function of
-//! `memwall_io::report` or `memwall_solve` the command line calls too.
+//! `memwall_lab::report` or `memwall_solve` the command line calls too.
 
-use memwall_io::IoError;
+use memwall_lab::LabError;
 use pyo3::prelude::*;
 
 use crate::arrow::{ArrowStream, one_batch};
@@ -11,15 +11,15 @@ use memwall_spec::SpecError;
 use crate::errors::{Error, MemwallError, Result};
 use crate::experiment::Experiment;
 
-/// The footprint of the first point of `experiment` ([`memwall_io::report::footprint`], the
+/// The footprint of the first point of `experiment` ([`memwall_lab::report::footprint`], the
 /// report `memwall footprint --json` prints) as JSON text, and one row per weight tensor
 /// (class, layer, shape, format, bytes).
 #[pyfunction]
 pub(crate) fn footprint(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> Result<(String, ArrowStream)> {
     let exp = &experiment.exp;
-    let computed = py.detach(|| -> memwall_io::Result<_> {
-        let f = memwall_io::report::footprint(&exp.point(0)?.scenario)?;
-        let batch = memwall_io::columns::batch_of(memwall_io::columns::TENSOR_COLUMNS, &f.weights.tensors)?;
+    let computed = py.detach(|| -> memwall_lab::Result<_> {
+        let f = memwall_lab::report::footprint(&exp.point(0)?.scenario)?;
+        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::TENSOR_COLUMNS, &f.weights.tensors)?;
         Ok((f, batch))
     });
     let (f, batch) = computed?;
@@ -28,35 +28,35 @@ pub(crate) fn footprint(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> Re
 }
 
 /// Where a token's time goes for the experiment's first point
-/// ([`memwall_io::report::ops`], the `memwall estimate --ops` table): every operator of a
+/// ([`memwall_lab::report::ops`], the `memwall estimate --ops` table): every operator of a
 /// decoded token at the mean context with its bytes, multiply-adds, time and binding term,
 /// and that context.
 #[pyfunction]
 pub(crate) fn ops(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> Result<(u64, ArrowStream)> {
     let exp = &experiment.exp;
-    let computed = py.detach(|| -> memwall_io::Result<_> {
-        let o = memwall_io::report::ops(&exp.point(0)?.scenario)?;
+    let computed = py.detach(|| -> memwall_lab::Result<_> {
+        let o = memwall_lab::report::ops(&exp.point(0)?.scenario)?;
         Ok((o.context_tokens, o.table()?))
     });
     let (ctx, batch) = computed?;
     Ok((ctx, one_batch(batch)))
 }
 
-/// The first points of two to eight experiments side by side ([`memwall_io::report::compare`],
+/// The first points of two to eight experiments side by side ([`memwall_lab::report::compare`],
 /// as `memwall compare`): one row per design with the sweep's input, estimate and quality
 /// columns and `delta_<column>` for each numeric one, its difference from the first design.
 #[pyfunction]
 pub(crate) fn compare(py: Python<'_>, experiments: Vec<PyRef<'_, Experiment>>) -> Result<ArrowStream> {
-    let exps: Vec<&memwall_io::Experiment> = experiments.iter().map(|e| &e.exp).collect();
-    let computed = py.detach(|| -> memwall_io::Result<_> {
+    let exps: Vec<&memwall_lab::Experiment> = experiments.iter().map(|e| &e.exp).collect();
+    let computed = py.detach(|| -> memwall_lab::Result<_> {
         let scenarios = exps
             .iter()
             .enumerate()
             .map(|(i, e)| {
-                e.point(0).map(|p| p.scenario).map_err(|e| IoError::Design { index: i + 1, source: Box::new(e) })
+                e.point(0).map(|p| p.scenario).map_err(|e| LabError::Design { index: i + 1, source: Box::new(e) })
             })
-            .collect::<memwall_io::Result<Vec<_>>>()?;
-        memwall_io::report::compare(scenarios)?.table()
+            .collect::<memwall_lab::Result<Vec<_>>>()?;
+        memwall_lab::report::compare(scenarios)?.table()
     });
     Ok(one_batch(computed?))
 }
@@ -74,7 +74,7 @@ pub(crate) fn solve(
 ) -> Result<String> {
     let exp = &experiment.exp;
     let q: memwall_solve::Question = question.parse().map_err(|e: SpecError| e.within("question"))?;
-    let answered = py.detach(|| -> memwall_io::Result<String> {
+    let answered = py.detach(|| -> memwall_lab::Result<String> {
         let s = exp.point(0)?.scenario;
         let a = memwall_solve::answer(&s, q, target_tok_s, max_ppl_delta)?;
         Ok(serde_json::to_string(&a).expect("answers serialize"))
@@ -82,7 +82,7 @@ pub(crate) fn solve(
     answered.map_err(Error::from)
 }
 
-/// Which rows are on the Pareto front (`memwall_io::pareto`) of a table's columns `point`,
+/// Which rows are on the Pareto front (`memwall_lab::pareto`) of a table's columns `point`,
 /// `fits`, `total_bytes`, `decode_tok_s`, `ppl_delta_weights`, `ppl_delta_kv`,
 /// `energy_j_per_token` (a row with an unknown quality or that does not fit: never).
 #[pyfunction]
@@ -96,9 +96,9 @@ pub(crate) fn pareto_mask(
     ppl_delta_kv: Vec<Option<f64>>,
     energy_j_per_token: Vec<f64>,
 ) -> Vec<bool> {
-    let designs: Vec<Option<memwall_io::pareto::Objectives>> = (0..point.len())
+    let designs: Vec<Option<memwall_lab::pareto::Objectives>> = (0..point.len())
         .map(|i| {
-            memwall_io::pareto::Objectives::eligible(
+            memwall_lab::pareto::Objectives::eligible(
                 point[i],
                 *fits.get(i)?,
                 *total_bytes.get(i)?,
@@ -109,5 +109,5 @@ pub(crate) fn pareto_mask(
             )
         })
         .collect();
-    memwall_io::pareto::mask(&designs)
+    memwall_lab::pareto::mask(&designs)
 }

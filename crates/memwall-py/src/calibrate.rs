@@ -11,7 +11,7 @@ use crate::errors::{CalibrationError, Error, MemwallError, Result};
 /// A calibrated device and engine as TOML (to write) and JSON (to build Python objects from).
 pub(crate) fn profiles<'py>(py: Python<'py>, device: &DeviceSpec, engine: &EngineSpec) -> Result<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let (device_toml, engine_toml) = memwall_io::report::profile_texts(device, engine)?;
+    let (device_toml, engine_toml) = memwall_lab::report::profile_texts(device, engine)?;
     let fail = |e: &dyn std::fmt::Display| MemwallError::new_err(format!("serializing a calibrated profile: {e}"));
     d.set_item("device_toml", device_toml)?;
     d.set_item("engine_toml", engine_toml)?;
@@ -21,7 +21,7 @@ pub(crate) fn profiles<'py>(py: Python<'py>, device: &DeviceSpec, engine: &Engin
 }
 
 /// Calibrate a device from llama-bench output (`path`) of `model` on `device` run by
-/// `engine` ([`memwall_io::report::calibrate_llama_bench`]): the profiles ([`profiles`]) and the per-row residuals before and after.
+/// `engine` ([`memwall_lab::report::calibrate_llama_bench`]): the profiles ([`profiles`]) and the per-row residuals before and after.
 #[pyfunction]
 pub(crate) fn calibrate_llama_bench<'py>(
     py: Python<'py>,
@@ -30,9 +30,9 @@ pub(crate) fn calibrate_llama_bench<'py>(
     model: &str,
     engine: &str,
 ) -> Result<(Bound<'py, PyDict>, ArrowStream)> {
-    let r = py.detach(|| -> memwall_io::Result<_> {
-        let c = memwall_io::report::calibrate_llama_bench(std::path::Path::new(path), model, device, engine, &[])?;
-        let batch = memwall_io::columns::batch_of(memwall_io::columns::RESIDUAL_COLUMNS, &c.residuals)?;
+    let r = py.detach(|| -> memwall_lab::Result<_> {
+        let c = memwall_lab::report::calibrate_llama_bench(std::path::Path::new(path), model, device, engine, &[])?;
+        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::RESIDUAL_COLUMNS, &c.residuals)?;
         Ok((c, batch))
     });
     let (c, batch) = r?;
@@ -65,7 +65,7 @@ pub(crate) fn calibrate_host<'py>(
             })
         })
         .map_err(|e| CalibrationError::new_err(e.to_string()))?;
-    let batch = memwall_io::columns::batch_of(memwall_io::columns::FITTED_COLUMNS, &p.fitted)?;
+    let batch = memwall_lab::columns::batch_of(memwall_lab::columns::FITTED_COLUMNS, &p.fitted)?;
     let d = profiles(py, &p.device, &p.engine)?;
     d.set_item("measurements_csv", memwall_calib::hostfit::measurements_csv(&p.measurements))?;
     Ok((d, one_batch(batch)))
@@ -75,7 +75,7 @@ pub(crate) fn calibrate_host<'py>(
 /// calibrate` names a profile's engine profile and measurements.
 #[pyfunction]
 pub(crate) fn beside(path: &str, suffix: &str) -> String {
-    memwall_io::beside(std::path::Path::new(path), suffix, "device").display().to_string()
+    memwall_lab::beside(std::path::Path::new(path), suffix, "device").display().to_string()
 }
 
 /// Write text files as `memwall` writes its outputs: every `(role, path, text)` is checked
@@ -83,13 +83,13 @@ pub(crate) fn beside(path: &str, suffix: &str) -> String {
 /// then each is written whole through a temporary file and a rename.
 #[pyfunction]
 pub(crate) fn write_texts(py: Python<'_>, outputs: Vec<(String, String, String)>, inputs: Vec<String>) -> Result<()> {
-    let r = py.detach(|| -> memwall_io::Result<()> {
+    let r = py.detach(|| -> memwall_lab::Result<()> {
         let inputs: Vec<&std::path::Path> = inputs.iter().map(std::path::Path::new).collect();
         let checked: Vec<(&str, &std::path::Path)> =
             outputs.iter().map(|(role, path, _)| (role.as_str(), std::path::Path::new(path))).collect();
-        memwall_io::check_outputs(&inputs, &checked)?;
+        memwall_lab::check_outputs(&inputs, &checked)?;
         for (_, path, text) in &outputs {
-            memwall_io::atomic::write_text(std::path::Path::new(path), text)?;
+            memwall_lab::atomic::write_text(std::path::Path::new(path), text)?;
         }
         Ok(())
     });

@@ -2,7 +2,7 @@
 //! `value` the error names, and [`Error`], which every native function returns and which
 //! becomes the right exception (`From<Error> for PyErr`).
 
-use memwall_io::IoError;
+use memwall_lab::LabError;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
@@ -33,9 +33,9 @@ pub(crate) enum Kind {
 }
 
 /// The class, field and value of an error (wrappers that add a place are looked through).
-pub(crate) fn classify(e: &memwall_io::IoError) -> (Kind, Option<String>, Option<String>) {
+pub(crate) fn classify(e: &memwall_lab::LabError) -> (Kind, Option<String>, Option<String>) {
     use memwall_import::ImportError as I;
-    use memwall_io::IoError as E;
+    use memwall_lab::LabError as E;
     match e {
         E::Spec(s) => match spec_parts(s) {
             Some((f, v)) => (Kind::Spec, Some(f), v),
@@ -66,7 +66,7 @@ pub(crate) fn classify(e: &memwall_io::IoError) -> (Kind, Option<String>, Option
 
 /// The Python exception for a memwall error, with `field` and `value` attributes (None where
 /// the error names none).
-pub(crate) fn to_py(py: Python<'_>, e: memwall_io::IoError) -> PyErr {
+pub(crate) fn to_py(py: Python<'_>, e: memwall_lab::LabError) -> PyErr {
     let (kind, field, value) = classify(&e);
     let message = e.to_string();
     let err = match kind {
@@ -96,8 +96,8 @@ pub(crate) fn spec_parts(s: &memwall_spec::SpecError) -> Option<(String, Option<
 }
 
 /// A spec error as a memwall error.
-pub(crate) fn spec_err(e: memwall_spec::SpecError) -> IoError {
-    IoError::Spec(e)
+pub(crate) fn spec_err(e: memwall_spec::SpecError) -> LabError {
+    LabError::Spec(e)
 }
 
 /// Every native function's error: a memwall error, which becomes the exception of its kind
@@ -106,7 +106,7 @@ pub(crate) fn spec_err(e: memwall_spec::SpecError) -> IoError {
 #[derive(Debug)]
 pub(crate) enum Error {
     /// memwall refused or failed.
-    Memwall(IoError),
+    Memwall(LabError),
     /// Python raised.
     Python(PyErr),
 }
@@ -114,15 +114,15 @@ pub(crate) enum Error {
 /// What native functions return.
 pub(crate) type Result<T> = std::result::Result<T, Error>;
 
-impl From<IoError> for Error {
-    fn from(e: IoError) -> Self {
+impl From<LabError> for Error {
+    fn from(e: LabError) -> Self {
         Error::Memwall(e)
     }
 }
 
 impl From<memwall_spec::SpecError> for Error {
     fn from(e: memwall_spec::SpecError) -> Self {
-        Error::Memwall(IoError::Spec(e))
+        Error::Memwall(LabError::Spec(e))
     }
 }
 

@@ -12,7 +12,7 @@ use crate::errors::{Error, Result};
 /// A parsed experiment: its base scenario and grid, checked once, swept by range of points.
 #[pyclass(module = "memwall._native", name = "Experiment", frozen)]
 pub(crate) struct Experiment {
-    pub(crate) exp: memwall_io::Experiment,
+    pub(crate) exp: memwall_lab::Experiment,
 }
 
 #[pymethods]
@@ -48,7 +48,7 @@ impl Experiment {
                 let (tx, rx) = std::sync::mpsc::channel::<()>();
                 let (stop_ref, done_ref) = (&stop, &done);
                 let worker = scope.spawn(move || {
-                    let r = memwall_io::Sweep::new(exp)
+                    let r = memwall_lab::Sweep::new(exp)
                         .and_then(|s| s.batches_watched(range, stop_ref, &|n| done_ref.store(n, Ordering::Relaxed)));
                     let _ = tx.send(());
                     r
@@ -68,7 +68,7 @@ impl Experiment {
                     });
                 }
                 worker.join().unwrap_or_else(|_| {
-                    Err(memwall_io::IoError::Write {
+                    Err(memwall_lab::LabError::Write {
                         path: "<sweep>".into(),
                         message: "the sweep thread panicked".into(),
                     })
@@ -88,7 +88,7 @@ impl Experiment {
 /// and every grid value.
 #[pyfunction]
 pub(crate) fn parse_experiment(py: Python<'_>, text: &str, origin: &str) -> Result<Experiment> {
-    let exp = py.detach(|| memwall_io::Experiment::parse(text, origin))?;
+    let exp = py.detach(|| memwall_lab::Experiment::parse(text, origin))?;
     Ok(Experiment { exp })
 }
 
@@ -98,9 +98,9 @@ pub(crate) fn parse_experiment(py: Python<'_>, text: &str, origin: &str) -> Resu
 pub(crate) fn metadata(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> Result<Vec<(String, String)>> {
     {
         let exp = &experiment.exp;
-        let r = py.detach(|| -> memwall_io::Result<_> {
-            let mut meta = memwall_io::metadata(Some(exp));
-            meta.extend(memwall_io::Sweep::new(exp)?.resolved_metadata());
+        let r = py.detach(|| -> memwall_lab::Result<_> {
+            let mut meta = memwall_lab::metadata(Some(exp));
+            meta.extend(memwall_lab::Sweep::new(exp)?.resolved_metadata());
             Ok(meta)
         });
         r.map_err(Error::from)

@@ -54,20 +54,20 @@ pub(crate) fn simulate(
             memwall_spec::units::Seconds::new(d).map_err(|e| e.within("duration"))?;
         }
         let range = start.unwrap_or(0)..end.unwrap_or(exp.len());
-        memwall_io::simulate_in_memory(exp, range, duration_s, trace, trace_limit_bytes, &mut check)
+        memwall_lab::simulate_in_memory(exp, range, duration_s, trace, trace_limit_bytes, &mut check)
     });
     if let Some(e) = raised {
         return Err(e.into());
     }
     let (results, batches) = result?;
-    let mut table = memwall_io::TableBuilder::summaries(exp, results.len());
+    let mut table = memwall_lab::TableBuilder::summaries(exp, results.len());
     for r in &results {
         table.append(exp, r.point.index as u64, &r.point.scenario, &r.point.choice, &r.summary);
     }
     let summary = table.finish()?;
     let trace = trace.then(|| {
         let rows = batches.iter().map(RecordBatch::num_rows).sum();
-        ArrowStream::new(memwall_io::trace::trace_schema(), batches, rows)
+        ArrowStream::new(memwall_lab::trace::trace_schema(), batches, rows)
     });
     Ok((one_batch(summary), trace))
 }

@@ -10,7 +10,7 @@ use crate::errors::{Error, MemwallError, Result, spec_err};
 const KINDS: &str = "model, device or engine";
 
 /// A spec deserialized from JSON, the failing field named by its path (`model.moe.top_k`).
-pub(crate) fn from_json<T: serde::de::DeserializeOwned>(kind: &str, json: &str) -> memwall_io::Result<T> {
+pub(crate) fn from_json<T: serde::de::DeserializeOwned>(kind: &str, json: &str) -> memwall_lab::Result<T> {
     let de = &mut serde_json::Deserializer::from_str(json);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -31,7 +31,7 @@ pub(crate) enum Spec {
     Engine(Box<EngineSpec>),
 }
 
-pub(crate) fn load_spec(kind: &str, source: Option<&str>, json: Option<&str>) -> memwall_io::Result<Spec> {
+pub(crate) fn load_spec(kind: &str, source: Option<&str>, json: Option<&str>) -> memwall_lab::Result<Spec> {
     let unknown = || {
         spec_err(SpecError::unknown(
             "kind",
@@ -42,9 +42,9 @@ pub(crate) fn load_spec(kind: &str, source: Option<&str>, json: Option<&str>) ->
         ))
     };
     Ok(match (kind, source, json) {
-        ("model", Some(s), _) => Spec::Model(Box::new(memwall_io::load_model(s)?)),
-        ("device", Some(s), _) => Spec::Device(Box::new(memwall_io::load_device(s)?)),
-        ("engine", Some(s), _) => Spec::Engine(Box::new(memwall_io::load_engine(s)?)),
+        ("model", Some(s), _) => Spec::Model(Box::new(memwall_lab::load_model(s)?)),
+        ("device", Some(s), _) => Spec::Device(Box::new(memwall_lab::load_device(s)?)),
+        ("engine", Some(s), _) => Spec::Engine(Box::new(memwall_lab::load_engine(s)?)),
         ("model", None, Some(j)) => {
             let m: ModelSpec = from_json("model", j)?;
             m.validate().map_err(|e| spec_err(e.within("model")))?;
@@ -80,13 +80,13 @@ pub(crate) fn spec_json(py: Python<'_>, kind: &str, source: &str) -> Result<Stri
     json.map_err(|e| Error::from(MemwallError::new_err(format!("{kind} `{source}` as JSON: {e}"))))
 }
 
-/// The facts a repr shows (`memwall_io::report::{ModelFacts, DeviceFacts, EngineFacts}`, the
+/// The facts a repr shows (`memwall_lab::report::{ModelFacts, DeviceFacts, EngineFacts}`, the
 /// figures `memwall presets` prints) as JSON, checked: a spec from `source` (preset or file)
 /// or `json` (its fields), validated; errors name the field.
 #[pyfunction]
 #[pyo3(signature = (kind, source=None, json=None))]
 pub(crate) fn describe(py: Python<'_>, kind: &str, source: Option<&str>, json: Option<&str>) -> Result<String> {
-    use memwall_io::report::{DeviceFacts, EngineFacts, ModelFacts};
+    use memwall_lab::report::{DeviceFacts, EngineFacts, ModelFacts};
     let spec = py.detach(|| load_spec(kind, source, json))?;
     let facts = match &spec {
         Spec::Model(m) => serde_json::to_string(&ModelFacts::of(m)),
@@ -117,20 +117,20 @@ pub(crate) fn parse_backend(field: &str, text: &str) -> Result<String> {
 /// Bytes in a size (`2GB`, `500MB`, `4096`), or the error naming `field`.
 #[pyfunction]
 pub(crate) fn parse_bytes(field: &str, text: &str) -> Result<u64> {
-    memwall_io::parse_bytes(field, text).map_err(Error::from)
+    memwall_lab::parse_bytes(field, text).map_err(Error::from)
 }
 
 /// Seconds in a duration: a number, or a number with a unit `ms`, `s`, `m`, `h` (`10m`).
 #[pyfunction]
 pub(crate) fn parse_duration(text: &str) -> Result<f64> {
-    memwall_io::parse_duration(text).map_err(Error::from)
+    memwall_lab::parse_duration(text).map_err(Error::from)
 }
 
 /// Names of the presets of a kind: `models`, `devices` or `engines`
-/// ([`memwall_io::report::presets`]; the engines start with the generic profile).
+/// ([`memwall_lab::report::presets`]; the engines start with the generic profile).
 #[pyfunction]
 pub(crate) fn presets(py: Python<'_>, kind: &str) -> Result<Vec<String>> {
-    let p = py.detach(|| memwall_io::report::presets(Some(kind)))?;
+    let p = py.detach(|| memwall_lab::report::presets(Some(kind)))?;
     let names = p.models.into_iter().map(|m| m.name);
     Ok(names.chain(p.devices.into_iter().map(|d| d.name)).chain(p.engines.into_iter().map(|e| e.name)).collect())
 }

@@ -7,15 +7,15 @@ use crate::arrow::{ArrowStream, one_batch};
 use crate::errors::Result;
 
 /// Leave-one-device-out validation of decode tok/s against published measurements
-/// ([`memwall_io::report::validate_devices`]): the report rows (the columns of `memwall validate
+/// ([`memwall_lab::report::validate_devices`]): the report rows (the columns of `memwall validate
 /// --out`) and the rows set aside with why.
 #[pyfunction]
 #[pyo3(signature = (table=None))]
 pub(crate) fn validate_devices(py: Python<'_>, table: Option<&str>) -> Result<(ArrowStream, Vec<(String, String)>)> {
-    let r = py.detach(|| -> memwall_io::Result<_> {
-        let r = memwall_io::report::validate_devices(table.map(std::path::Path::new), &[])?;
+    let r = py.detach(|| -> memwall_lab::Result<_> {
+        let r = memwall_lab::report::validate_devices(table.map(std::path::Path::new), &[])?;
         let v = r.validation;
-        Ok((memwall_io::columns::batch_of(memwall_io::columns::REPORT_COLUMNS, &v.validated)?, v.excluded))
+        Ok((memwall_lab::columns::batch_of(memwall_lab::columns::REPORT_COLUMNS, &v.validated)?, v.excluded))
     });
     let (batch, excluded) = r?;
     Ok((one_batch(batch), excluded))
@@ -23,13 +23,13 @@ pub(crate) fn validate_devices(py: Python<'_>, table: Option<&str>) -> Result<(A
 
 /// Run memwall's reference engine on the host-validation designs whose id contains `only`
 /// (all when None) and predict each with the host profile at `host` (its `.engine.toml`
-/// beside it) ([`memwall_io::report::validate_host`]): the rows of `memwall validate --host --out`.
+/// beside it) ([`memwall_lab::report::validate_host`]): the rows of `memwall validate --host --out`.
 #[pyfunction]
 #[pyo3(signature = (host, tokens=8, only=None))]
 pub(crate) fn validate_host(py: Python<'_>, host: &str, tokens: usize, only: Option<&str>) -> Result<ArrowStream> {
-    let r = py.detach(|| -> memwall_io::Result<_> {
-        let v = memwall_io::report::validate_host(std::path::Path::new(host), tokens, only, &[], &mut |_, _| {})?;
-        memwall_io::columns::batch_of(memwall_io::columns::HOST_REPORT_COLUMNS, &v.rows)
+    let r = py.detach(|| -> memwall_lab::Result<_> {
+        let v = memwall_lab::report::validate_host(std::path::Path::new(host), tokens, only, &[], &mut |_, _| {})?;
+        memwall_lab::columns::batch_of(memwall_lab::columns::HOST_REPORT_COLUMNS, &v.rows)
     });
     Ok(one_batch(r?))
 }

@@ -13,10 +13,6 @@ use crate::cost::formulas::battery_pct_per_hour;
 use crate::cost::plan::{CostPlan, TensorPlan};
 use crate::cost::step::{Binding, StepTime};
 
-/// [`crate::cost::formulas::overlap_time`] under its old path (memwall-calib's host fit
-/// reads it here).
-pub use crate::cost::formulas::overlap_time;
-
 /// The analytic estimate of one scenario.
 #[derive(Debug, Clone, Serialize)]
 pub struct Estimate {

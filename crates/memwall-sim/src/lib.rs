@@ -26,9 +26,6 @@ pub mod cost;
 pub mod des;
 pub mod footprint;
 
-/// [`cost::unit`] under its old path (memwall-io reads `unit::defaults` here).
-pub use cost::unit;
-
 pub use analytic::{Estimate, Estimator, estimate};
 pub use cost::formulas::expected_distinct_experts;
 pub use cost::plan::{CostPlan, Cycles, ExpertCost, MoeShape, TensorPlan};

@@ -10,7 +10,7 @@ use crate::print_table;
 
 /// The paths beside a host profile `out`: its engine profile and raw measurements.
 fn beside(out: &Path, suffix: &str) -> PathBuf {
-    memwall_io::beside(out, suffix, "host")
+    memwall_lab::beside(out, suffix, "host")
 }
 
 /// `memwall calibrate` ([`memwall_calib::hostfit::calibrate_host`]): probe this machine, fit,
@@ -18,7 +18,7 @@ fn beside(out: &Path, suffix: &str) -> PathBuf {
 pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<usize>) -> Result<()> {
     let engine_out = engine_out.map_or_else(|| beside(out, ".engine.toml"), Path::to_path_buf);
     let raw_out = beside(out, ".measurements.csv");
-    memwall_io::check_outputs(&[], &[("--out", out), ("--engine-out", &engine_out), ("measurements", &raw_out)])?;
+    memwall_lab::check_outputs(&[], &[("--out", out), ("--engine-out", &engine_out), ("measurements", &raw_out)])?;
     let name = out.file_stem().map_or_else(|| "host".into(), |s| s.to_string_lossy().into_owned());
     let plan = Plan::new(quick, threads, "--threads")?;
     let start = std::time::Instant::now();
@@ -33,10 +33,10 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
         })
         .collect();
     print_table(&header, &lines);
-    let (device_toml, engine_toml) = memwall_io::report::profile_texts(&p.device, &p.engine)?;
-    memwall_io::atomic::write_text(out, &device_toml)?;
-    memwall_io::atomic::write_text(&engine_out, &engine_toml)?;
-    memwall_io::atomic::write_text(&raw_out, &measurements_csv(&p.measurements))?;
+    let (device_toml, engine_toml) = memwall_lab::report::profile_texts(&p.device, &p.engine)?;
+    memwall_lab::atomic::write_text(out, &device_toml)?;
+    memwall_lab::atomic::write_text(&engine_out, &engine_toml)?;
+    memwall_lab::atomic::write_text(&raw_out, &measurements_csv(&p.measurements))?;
     println!(
         "\n{} in {:.0} s: device {}, engine {} ({}), raw measurements {}",
         p.info.cpu_model,
@@ -50,13 +50,13 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
     Ok(())
 }
 
-/// `memwall validate --host` ([`memwall_io::report::validate_host`]): run the designs, print
+/// `memwall validate --host` ([`memwall_lab::report::validate_host`]): run the designs, print
 /// predicted against measured, the median and maximum absolute error, and write the report.
 pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option<&Path>) -> Result<()> {
     let outputs: Vec<(&str, &Path)> = out.map(|p| ("--out", p)).into_iter().collect();
     eprintln!("running the host-validation designs on this machine...");
     let pct = |e: f64| format!("{:+.1}%", 100.0 * e);
-    let v = memwall_io::report::validate_host(host, tokens, only, &outputs, &mut |r, t| {
+    let v = memwall_lab::report::validate_host(host, tokens, only, &outputs, &mut |r, t| {
         eprintln!(
             "[{t:6.1} s] {:<18} measured {:8.2} tok/s, estimated {:8.2} ({}), simulated {:8.2} ({})",
             r.id,
@@ -116,14 +116,14 @@ pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option
         100.0 * v.sim_max_abs_error
     );
     if let Some(path) = out {
-        let batch = memwall_io::columns::batch_of(memwall_io::columns::HOST_REPORT_COLUMNS, rows)?;
-        memwall_io::write_parquet(path, &batch, &v.metadata())?;
+        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::HOST_REPORT_COLUMNS, rows)?;
+        memwall_lab::write_parquet(path, &batch, &v.metadata())?;
         println!("report: {} ({} rows)", path.display(), rows.len());
     }
     Ok(())
 }
 
-/// `memwall calibrate --from-llama-bench` ([`memwall_io::report::calibrate_llama_bench`]): fit
+/// `memwall calibrate --from-llama-bench` ([`memwall_lab::report::calibrate_llama_bench`]): fit
 /// a device and an engine profile to llama-bench rows of a model on it, print each row before
 /// and after, write both profiles.
 pub(crate) fn from_llama_bench(
@@ -135,8 +135,8 @@ pub(crate) fn from_llama_bench(
     engine_out: Option<&std::path::Path>,
 ) -> Result<()> {
     let engine_out =
-        engine_out.map_or_else(|| memwall_io::beside(out, ".engine.toml", "device"), std::path::Path::to_path_buf);
-    let c = memwall_io::report::calibrate_llama_bench(
+        engine_out.map_or_else(|| memwall_lab::beside(out, ".engine.toml", "device"), std::path::Path::to_path_buf);
+    let c = memwall_lab::report::calibrate_llama_bench(
         file,
         model,
         device,
@@ -164,9 +164,9 @@ pub(crate) fn from_llama_bench(
         })
         .collect();
     print_table(&header, &lines);
-    let (device_toml, engine_toml) = memwall_io::report::profile_texts(&c.device, &c.engine)?;
-    memwall_io::atomic::write_text(out, &device_toml)?;
-    memwall_io::atomic::write_text(&engine_out, &engine_toml)?;
+    let (device_toml, engine_toml) = memwall_lab::report::profile_texts(&c.device, &c.engine)?;
+    memwall_lab::atomic::write_text(out, &device_toml)?;
+    memwall_lab::atomic::write_text(&engine_out, &engine_toml)?;
     println!("\ndevice: {} ({})\nengine: {} ({})", out.display(), c.device.name, engine_out.display(), c.engine.name);
     println!(
         "use them together: memwall estimate --device {} --engine {} --model ...",

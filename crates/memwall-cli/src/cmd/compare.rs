@@ -38,7 +38,7 @@ fn keys(spec: &str, i: usize) -> Result<BTreeMap<String, String>> {
     let mut out = BTreeMap::new();
     let path = std::path::Path::new(spec);
     if !spec.contains('=') && (path.extension().is_some_and(|e| e == "toml") || path.is_file()) {
-        let text = memwall_io::read_text(path).with_context(|| format!("reading design {} ({spec})", i + 1))?;
+        let text = memwall_lab::read_text(path).with_context(|| format!("reading design {} ({spec})", i + 1))?;
         let table: toml::Table =
             toml::from_str(&text).with_context(|| format!("design {} ({spec}) is not valid TOML", i + 1))?;
         for (k, v) in table {
@@ -111,7 +111,7 @@ fn scenario(keys: &BTreeMap<String, String>, i: usize) -> Result<Scenario> {
 
 /// One metric row: its name and how to read it from a design.
 type Metric = (&'static str, fn(&Estimate, &Quality) -> Value);
-type Quality = memwall_io::report::QualityCost;
+type Quality = memwall_lab::report::QualityCost;
 
 /// A cell: a number (compared with the first design's) or text.
 enum Value {
@@ -146,10 +146,10 @@ const METRICS: &[Metric] = &[
     ("dPPL KV", |_, q| q.ppl_delta_kv.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
 ];
 
-/// Compare the designs ([`memwall_io::report::compare`]).
+/// Compare the designs ([`memwall_lab::report::compare`]).
 pub fn compare(a: &CompareArgs) -> Result<()> {
     let n = a.designs.len();
-    if !memwall_io::report::compare::DESIGNS.contains(&n) {
+    if !memwall_lab::report::compare::DESIGNS.contains(&n) {
         anyhow::bail!("invalid `--design` given {n} times: compare two to eight designs");
     }
     let mut merged: Vec<BTreeMap<String, String>> = Vec::new();
@@ -159,7 +159,7 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
         merged.push(k);
     }
     let scenarios = merged.iter().enumerate().map(|(i, k)| scenario(k, i)).collect::<Result<Vec<_>>>()?;
-    let c = memwall_io::report::compare(scenarios)?;
+    let c = memwall_lab::report::compare(scenarios)?;
     if a.json {
         json::print("compare", json::value(&c));
         return Ok(());
@@ -189,7 +189,7 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
     let lines: Vec<Vec<String>> = METRICS
         .iter()
         .map(|(name, f)| {
-            let cell = |d: &memwall_io::report::Compared| f(&d.report.estimate, &d.report.quality);
+            let cell = |d: &memwall_lab::report::Compared| f(&d.report.estimate, &d.report.quality);
             let first = cell(&c.designs[0]);
             let mut line = vec![name.to_string()];
             for (i, d) in c.designs.iter().enumerate() {

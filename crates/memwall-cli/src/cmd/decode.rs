@@ -3,9 +3,9 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use memwall_calib::host::check_memory;
-use memwall_engine::weights::planned_bytes;
-use memwall_engine::{Engine, EngineConfig, OpClass};
-use memwall_io::load_model;
+use memwall_decode::weights::planned_bytes;
+use memwall_decode::{Engine, EngineConfig, OpClass};
+use memwall_lab::load_model;
 use memwall_spec::WeightQuant;
 use memwall_spec::units::to_gb;
 

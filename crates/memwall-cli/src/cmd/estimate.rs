@@ -20,10 +20,10 @@ pub(crate) struct EstimateArgs {
     ops: bool,
 }
 
-/// `memwall estimate` ([`memwall_io::report::estimate`]).
+/// `memwall estimate` ([`memwall_lab::report::estimate`]).
 pub(crate) fn estimate(a: &EstimateArgs) -> Result<()> {
     let s = a.design.scenario()?;
-    let r = memwall_io::report::estimate(&s, a.ops)?;
+    let r = memwall_lab::report::estimate(&s, a.ops)?;
     if a.design.json {
         let mut doc = json::value(&r);
         if let Some(ops) = &r.ops {
@@ -41,7 +41,7 @@ pub(crate) fn estimate(a: &EstimateArgs) -> Result<()> {
 }
 
 /// The per-operator table of `memwall estimate --ops`.
-fn print_ops(ops: &memwall_io::report::Ops, e: &Estimate) {
+fn print_ops(ops: &memwall_lab::report::Ops, e: &Estimate) {
     let ctx = ops.context_tokens;
     let ops = &ops.rows;
     println!(
@@ -81,7 +81,7 @@ fn print_ops(ops: &memwall_io::report::Ops, e: &Estimate) {
     println!("by operator: {}", summary.join(", "));
 }
 
-fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_io::report::QualityCost) {
+fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::report::QualityCost) {
     println!(
         "{} on {} ({} threads, {} via {}), weights {}, KV {}/{}",
         s.model.name,

@@ -1,5 +1,5 @@
 //! `memwall footprint`: memory by component and whether the design fits
-//! ([`memwall_io::report::footprint`], rendered).
+//! ([`memwall_lab::report::footprint`], rendered).
 
 use anyhow::Result;
 
@@ -8,11 +8,11 @@ use crate::{ScenarioArgs, gb, json, signed_gb};
 /// `memwall footprint`.
 pub(crate) fn footprint(a: &ScenarioArgs) -> Result<()> {
     let s = a.scenario()?;
-    let f = memwall_io::report::footprint(&s)?;
+    let f = memwall_lab::report::footprint(&s)?;
     let w = &f.weights;
     if a.json {
         let mut doc = json::value(&f);
-        doc["tensors"] = memwall_io::columns::json_rows(memwall_io::columns::TENSOR_COLUMNS, &w.tensors).into();
+        doc["tensors"] = memwall_lab::columns::json_rows(memwall_lab::columns::TENSOR_COLUMNS, &w.tensors).into();
         json::print("footprint", doc);
         return Ok(());
     }

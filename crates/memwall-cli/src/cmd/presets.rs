@@ -1,12 +1,12 @@
 //! `memwall presets`: the model, device and engine presets with their main figures
-//! ([`memwall_io::report::presets`]).
+//! ([`memwall_lab::report::presets`]).
 
 use anyhow::Result;
 use memwall_spec::units::to_gb;
 
 /// `memwall presets`.
 pub(crate) fn presets(kind: Option<&str>) -> Result<()> {
-    let p = memwall_io::report::presets(kind)?;
+    let p = memwall_lab::report::presets(kind)?;
     let mut blocks = 0;
     let mut gap = || {
         if blocks > 0 {

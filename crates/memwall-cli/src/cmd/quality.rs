@@ -4,7 +4,7 @@
 use anyhow::Result;
 use clap::Args;
 use memwall_calib::quality::estimate;
-use memwall_io::{QualityTable, load_model};
+use memwall_lab::{QualityTable, load_model};
 
 use crate::print_table;
 
@@ -42,7 +42,7 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
         anyhow::bail!("invalid `--act-noise` = {}: must be a number from 0 to 100", a.act_noise);
     }
     if let Some(path) = &a.write {
-        memwall_io::check_outputs(&[], &[("--write", path.as_path())])?;
+        memwall_lab::check_outputs(&[], &[("--write", path.as_path())])?;
     }
     let model = load_model(&a.model)?;
     let r = estimate(&model, &QualityTable::default(), &a.formats, a.act_noise, a.seed)?;
@@ -91,7 +91,7 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
     );
     print_table(&["format", "method", "bits", "output err", "est. dPPL", "80% interval"].map(String::from), &lines);
     if let Some(path) = &a.write {
-        memwall_io::atomic::write_text(path, &r.estimates_csv())?;
+        memwall_lab::atomic::write_text(path, &r.estimates_csv())?;
         println!("wrote {}", path.display());
     }
     Ok(())

@@ -3,18 +3,18 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use memwall_io::Experiment;
+use memwall_lab::Experiment;
 use memwall_spec::units::to_gb;
 
 use crate::{gb, print_table, signed_gb};
 
 /// What `memwall run` prints of a sweep.
-struct Digest(memwall_io::sweep::Digest);
+struct Digest(memwall_lab::sweep::Digest);
 
 impl Digest {
     fn print(&self, exp: &Experiment, out: &std::path::Path, margin_bytes: u64) {
         let d = &self.0;
-        let axes: Vec<(usize, &memwall_io::Axis)> =
+        let axes: Vec<(usize, &memwall_lab::Axis)> =
             exp.axes.iter().enumerate().filter(|(_, a)| a.values.len() > 1).collect();
         let whole = d.complete();
         if whole {
@@ -103,20 +103,20 @@ pub(crate) fn run(
     out: Option<PathBuf>,
     max_rows: usize,
     max_points: u64,
-    plot: Option<(&std::path::Path, memwall_io::plot::Size)>,
+    plot: Option<(&std::path::Path, memwall_lab::plot::Size)>,
 ) -> Result<()> {
     // Loading reads every file the experiment names (each registered as an input).
     let exp = Experiment::load(path)?;
     let out = match out {
         Some(out) => out,
-        None => memwall_io::default_output(&exp.name, "parquet")?,
+        None => memwall_lab::default_output(&exp.name, "parquet")?,
     };
     let mut outputs = vec![("--out", out.as_path())];
     if let Some((p, _)) = plot {
-        memwall_io::plot::Format::of("--plot", p)?;
+        memwall_lab::plot::Format::of("--plot", p)?;
         outputs.push(("--plot", p));
     }
-    memwall_io::check_outputs(&[], &outputs)?;
+    memwall_lab::check_outputs(&[], &outputs)?;
     let n = exp.len();
     if n as u64 > max_points {
         let sizes: Vec<String> = exp.axes.iter().map(|a| format!("{} ({})", a.key, a.values.len())).collect();
@@ -127,34 +127,34 @@ pub(crate) fn run(
         );
     }
     eprintln!("{}: {} design points", exp.name, n);
-    let sweep = memwall_io::Sweep::new(&exp)?;
-    let mut meta = memwall_io::metadata(Some(&exp));
+    let sweep = memwall_lab::Sweep::new(&exp)?;
+    let mut meta = memwall_lab::metadata(Some(&exp));
     meta.extend(sweep.resolved_metadata());
-    let schema = memwall_io::TableBuilder::estimates(&exp, 0).schema();
-    let mut stream = memwall_io::ParquetStream::create(&out, schema, &meta, memwall_io::stream::ROW_GROUP_ROWS)?;
+    let schema = memwall_lab::TableBuilder::estimates(&exp, 0).schema();
+    let mut stream = memwall_lab::ParquetStream::create(&out, schema, &meta, memwall_lab::stream::ROW_GROUP_ROWS)?;
     let bar = indicatif::ProgressBar::new(n as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {elapsed_precise} (eta {eta})")
             .expect("valid template"),
     );
-    let mut digest = memwall_io::sweep::Digest::new(max_rows);
+    let mut digest = memwall_lab::sweep::Digest::new(max_rows);
     // The scatter's designs: every point up to PLOT_POINTS, an even sample beyond.
     const PLOT_POINTS: u64 = 200_000;
     let stride = (n as u64).div_ceil(PLOT_POINTS).max(1);
-    let mut designs: Vec<(u64, memwall_io::plot::Design, i64)> = Vec::new();
+    let mut designs: Vec<(u64, memwall_lab::plot::Design, i64)> = Vec::new();
     sweep
-        .run(memwall_io::sweep::BATCH_POINTS, &|done| bar.set_position(done), &mut |batches| {
+        .run(memwall_lab::sweep::BATCH_POINTS, &|done| bar.set_position(done), &mut |batches| {
             for b in &batches {
                 stream.write(b)?;
                 digest.observe(b)?;
                 if plot.is_some() {
-                    designs.extend(memwall_io::plot::designs_of(b, stride)?);
+                    designs.extend(memwall_lab::plot::designs_of(b, stride)?);
                 }
             }
             Ok(())
         })
-        .map_err(|e| memwall_io::locate::at_line(e, &exp.text, &path.display().to_string(), &["base."]))?;
-    stream.finish_adding(memwall_io::pareto::field(), memwall_io::pareto::READS, &|b| digest.front.column(b))?;
+        .map_err(|e| memwall_lab::locate::at_line(e, &exp.text, &path.display().to_string(), &["base."]))?;
+    stream.finish_adding(memwall_lab::pareto::field(), memwall_lab::pareto::READS, &|b| digest.front.column(b))?;
     bar.finish_and_clear();
     if let Some((p, size)) = plot {
         // The front complete, whatever the sample; the budget drawn when every design has
@@ -162,9 +162,9 @@ pub(crate) fn run(
         let front = digest.front.members();
         let on: std::collections::HashSet<u64> = front.iter().map(|m| m.point).collect();
         let budget = designs.first().map(|d| d.2).filter(|b| designs.iter().all(|d| d.2 == *b)).map(|b| b as f64 / 1e9);
-        let mut all: Vec<memwall_io::plot::Design> =
+        let mut all: Vec<memwall_lab::plot::Design> =
             designs.iter().filter(|d| !on.contains(&d.0)).map(|d| d.1).collect();
-        all.extend(front.iter().map(|m| memwall_io::plot::Design {
+        all.extend(front.iter().map(|m| memwall_lab::plot::Design {
             total_bytes: m.total_bytes,
             decode_tok_s: m.decode_tok_s,
             ppl_delta: Some(m.ppl_delta),
@@ -177,7 +177,7 @@ pub(crate) fn run(
             n,
             if stride > 1 { format!(" (1 in {stride} shown)") } else { String::new() }
         );
-        memwall_io::plot::write_scatter(p, &title, &all, budget, size)?;
+        memwall_lab::plot::write_scatter(p, &title, &all, budget, size)?;
     }
     if digest.beyond_max > 0 {
         eprintln!(

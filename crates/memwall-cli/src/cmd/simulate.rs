@@ -1,7 +1,7 @@
 //! `memwall simulate`: an experiment's points through the discrete-event simulator.
 
 use anyhow::Result;
-use memwall_io::Experiment;
+use memwall_lab::Experiment;
 
 use crate::{gb, print_table};
 
@@ -9,12 +9,12 @@ use crate::{gb, print_table};
 pub(crate) fn simulate(
     path: &std::path::Path,
     duration_s: Option<f64>,
-    out: memwall_io::Outputs,
+    out: memwall_lab::Outputs,
     summary: Option<&std::path::Path>,
 ) -> Result<()> {
     let exp = Experiment::load(path)?;
     let outputs = [("--trace", out.trace), ("--summary", summary), ("--plot", out.plot)];
-    memwall_io::check_outputs(&[], &outputs.iter().filter_map(|&(flag, p)| Some((flag, p?))).collect::<Vec<_>>())?;
+    memwall_lab::check_outputs(&[], &outputs.iter().filter_map(|&(flag, p)| Some((flag, p?))).collect::<Vec<_>>())?;
     let n = exp.len();
     eprintln!("{}: simulating {} design point{}", exp.name, n, if n == 1 { "" } else { "s" });
     // Progress in simulated seconds when the length is known, else per point.
@@ -24,14 +24,14 @@ pub(crate) fn simulate(
         indicatif::ProgressStyle::with_template("{bar:40} point {msg}  {elapsed_precise} (eta {eta})")
             .expect("valid template"),
     );
-    let results = memwall_io::simulate_experiment(&exp, duration_s, out, &mut |i, t| {
+    let results = memwall_lab::simulate_experiment(&exp, duration_s, out, &mut |i, t| {
         let frac = horizon.map_or(0.0, |h| (t / h).min(1.0));
         bar.set_position(i as u64 * 1000 + (frac * 1000.0) as u64);
         bar.set_message(format!("{}/{n}, t = {t:.0} s", i + 1));
     })?;
     bar.finish_and_clear();
 
-    let axes: Vec<&memwall_io::Axis> = exp.axes.iter().filter(|a| a.values.len() > 1).collect();
+    let axes: Vec<&memwall_lab::Axis> = exp.axes.iter().filter(|a| a.values.len() > 1).collect();
     let mut header: Vec<String> = axes.iter().map(|a| a.key.clone()).collect();
     header.extend(
         [
@@ -111,12 +111,12 @@ pub(crate) fn simulate(
         println!("plot: {}", p.display());
     }
     if let Some(p) = summary {
-        let meta = memwall_io::simulation_metadata(&exp, duration_s, results.iter().map(|r| &r.point.scenario));
-        let mut table = memwall_io::TableBuilder::summaries(&exp, results.len());
+        let meta = memwall_lab::simulation_metadata(&exp, duration_s, results.iter().map(|r| &r.point.scenario));
+        let mut table = memwall_lab::TableBuilder::summaries(&exp, results.len());
         for r in &results {
             table.append(&exp, r.point.index as u64, &r.point.scenario, &r.point.choice, &r.summary);
         }
-        memwall_io::write_parquet(p, &table.finish()?, &meta)?;
+        memwall_lab::write_parquet(p, &table.finish()?, &meta)?;
         println!("summary: {} ({} rows)", p.display(), results.len());
     }
     Ok(())

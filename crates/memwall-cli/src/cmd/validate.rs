@@ -1,5 +1,5 @@
 //! `memwall validate --devices`: leave-one-device-out error on the published rows
-//! ([`memwall_io::report::validate_devices`]).
+//! ([`memwall_lab::report::validate_devices`]).
 
 use anyhow::Result;
 
@@ -13,7 +13,7 @@ pub(crate) fn validate(
 ) -> Result<()> {
     let outputs: Vec<(&str, &std::path::Path)> = out.map(|p| ("--out", p)).into_iter().collect();
     eprintln!("validating the published rows (fitting every engine, then once per device left out)...");
-    let r = memwall_io::report::validate_devices(table, &outputs)?;
+    let r = memwall_lab::report::validate_devices(table, &outputs)?;
     let v = &r.validation;
     let header: Vec<String> =
         ["row", "device", "engine/unit", "model", "weights", "measured", "predicted", "error", "roofline", "error"]
@@ -85,14 +85,14 @@ pub(crate) fn validate(
         }
     }
     if let Some(p) = out {
-        let batch = memwall_io::columns::batch_of(memwall_io::columns::REPORT_COLUMNS, &v.validated)?;
-        memwall_io::write_parquet(p, &batch, &memwall_io::metadata(None))?;
+        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::REPORT_COLUMNS, &v.validated)?;
+        memwall_lab::write_parquet(p, &batch, &memwall_lab::metadata(None))?;
         println!("report: {} ({} rows)", p.display(), v.validated.len());
     }
     if let Some(dir) = engines_dir {
         for (name, text) in memwall_calib::published::fitted_engine_profiles(v)? {
             let path = dir.join(format!("{name}.toml"));
-            memwall_io::atomic::write_text(&path, &text)?;
+            memwall_lab::atomic::write_text(&path, &text)?;
             println!("engine profile: {}", path.display());
         }
     }

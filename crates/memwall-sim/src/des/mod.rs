@@ -17,9 +17,6 @@ pub mod thermal;
 pub mod trace;
 mod walk;
 
-/// The per-operator breakdown under its old path (memwall-io, -cli and -py read `Op` and
-/// `op_times` here); it lives with the cost model, [`crate::cost::ops`].
-pub use crate::cost::ops::{Op, op_times};
 pub use event::{Action, ActionKind, Events, SimEvent};
 pub use policy::{MemoryAction, Policy, View};
 pub use queue::{EventQueue, Nanos};

@@ -1,0 +1,696 @@
+//! Figures for papers, drawn with plotters (SVG or PNG by the file's extension, any size):
+//! a simulated run against time (generation rate, die and skin temperature, the compute
+//! unit's power and its clock, one colour per design point, with kills, policy actions and
+//! background events marked), and a sweep's memory against decode rate, coloured by
+//! estimated quality, with its Pareto front. Legends sit beside the panels, never over the
+//! data; text is set in DejaVu Sans, embedded, so a PNG looks the same on every machine.
+//! Written atomically like every output.
+
+use std::path::Path;
+use std::str::FromStr;
+
+use memwall_sim::des::{ActionKind, Phase, SimEvent, TraceRow};
+use memwall_spec::SpecError;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+use crate::error::{LabError, Result};
+
+/// One design point's curves, bucketed in time.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend text.
+    pub label: String,
+    /// Bucket width, seconds.
+    bucket_s: f64,
+    /// Per bucket: what its rows add up to.
+    buckets: Vec<Bucket>,
+    /// Events to mark on the time axis: (time, kind, text), at most [`Series::MAX_MARKS`].
+    marks: Vec<(f64, Mark, String)>,
+}
+
+/// What a mark on the time axis shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// The app was ended (low-memory killer, thermal shutdown).
+    Kill,
+    /// A policy acted (truncated the context, switched weights).
+    Policy,
+    /// A background app or bus master came or went.
+    Background,
+}
+
+/// One time bucket of a series.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    /// Tokens generated and the generation seconds they took (decode steps and pauses).
+    tokens: f64,
+    gen_s: f64,
+    /// Die and skin temperature of the bucket's last row, °C.
+    die_c: f64,
+    skin_c: f64,
+    /// `Σ unit_power_w × latency`, `Σ freq_scale × latency` and `Σ latency` over its rows.
+    unit_j: f64,
+    clock_s: f64,
+    busy_s: f64,
+    seen: bool,
+}
+
+impl Default for Bucket {
+    fn default() -> Self {
+        Bucket {
+            tokens: 0.0,
+            gen_s: 0.0,
+            die_c: f64::NAN,
+            skin_c: f64::NAN,
+            unit_j: 0.0,
+            clock_s: 0.0,
+            busy_s: 0.0,
+            seen: false,
+        }
+    }
+}
+
+/// What one bucket draws: its middle time, tok/s (NaN when not generating), die and skin
+/// °C, the compute unit's mean power (W) and the mean clock (fraction of the maximum).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Point {
+    t: f64,
+    rate: f64,
+    die_c: f64,
+    skin_c: f64,
+    unit_w: f64,
+    clock: f64,
+}
+
+impl Series {
+    /// An empty series with buckets of `bucket_s` seconds.
+    pub fn new(label: impl Into<String>, bucket_s: f64) -> Self {
+        Series { label: label.into(), bucket_s: bucket_s.max(1e-3), buckets: Vec::new(), marks: Vec::new() }
+    }
+
+    /// Marks kept per series (a busy background schedule would otherwise cover the figure).
+    pub const MAX_MARKS: usize = 200;
+
+    /// Add a trace row: decode steps and policy pauses count toward the generation rate
+    /// (tokens / their time within the bucket); every row updates the temperatures.
+    pub fn push(&mut self, r: &TraceRow) {
+        let i = (r.time_s / self.bucket_s) as usize;
+        if self.buckets.len() <= i {
+            self.buckets.resize(i + 1, Bucket::default());
+        }
+        let b = &mut self.buckets[i];
+        if matches!(r.phase, Phase::Decode | Phase::Pause) {
+            b.tokens += r.tokens as f64;
+            b.gen_s += r.latency_s;
+        }
+        b.die_c = r.die_c;
+        b.skin_c = r.skin_c;
+        b.unit_j += r.unit_power_w * r.latency_s;
+        b.clock_s += r.freq_scale * r.latency_s;
+        b.busy_s += r.latency_s;
+        b.seen = true;
+        for e in r.events.iter() {
+            let mark = match e {
+                SimEvent::Action(a) => match a.what {
+                    ActionKind::Kill { .. } | ActionKind::ThermalShutdown { .. } => {
+                        Some((Mark::Kill, "kill".to_string()))
+                    }
+                    ActionKind::TruncateContext { .. }
+                    | ActionKind::SwitchWeights { .. }
+                    | ActionKind::SwitchFailed { .. } => Some((Mark::Policy, a.what.to_string())),
+                },
+                SimEvent::Alloc { .. }
+                | SimEvent::Free { .. }
+                | SimEvent::BusMasterStart { .. }
+                | SimEvent::BusMasterEnd { .. } => Some((Mark::Background, e.to_string())),
+                _ => None,
+            };
+            if let Some((kind, text)) = mark
+                && (self.marks.len() < Self::MAX_MARKS || kind == Mark::Kill)
+            {
+                self.marks.push((r.time_s, kind, text));
+            }
+        }
+    }
+
+    /// The buckets with rows, as points to draw.
+    fn points(&self) -> impl Iterator<Item = Point> + '_ {
+        let mean = |x: f64, d: f64| if d > 0.0 { x / d } else { f64::NAN };
+        self.buckets.iter().enumerate().filter(|(_, b)| b.seen).map(move |(i, b)| Point {
+            t: (i as f64 + 0.5) * self.bucket_s,
+            rate: mean(b.tokens, b.gen_s),
+            die_c: b.die_c,
+            skin_c: b.skin_c,
+            unit_w: mean(b.unit_j, b.busy_s),
+            clock: mean(b.clock_s, b.busy_s),
+        })
+    }
+}
+
+/// Colours of the design points, in order (Tableau 10, distinguishable in print).
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(214, 39, 40),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(255, 127, 14),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// A figure's file format, from its path's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Scalable vector graphics (`.svg`).
+    Svg,
+    /// Portable network graphics (`.png`).
+    Png,
+}
+
+impl Format {
+    /// The format of `path` (`.svg` or `.png`, any case), or an error naming `flag`.
+    pub fn of(flag: &str, path: &Path) -> Result<Format> {
+        match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+            Some("svg") => Ok(Format::Svg),
+            Some("png") => Ok(Format::Png),
+            other => Err(LabError::Spec(SpecError::invalid(
+                flag,
+                path.display(),
+                format!(
+                    "unknown figure format {}: name the file .svg or .png",
+                    other.map_or("(no extension)".to_string(), |e| format!(".{e}"))
+                ),
+            ))),
+        }
+    }
+}
+
+/// A figure's size in pixels (`1200x900`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size {
+    /// Width, pixels.
+    pub width: u32,
+    /// Height, pixels.
+    pub height: u32,
+}
+
+impl Size {
+    /// The default time figure: 1100 × 1000.
+    pub const TIMELINE: Size = Size { width: 1100, height: 1000 };
+    /// The default scatter: 1000 × 700.
+    pub const SCATTER: Size = Size { width: 1000, height: 700 };
+}
+
+impl FromStr for Size {
+    type Err = SpecError;
+    /// `WIDTHxHEIGHT`, each 200 to 8000 pixels; an error leaves the field for the caller to
+    /// name ([`SpecError::within`]), as the other parsers of flags do.
+    fn from_str(s: &str) -> std::result::Result<Self, SpecError> {
+        let bad = |why: &str| SpecError::invalid("", s, why);
+        let (w, h) =
+            s.trim().split_once(['x', 'X']).ok_or_else(|| bad("expected WIDTHxHEIGHT in pixels, e.g. 1200x900"))?;
+        let px = |v: &str| v.trim().parse::<u32>().ok().filter(|p| (200..=8000).contains(p));
+        match (px(w), px(h)) {
+            (Some(width), Some(height)) => Ok(Size { width, height }),
+            _ => Err(bad("each side must be a whole number of pixels from 200 to 8000")),
+        }
+    }
+}
+
+const FONT: &str = "sans-serif";
+
+/// Register the embedded font with plotters once.
+fn font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        static TTF: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+        // The font ships with the crate and parses; a failure would only lose the text.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, TTF);
+    });
+}
+
+fn draw_err(e: impl std::fmt::Display) -> LabError {
+    LabError::Write { path: "<figure>".into(), message: format!("drawing the figure: {e}") }
+}
+
+/// Render with `draw` onto a `size` canvas and write it to `path` in its format, atomically.
+fn write_figure(
+    path: &Path,
+    size: Size,
+    draw: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
+    draw_png: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> Result<()>,
+) -> Result<()> {
+    font();
+    match Format::of("--plot", path)? {
+        Format::Svg => {
+            let mut text = String::new();
+            {
+                let root = SVGBackend::with_string(&mut text, (size.width, size.height)).into_drawing_area();
+                draw(&root)?;
+                root.present().map_err(draw_err)?;
+            }
+            crate::atomic::write_text(path, &text)
+        }
+        Format::Png => {
+            let mut rgb = vec![0u8; size.width as usize * size.height as usize * 3];
+            {
+                let root = BitMapBackend::with_buffer(&mut rgb, (size.width, size.height)).into_drawing_area();
+                draw_png(&root)?;
+                root.present().map_err(draw_err)?;
+            }
+            let mut bytes = Vec::new();
+            {
+                let mut enc = png::Encoder::new(&mut bytes, size.width, size.height);
+                enc.set_color(png::ColorType::Rgb);
+                enc.set_depth(png::BitDepth::Eight);
+                let mut w = enc.write_header().map_err(draw_err)?;
+                w.write_image_data(&rgb).map_err(draw_err)?;
+            }
+            crate::atomic::write_bytes(path, &bytes)
+        }
+    }
+}
+
+/// What a panel draws of a bucket.
+type Field = fn(&Point) -> f64;
+
+/// The time figure's panels: its axis label, what it draws.
+const PANELS: [(&str, Field); 4] = [
+    ("generation tok/s", |p| p.rate),
+    ("temperature °C", |p| p.die_c),
+    ("compute unit W", |p| p.unit_w),
+    ("clock / max", |p| p.clock),
+];
+
+fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, series: &[Series]) -> Result<()> {
+    root.fill(&WHITE).map_err(draw_err)?;
+    let (w, _) = root.dim_in_pixel();
+    let root = root.titled(title, (FONT, 20)).map_err(draw_err)?;
+    let legend_w = (w as f64 * 0.26).clamp(180.0, 360.0) as u32;
+    let (plots, legend) = root.split_horizontally(w.saturating_sub(legend_w));
+    let t_max = series.iter().filter_map(|s| s.points().last().map(|p| p.t + s.bucket_s / 2.0)).fold(1.0, f64::max);
+    let all = |f: fn(&Point) -> f64| -> Vec<f64> {
+        series.iter().flat_map(|s| s.points().map(move |p| f(&p))).filter(|v| v.is_finite()).collect()
+    };
+    let max = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let temps: Vec<f64> = all(|p| p.die_c).into_iter().chain(all(|p| p.skin_c)).collect();
+    let t_lo = temps.iter().copied().fold(f64::INFINITY, f64::min);
+    let t_hi = temps.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (t_lo, t_hi) = if t_lo.is_finite() { ((t_lo - 2.0).floor(), (t_hi + 2.0).ceil()) } else { (20.0, 40.0) };
+    let ranges = [
+        (0.0, (max(&all(|p| p.rate)) * 1.1).max(1.0)),
+        (t_lo, t_hi),
+        (0.0, (max(&all(|p| p.unit_w)) * 1.1).max(0.1)),
+        (0.0, 1.05),
+    ];
+    let n = series.len();
+    for (k, area) in plots.split_evenly((4, 1)).iter().enumerate() {
+        let last = k == 3;
+        let (y0, y1) = ranges[k];
+        let mut chart = ChartBuilder::on(area)
+            .margin(6)
+            .x_label_area_size(if last { 40 } else { 14 })
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..t_max, y0..y1)
+            .map_err(draw_err)?;
+        let mut mesh = chart.configure_mesh();
+        mesh.y_desc(PANELS[k].0).label_style((FONT, 13)).axis_desc_style((FONT, 14)).light_line_style(WHITE.mix(0.0));
+        if last {
+            mesh.x_desc("simulated time, s");
+        } else {
+            mesh.x_label_formatter(&|_| String::new());
+        }
+        mesh.draw().map_err(draw_err)?;
+        // Marks under the lines: kills red, policy actions dark grey, background events as
+        // ticks at the top.
+        for s in series {
+            for (t, kind, _) in &s.marks {
+                let (style, top) = match kind {
+                    Mark::Kill => (RED.stroke_width(2), y0),
+                    Mark::Policy => (RGBColor(80, 80, 80).stroke_width(1), y0),
+                    Mark::Background => (RGBColor(150, 150, 150).stroke_width(1), y1 - 0.06 * (y1 - y0)),
+                };
+                chart
+                    .draw_series(std::iter::once(PathElement::new(vec![(*t, top), (*t, y1)], style)))
+                    .map_err(draw_err)?;
+            }
+        }
+        // Earlier series are drawn first and wider, so a later one running on top of it
+        // leaves its colour showing at the edges instead of hiding it.
+        for (i, s) in series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let width = 2 + (n - 1 - i).min(3) as u32;
+            let segments = |f: fn(&Point) -> f64| -> Vec<Vec<(f64, f64)>> {
+                let mut out = vec![Vec::new()];
+                for p in s.points() {
+                    let v = f(&p);
+                    if v.is_finite() {
+                        out.last_mut().expect("non-empty").push((p.t, v));
+                    } else if !out.last().expect("non-empty").is_empty() {
+                        out.push(Vec::new());
+                    }
+                }
+                out
+            };
+            for seg in segments(PANELS[k].1) {
+                chart.draw_series(LineSeries::new(seg, color.stroke_width(width))).map_err(draw_err)?;
+            }
+            if k == 1 {
+                for seg in segments(|p| p.skin_c) {
+                    chart.draw_series(DashedLineSeries::new(seg, 7, 5, color.stroke_width(width))).map_err(draw_err)?;
+                }
+            }
+        }
+    }
+    // The legend beside the panels: one colour per point, then the line styles and marks.
+    legend.fill(&WHITE).map_err(draw_err)?;
+    let text = |area: &DrawingArea<DB, Shift>, s: &str, y: i32| {
+        area.draw(&Text::new(s.to_string(), (34, y - 7), (FONT, 13).into_font().color(&BLACK))).map_err(draw_err)
+    };
+    let line = |area: &DrawingArea<DB, Shift>, y: i32, style: ShapeStyle, dashed: bool| -> Result<()> {
+        if dashed {
+            for x in [4, 16] {
+                area.draw(&PathElement::new(vec![(x, y), (x + 8, y)], style)).map_err(draw_err)?;
+            }
+            Ok(())
+        } else {
+            area.draw(&PathElement::new(vec![(4, y), (28, y)], style)).map_err(draw_err)
+        }
+    };
+    let mut y = 40;
+    for (i, s) in series.iter().enumerate() {
+        line(&legend, y, PALETTE[i % PALETTE.len()].stroke_width(4), false)?;
+        text(&legend, &s.label, y)?;
+        y += 20;
+    }
+    y += 12;
+    let grey = RGBColor(60, 60, 60);
+    for (label, style, dashed) in [
+        ("die (temperature panel)", grey.stroke_width(2), false),
+        ("skin (temperature panel)", grey.stroke_width(2), true),
+        ("kill", RED.stroke_width(2), false),
+        ("policy action", RGBColor(80, 80, 80).stroke_width(1), false),
+        ("background event (tick)", RGBColor(150, 150, 150).stroke_width(1), false),
+    ] {
+        line(&legend, y, style, dashed)?;
+        text(&legend, label, y)?;
+        y += 20;
+    }
+    Ok(())
+}
+
+/// Write the time figure of simulated runs to `path` (`.svg` or `.png`), `size` pixels:
+/// four panels against simulated time — generation tok/s; die (solid) and skin (dashed)
+/// temperature; the compute unit's power; its clock as a fraction of the maximum (the
+/// governor's throttling) — one colour per series, with kills, policy actions and background
+/// events marked, and the legend beside the panels.
+pub fn write_timeline(path: &Path, title: &str, series: &[Series], size: Size) -> Result<()> {
+    write_figure(path, size, &|r| timeline(r, title, series), &|r| timeline(r, title, series))
+}
+
+/// One design of a sweep in the scatter figure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Design {
+    /// Footprint, bytes.
+    pub total_bytes: u64,
+    /// Decode tokens/s.
+    pub decode_tok_s: f64,
+    /// Estimated perplexity increase (None: unknown).
+    pub ppl_delta: Option<f64>,
+    /// Fits its device with the margin.
+    pub fits: bool,
+    /// On the Pareto front.
+    pub pareto: bool,
+}
+
+/// Colour of a perplexity increase on a log scale from 0.01 (dark blue) to 10 (yellow), the
+/// viridis map's ends; grey when unknown.
+pub fn quality_color(ppl_delta: Option<f64>) -> RGBColor {
+    let Some(d) = ppl_delta else { return RGBColor(170, 170, 170) };
+    let x = ((d.max(1e-2).log10() + 2.0) / 3.0).clamp(0.0, 1.0);
+    // Viridis at five stops, interpolated.
+    const STOPS: [(f64, f64, f64); 5] =
+        [(68.0, 1.0, 84.0), (59.0, 82.0, 139.0), (33.0, 145.0, 140.0), (94.0, 201.0, 98.0), (253.0, 231.0, 37.0)];
+    let f = x * 4.0;
+    let i = (f.floor() as usize).min(3);
+    let u = f - i as f64;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let mix = |p: f64, q: f64| (p + (q - p) * u).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+fn scatter<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    designs: &[Design],
+    budget_gb: Option<f64>,
+) -> Result<()> {
+    root.fill(&WHITE).map_err(draw_err)?;
+    let (w, _) = root.dim_in_pixel();
+    let root = root.titled(title, (FONT, 20)).map_err(draw_err)?;
+    let legend_w = (w as f64 * 0.24).clamp(180.0, 320.0) as u32;
+    let (plot, legend) = root.split_horizontally(w.saturating_sub(legend_w));
+    let gb = |d: &Design| d.total_bytes as f64 / 1e9;
+    let x_max = designs.iter().map(gb).fold(budget_gb.unwrap_or(1.0), f64::max) * 1.05;
+    let y_max = designs.iter().map(|d| d.decode_tok_s).filter(|v| v.is_finite()).fold(1.0, f64::max) * 1.1;
+    let mut chart = ChartBuilder::on(&plot)
+        .margin(10)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .x_desc("memory (footprint), GB")
+        .y_desc("decode tok/s")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 14))
+        .draw()
+        .map_err(draw_err)?;
+    if let Some(b) = budget_gb {
+        chart
+            .draw_series(std::iter::once(PathElement::new(vec![(b, 0.0), (b, y_max)], BLACK.mix(0.5).stroke_width(1))))
+            .map_err(draw_err)?;
+        chart
+            .draw_series(std::iter::once(Text::new("budget", (b, y_max * 0.97), (FONT, 12).into_font().color(&BLACK))))
+            .map_err(draw_err)?;
+    }
+    // Designs that do not fit as hollow circles, those that fit filled, by quality.
+    chart
+        .draw_series(designs.iter().filter(|d| d.decode_tok_s.is_finite()).map(|d| {
+            let c = quality_color(d.ppl_delta);
+            let style = if d.fits { c.filled() } else { c.stroke_width(1) };
+            Circle::new((gb(d), d.decode_tok_s), 4, style)
+        }))
+        .map_err(draw_err)?;
+    let mut front: Vec<(f64, f64)> = designs.iter().filter(|d| d.pareto).map(|d| (gb(d), d.decode_tok_s)).collect();
+    front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    if !front.is_empty() {
+        chart.draw_series(LineSeries::new(front.clone(), BLACK.stroke_width(2))).map_err(draw_err)?;
+        chart.draw_series(front.iter().map(|&p| Circle::new(p, 7, BLACK.stroke_width(2)))).map_err(draw_err)?;
+    }
+    legend.fill(&WHITE).map_err(draw_err)?;
+    let text = |s: &str, y: i32| {
+        legend.draw(&Text::new(s.to_string(), (30, y - 7), (FONT, 13).into_font().color(&BLACK))).map_err(draw_err)
+    };
+    let mut y = 40;
+    text("estimated dPPL (colour)", y)?;
+    y += 22;
+    for d in [0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0] {
+        legend.draw(&Circle::new((14, y), 5, quality_color(Some(d)).filled())).map_err(draw_err)?;
+        text(&format!("{d}"), y)?;
+        y += 18;
+    }
+    legend.draw(&Circle::new((14, y), 5, quality_color(None).filled())).map_err(draw_err)?;
+    text("unknown", y)?;
+    y += 28;
+    legend.draw(&Circle::new((14, y), 5, RGBColor(100, 100, 100).filled())).map_err(draw_err)?;
+    text("fits", y)?;
+    y += 18;
+    legend.draw(&Circle::new((14, y), 5, RGBColor(100, 100, 100).stroke_width(1))).map_err(draw_err)?;
+    text("does not fit", y)?;
+    y += 18;
+    legend.draw(&PathElement::new(vec![(4, y), (24, y)], BLACK.stroke_width(2))).map_err(draw_err)?;
+    text("Pareto front", y)?;
+    Ok(())
+}
+
+/// The designs of a batch of sweep results (columns `point`, `total_bytes`, `decode_tok_s`,
+/// `ppl_delta_weights`, `ppl_delta_kv`, `fits`, `budget_bytes`) whose point is a multiple of
+/// `stride` (a sample of a large sweep), with their points and budgets; `pareto` is left
+/// false (the front is known only at the end: [`crate::pareto::Front::members`]).
+pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Result<Vec<(u64, Design, i64)>> {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float64Type, UInt64Type};
+    let col = |name: &str| crate::columns::by_name(batch, name);
+    let point = col("point")?.as_primitive::<UInt64Type>();
+    let total = col("total_bytes")?.as_primitive::<UInt64Type>();
+    let tok = col("decode_tok_s")?.as_primitive::<Float64Type>();
+    let w = col("ppl_delta_weights")?.as_primitive::<Float64Type>();
+    let kv = col("ppl_delta_kv")?.as_primitive::<Float64Type>();
+    let fits = col("fits")?.as_boolean();
+    let budget = col("budget_bytes")?.as_primitive::<arrow::datatypes::Int64Type>();
+    Ok((0..batch.num_rows())
+        .filter(|&i| point.value(i).is_multiple_of(stride.max(1)))
+        .map(|i| {
+            let ppl = (!w.is_null(i) && !kv.is_null(i)).then(|| w.value(i) + kv.value(i));
+            let d = Design {
+                total_bytes: total.value(i),
+                decode_tok_s: tok.value(i),
+                ppl_delta: ppl,
+                fits: fits.value(i),
+                pareto: false,
+            };
+            (point.value(i), d, budget.value(i))
+        })
+        .collect())
+}
+
+/// Write a sweep's designs as memory against decode tok/s to `path` (`.svg` or `.png`),
+/// `size` pixels: filled when the design fits, hollow when not, coloured by estimated dPPL
+/// (grey: unknown), the Pareto front drawn through its members, the budget (when all designs
+/// share one) as a vertical line.
+pub fn write_scatter(path: &Path, title: &str, designs: &[Design], budget_gb: Option<f64>, size: Size) -> Result<()> {
+    write_figure(path, size, &|r| scatter(r, title, designs, budget_gb), &|r| scatter(r, title, designs, budget_gb))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(t: f64, phase: Phase, tokens: u64, latency: f64, die: f64) -> TraceRow {
+        TraceRow {
+            time_s: t,
+            token: 0,
+            turn: 0,
+            phase,
+            latency_s: latency,
+            context: 0,
+            tokens,
+            dram_bytes: 0.0,
+            cache_bytes: 0.0,
+            flash_bytes: 0.0,
+            freq_scale: 1.0,
+            bandwidth_scale: 1.0,
+            level: 0,
+            die_c: die,
+            skin_c: 30.0,
+            power_w: 1.0,
+            unit_power_w: 0.0,
+            energy_j: 1.0,
+            resident_bytes: 0,
+            free_bytes: 0,
+            events: Default::default(),
+        }
+    }
+
+    #[test]
+    fn buckets_average_generation_rate_including_pauses() {
+        let mut s = Series::new("a", 1.0);
+        // Bucket 0: four 0.1 s tokens and a 0.2 s pause → 4 / 0.6 tok/s.
+        for i in 0..4 {
+            s.push(&TraceRow { unit_power_w: 2.0, ..row(0.1 * (i + 1) as f64, Phase::Decode, 1, 0.1, 50.0) });
+        }
+        s.push(&TraceRow { unit_power_w: 0.5, freq_scale: 0.5, ..row(0.6, Phase::Pause, 0, 0.2, 51.0) });
+        // Bucket 2: only a think step: no rate, but temperatures.
+        s.push(&row(2.5, Phase::Think, 0, 1.0, 45.0));
+        let p: Vec<_> = s.points().collect();
+        assert_eq!(p.len(), 2);
+        assert!((p[0].rate - 4.0 / 0.6).abs() < 1e-12);
+        assert_eq!(p[0].die_c, 51.0);
+        assert!(p[1].rate.is_nan() && p[1].die_c == 45.0 && p[1].t == 2.5);
+        // Unit power and clock are time means over the bucket's rows: 4 × 0.1 s at 2 W and
+        // clock 1, 0.2 s at 0.5 W and clock 0.5 → 0.9 J / 0.6 s, 0.5 / 0.6.
+        assert!((p[0].unit_w - 0.9 / 0.6).abs() < 1e-12, "{}", p[0].unit_w);
+        assert!((p[0].clock - 0.5 / 0.6).abs() < 1e-12, "{}", p[0].clock);
+    }
+
+    /// The distinct colours and the size of a PNG file.
+    fn png_facts(path: &Path) -> (u32, u32, usize) {
+        let decoder = png::Decoder::new(std::fs::File::open(path).unwrap());
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let px = info.color_type.samples();
+        let colours: std::collections::HashSet<&[u8]> = buf[..info.buffer_size()].chunks(px).collect();
+        (info.width, info.height, colours.len())
+    }
+
+    fn events(list: Vec<SimEvent>) -> memwall_sim::des::Events {
+        let mut e = memwall_sim::des::Events::default();
+        for x in list {
+            e.push(x);
+        }
+        e
+    }
+
+    #[test]
+    fn the_time_figure_as_png_and_svg() {
+        let mut a = Series::new("none <policy>", 1.0);
+        let mut b = Series::new("cap", 1.0);
+        for i in 0..100 {
+            let t = i as f64 * 0.5;
+            a.push(&TraceRow { unit_power_w: 3.0, ..row(t, Phase::Decode, 1, 0.1, 40.0 + t) });
+            b.push(&TraceRow { unit_power_w: 2.0, freq_scale: 0.7, ..row(t, Phase::Decode, 1, 0.25, 40.0 + t / 2.0) });
+        }
+        use memwall_sim::des::Action;
+        let kill = SimEvent::Action(Action { t_s: 40.0, what: ActionKind::Kill { lmk_free_bytes: 1 } });
+        a.push(&TraceRow {
+            events: events(vec![kill, SimEvent::Alloc { bytes: 1 << 30 }]),
+            ..row(40.0, Phase::Decode, 1, 0.1, 80.0)
+        });
+        assert_eq!(a.marks.len(), 2);
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("sub/fig.png");
+        write_timeline(&png, "test & title", &[a.clone(), b.clone()], Size { width: 900, height: 800 }).unwrap();
+        let (w, h, colours) = png_facts(&png);
+        assert_eq!((w, h), (900, 800));
+        // White, black text and axes, two series colours, the dashed-skin grey, the kill's
+        // red, the background tick's grey, and anti-aliased text: far more than a blank page.
+        assert!(colours >= 8, "{colours} colours");
+        let svg = dir.path().join("fig.svg");
+        write_timeline(&svg, "test & title", &[a, b], Size::TIMELINE).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
+        for needle in ["none &lt;policy&gt;", "test &amp; title", "skin (temperature panel)", "kill", "clock / max"] {
+            assert!(text.contains(needle), "{needle}");
+        }
+        // Nothing else left beside the figures.
+        assert_eq!(std::fs::read_dir(dir.path().join("sub")).unwrap().count(), 1);
+        // Unknown formats and sizes are refused, naming the flag.
+        let e = write_timeline(&dir.path().join("fig.jpg"), "t", &[], Size::TIMELINE).unwrap_err().to_string();
+        assert!(e.contains("--plot") && e.contains(".jpg"), "{e}");
+        let e = "12x900".parse::<Size>().unwrap_err().within("--plot-size").to_string();
+        assert!(e.contains("`--plot-size` = 12x900") && e.contains("200 to 8000"), "{e}");
+        assert_eq!("1200X900".parse::<Size>().unwrap(), Size { width: 1200, height: 900 });
+    }
+
+    #[test]
+    fn the_scatter_colours_quality_and_draws_the_front() {
+        // Viridis ends and a grey for the unknown.
+        assert_eq!(quality_color(Some(0.001)), RGBColor(68, 1, 84));
+        assert_eq!(quality_color(Some(100.0)), RGBColor(253, 231, 37));
+        assert_eq!(quality_color(None), RGBColor(170, 170, 170));
+        let designs: Vec<Design> = (0..60)
+            .map(|i| Design {
+                total_bytes: 1_000_000_000 + i * 150_000_000,
+                decode_tok_s: 40.0 - i as f64 * 0.5,
+                ppl_delta: if i % 7 == 0 { None } else { Some(10f64.powf(-2.0 + 3.0 * (59 - i) as f64 / 59.0)) },
+                fits: i < 45,
+                pareto: i % 5 == 0,
+            })
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let png = dir.path().join("sweep.png");
+        write_scatter(&png, "sweep", &designs, Some(7.5), Size::SCATTER).unwrap();
+        let (w, h, colours) = png_facts(&png);
+        assert_eq!((w, h), (Size::SCATTER.width, Size::SCATTER.height));
+        assert!(colours >= 20, "{colours} colours");
+        let svg = dir.path().join("sweep.svg");
+        write_scatter(&svg, "sweep", &designs, Some(7.5), Size::SCATTER).unwrap();
+        let text = std::fs::read_to_string(&svg).unwrap();
+        assert!(text.contains("Pareto front") && text.contains("does not fit") && text.contains("budget"));
+    }
+}
