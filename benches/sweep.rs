@@ -71,7 +71,7 @@ fn sweep_to_parquet(exp: &Experiment, front: bool) -> (u64, f64) {
     let mut meta = metadata(Some(exp));
     meta.extend(sweep.resolved_metadata());
     let schema = TableBuilder::estimates(exp, 0).schema();
-    let mut out = ParquetStream::create(&path, schema, &meta, memwall::lab::stream::ROW_GROUP_ROWS).unwrap();
+    let mut out = ParquetStream::create(&path, schema, &meta, memwall::lab::files::parquet::ROW_GROUP_ROWS).unwrap();
     let mut digest = memwall::lab::sweep::Digest::new(10);
     let n = sweep
         .run(memwall::lab::sweep::BATCH_POINTS, &|_| {}, &mut |batches| {

@@ -487,7 +487,7 @@ pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&
     Ok(())
 }
 
-/// Calibrate this machine: probe it ([`measure`](crate::host::measure)), fit the device ([`fit_device`]) and the
+/// Calibrate this machine: probe it ([`crate::host::measure`]), fit the device ([`fit_device`]) and the
 /// engine's fixed costs ([`fit_overheads`]). `progress` gets a line per probe.
 pub fn calibrate_host(name: &str, plan: Plan, progress: &mut dyn FnMut(&str)) -> Result<HostProfile, CalibError> {
     let (info, rows) = measure(plan, progress)?;

@@ -3,7 +3,7 @@
 //! Calibration: every fit memwall makes of its figures to measurements, and the honest error
 //! of each.
 //!
-//! - [`fit`]: the least-squares core — [`least_squares`] (linear, by SVD, with standard
+//! - [`fit`](mod@fit): the least-squares core — [`least_squares`] (linear, by SVD, with standard
 //!   errors) and [`fit()`](fit::fit), a robust, regularized Levenberg–Marquardt fit on the log
 //!   of predicted ÷ measured decode tok/s, with a log-normal prior on every parameter, of the
 //!   figures of each engine on each compute unit ([`Knob`]: bandwidth share, compute

@@ -1,6 +1,6 @@
 //! Nelder–Mead: calibration's one derivative-free optimizer.
 //!
-//! Every other fit in memwall is least squares ([`crate::fit`]: linear by SVD, nonlinear by
+//! Every other fit in memwall is least squares ([`crate::fit`](mod@crate::fit): linear by SVD, nonlinear by
 //! Levenberg–Marquardt), which needs the derivatives of the residuals. The thermal networks
 //! ([`crate::thermal`]) cannot have them: their loss is a discrete-event simulation whose
 //! governor switches between clock levels at trip points, so a run's rates, onsets and mean

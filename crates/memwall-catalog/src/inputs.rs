@@ -7,7 +7,7 @@
 //! [`memwall_import::file::open_regular`]) and, while an [`InputScope`] is open, remember its
 //! identity (device and inode, so a hard link or a symbolic link to it is the same file).
 //! `memwall_lab::check_outputs` refuses an output that is any of them before work starts, and
-//! the rename that publishes an output (`memwall_lab::atomic`) refuses again, so an input read
+//! the rename that publishes an output (`memwall_lab::files::atomic`) refuses again, so an input read
 //! after the check is protected too.
 //!
 //! A command-line process opens one scope for its whole life. The Python package, whose

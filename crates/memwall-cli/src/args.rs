@@ -11,7 +11,7 @@ pub(crate) fn flag<T: std::str::FromStr<Err = SpecError>>(
     move |text| text.parse::<T>().map_err(|e| e.within(field))
 }
 /// A clap value parser for a whole number (`u32`, `u64`, `usize`). The parser sees a leading
-/// minus as a value (see [`parse_args`]), and this refuses it naming the flag, as it refuses
+/// minus as a value (see [`crate::parse_args`]), and this refuses it naming the flag, as it refuses
 /// fractions and values beyond the type's range, instead of clap's "unexpected argument '-1'".
 pub(crate) fn whole<T: TryFrom<u128>>(text: &str) -> std::result::Result<T, String> {
     let t = text.trim();

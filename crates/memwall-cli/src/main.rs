@@ -272,7 +272,7 @@ fn main() -> ExitCode {
             )
         }
     };
-    for p in memwall_lab::atomic::take_stale_removed() {
+    for p in memwall_lab::files::atomic::take_stale_removed() {
         eprintln!("note: removed {}, a temporary file left by a memwall process that no longer runs", p.display());
     }
     let result = result.and_then(|()| stdio::finish().context("writing to stdout"));

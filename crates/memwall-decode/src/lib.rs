@@ -12,7 +12,7 @@
 //! sampling. Matrix-vector products run on the kernel crate's SIMD GEMV over a spin pool of
 //! the chosen number of threads; every operator class and every token is timed.
 //!
-//! [`reference`] is an independent f64 forward pass over the same (dequantized) weights with
+//! [`reference`](mod@reference) is an independent f64 forward pass over the same (dequantized) weights with
 //! unquantized activations and KV; [`Engine::step`]'s logits match it within the budgets of
 //! [`reference::logit_budget`].
 //!

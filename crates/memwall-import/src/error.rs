@@ -55,7 +55,7 @@ pub enum ImportError {
         origin: String,
         /// The spec error (names the field).
         source: Box<SpecError>,
-        /// The file's key the field was read from, when it is one of [`FIELD_KEYS`]'s.
+        /// The file's key the field was read from, when it is one of the mapping's field keys.
         key: Option<String>,
     },
 }

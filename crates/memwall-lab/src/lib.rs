@@ -6,41 +6,37 @@
 //! typed report that the command line prints or serializes and the bindings hand to Python
 //! ([`report`]); result tables as Arrow record batches with every column defined once
 //! ([`columns`]); the Pareto front ([`pareto`]); plots ([`plot`]); and every file memwall
-//! writes, whole or not at all ([`atomic`], [`results::write_parquet_batches`],
-//! [`ParquetStream`]), checked against the inputs first ([`check_outputs`]) and removed when
-//! the process is interrupted ([`abandon_outputs`]).
+//! writes, whole or not at all, checked against the inputs first and removed when the process
+//! is interrupted ([`files`]).
 //!
 //! What memwall ships and reads is memwall-catalog's (re-exported here), every fit is
 //! memwall-calib's; a [`memwall_calib::CalibError`] converts into a [`LabError`] of the same
 //! kind.
 
-pub mod atomic;
 pub mod columns;
 pub mod error;
 pub mod experiment;
+pub mod files;
 pub mod locate;
-pub mod outputs;
 pub mod pareto;
 pub mod plot;
 pub mod report;
-pub mod results;
 pub mod simulate;
-pub mod stream;
 pub mod sweep;
 pub mod trace;
 
-pub use atomic::{abandon_outputs, outputs_abandoned};
 pub use columns::TableBuilder;
 pub use error::{LabError, OutputProblem, Result};
 pub use experiment::{Axis, Experiment, Point};
+pub use files::atomic::{abandon_outputs, outputs_abandoned};
 // What memwall ships and reads lives in memwall-catalog; its modules keep their paths here.
+pub use files::metadata::{GIT_COMMIT, Resolved, metadata, write_parquet};
+pub use files::outputs::{beside, check_outputs, default_output};
+pub use files::parquet::ParquetStream;
 pub use memwall_catalog::{EngineProfile, Quality, QualityTable, load_device, load_engine, load_model};
 pub use memwall_catalog::{InputScope, inputs, presets, quality, read_text};
-pub use outputs::{beside, check_outputs, default_output};
-pub use results::{GIT_COMMIT, Resolved, metadata, write_parquet};
 pub use simulate::{
     Outputs, Simulated, parse_bytes, parse_duration, simulate_experiment, simulate_in_memory, simulation_metadata,
 };
-pub use stream::ParquetStream;
 pub use sweep::Sweep;
 pub use trace::{BatchTraceSink, ParquetTraceSink, PointSink};

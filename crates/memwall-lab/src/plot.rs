@@ -251,7 +251,7 @@ fn write_figure(
                 draw(&root)?;
                 root.present().map_err(draw_err)?;
             }
-            crate::atomic::write_text(path, &text)
+            crate::files::atomic::write_text(path, &text)
         }
         Format::Png => {
             let mut rgb = vec![0u8; size.width as usize * size.height as usize * 3];
@@ -268,7 +268,7 @@ fn write_figure(
                 let mut w = enc.write_header().map_err(draw_err)?;
                 w.write_image_data(&rgb).map_err(draw_err)?;
             }
-            crate::atomic::write_bytes(path, &bytes)
+            crate::files::atomic::write_bytes(path, &bytes)
         }
     }
 }

@@ -12,8 +12,8 @@ use memwall_sim::des::{NullSink, Simulator, Summary, TraceRow, TraceSink};
 
 use crate::error::{LabError, Result};
 use crate::experiment::{Experiment, Point};
+use crate::files::metadata::{Resolved, metadata};
 use crate::plot::{Series, Size, write_timeline};
-use crate::results::{Resolved, metadata};
 use crate::trace::{BatchTraceSink, ParquetTraceSink, PointSink};
 
 /// Passes rows on to a sink and keeps a plot series of them; ends the run when told to stop.

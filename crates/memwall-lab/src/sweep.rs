@@ -31,11 +31,11 @@ use serde::de::DeserializeOwned;
 use crate::columns::TableBuilder;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
+use crate::files::metadata::Resolved;
 use crate::quality::{Quality, QualityTable};
-use crate::results::Resolved;
 
 /// Points per batch handed to the caller (one Parquet row group).
-pub const BATCH_POINTS: usize = crate::stream::ROW_GROUP_ROWS;
+pub const BATCH_POINTS: usize = crate::files::parquet::ROW_GROUP_ROWS;
 
 /// Assigns one axis's value to a scenario.
 trait Setter: Send + Sync {

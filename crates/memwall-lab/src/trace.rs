@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
 use crate::error::Result;
-use crate::stream::ParquetStream;
+use crate::files::parquet::ParquetStream;
 use arrow::array::{
     ArrayRef, DictionaryArray, Float64Builder, Int8Builder, Int64Builder, StringArray, StringBuilder, UInt32Builder,
     UInt64Builder,
@@ -22,7 +22,7 @@ use memwall_sim::des::{Phase, TraceRow, TraceSink};
 /// Rows buffered in the column builders before they are handed to the Parquet writer.
 pub const BATCH_ROWS: usize = 8_192;
 
-pub use crate::stream::ROW_GROUP_ROWS;
+pub use crate::files::parquet::ROW_GROUP_ROWS;
 
 /// Every phase, in the order of their dictionary keys in the `phase` column.
 const PHASES: [Phase; 6] = [Phase::Load, Phase::Prefill, Phase::Decode, Phase::Think, Phase::Pause, Phase::Reload];

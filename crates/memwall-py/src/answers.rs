@@ -42,7 +42,7 @@ pub(crate) fn ops(py: Python<'_>, experiment: PyRef<'_, Experiment>) -> Result<(
     Ok((ctx, one_batch(batch)))
 }
 
-/// The first points of two to eight experiments side by side ([`memwall_lab::report::compare`],
+/// The first points of two to eight experiments side by side ([`memwall_lab::report::compare()`],
 /// as `memwall compare`): one row per design with the sweep's input, estimate and quality
 /// columns and `delta_<column>` for each numeric one, its difference from the first design.
 #[pyfunction]

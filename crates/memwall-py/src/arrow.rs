@@ -72,7 +72,7 @@ pub(crate) fn one_batch(batch: RecordBatch) -> ArrowStream {
 }
 
 /// Write `table` (anything with `__arrow_c_stream__`) to a Parquet file at `path` with
-/// `metadata` on its schema and in its footer, through [`memwall_lab::results::write_parquet_batches`]
+/// `metadata` on its schema and in its footer, through [`memwall_lab::files::metadata::write_parquet_batches`]
 /// (the path `memwall run` takes): checked first against `inputs` and existing non-regular
 /// files, written whole through a temporary file and a rename. Returns the rows written.
 #[pyfunction]
@@ -104,7 +104,7 @@ pub(crate) fn write_parquet(
         let path = std::path::Path::new(path);
         let inputs: Vec<&std::path::Path> = inputs.iter().map(std::path::Path::new).collect();
         memwall_lab::check_outputs(&inputs, &[("path", path)])?;
-        memwall_lab::results::write_parquet_batches(path, schema, &batches, &metadata)
+        memwall_lab::files::metadata::write_parquet_batches(path, schema, &batches, &metadata)
     });
     r.map_err(Error::from)
 }

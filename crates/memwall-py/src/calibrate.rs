@@ -89,7 +89,7 @@ pub(crate) fn write_texts(py: Python<'_>, outputs: Vec<(String, String, String)>
             outputs.iter().map(|(role, path, _)| (role.as_str(), std::path::Path::new(path))).collect();
         memwall_lab::check_outputs(&inputs, &checked)?;
         for (_, path, text) in &outputs {
-            memwall_lab::atomic::write_text(std::path::Path::new(path), text)?;
+            memwall_lab::files::atomic::write_text(std::path::Path::new(path), text)?;
         }
         Ok(())
     });

@@ -4,9 +4,9 @@
 //! Rust errors become typed Python exceptions carrying the field and value they name.
 //!
 //! One module per object of the Python package, each calling the one Rust function that the
-//! command line calls too: [`specs`] (Model, Device, Engine, presets), [`experiment`] (sweeps),
-//! [`answers`] (footprint, ops, compare, solve, Pareto), [`simulate`], [`calibrate`],
-//! [`validate`]; tables cross in [`arrow`] and errors become exceptions in [`errors`].
+//! command line calls too: `specs` (Model, Device, Engine, presets), `experiment` (sweeps),
+//! `answers` (footprint, ops, compare, solve, Pareto), `simulate`, `calibrate`,
+//! `validate`; tables cross in `arrow` and errors become exceptions in `errors`.
 
 mod answers;
 mod arrow;

@@ -127,7 +127,7 @@ pub(crate) fn parse_duration(text: &str) -> Result<f64> {
 }
 
 /// Names of the presets of a kind: `models`, `devices` or `engines`
-/// ([`memwall_lab::report::presets`]; the engines start with the generic profile).
+/// ([`memwall_lab::report::presets()`]; the engines start with the generic profile).
 #[pyfunction]
 pub(crate) fn presets(py: Python<'_>, kind: &str) -> Result<Vec<String>> {
     let p = py.detach(|| memwall_lab::report::presets(Some(kind)))?;

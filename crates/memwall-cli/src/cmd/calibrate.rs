@@ -34,9 +34,9 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
         .collect();
     print_table(&header, &lines);
     let (device_toml, engine_toml) = memwall_lab::report::profile_texts(&p.device, &p.engine)?;
-    memwall_lab::atomic::write_text(out, &device_toml)?;
-    memwall_lab::atomic::write_text(&engine_out, &engine_toml)?;
-    memwall_lab::atomic::write_text(&raw_out, &measurements_csv(&p.measurements))?;
+    memwall_lab::files::atomic::write_text(out, &device_toml)?;
+    memwall_lab::files::atomic::write_text(&engine_out, &engine_toml)?;
+    memwall_lab::files::atomic::write_text(&raw_out, &measurements_csv(&p.measurements))?;
     println!(
         "\n{} in {:.0} s: device {}, engine {} ({}), raw measurements {}",
         p.info.cpu_model,
@@ -165,8 +165,8 @@ pub(crate) fn from_llama_bench(
         .collect();
     print_table(&header, &lines);
     let (device_toml, engine_toml) = memwall_lab::report::profile_texts(&c.device, &c.engine)?;
-    memwall_lab::atomic::write_text(out, &device_toml)?;
-    memwall_lab::atomic::write_text(&engine_out, &engine_toml)?;
+    memwall_lab::files::atomic::write_text(out, &device_toml)?;
+    memwall_lab::files::atomic::write_text(&engine_out, &engine_toml)?;
     println!("\ndevice: {} ({})\nengine: {} ({})", out.display(), c.device.name, engine_out.display(), c.engine.name);
     println!(
         "use them together: memwall estimate --device {} --engine {} --model ...",

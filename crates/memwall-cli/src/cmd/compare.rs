@@ -146,7 +146,7 @@ const METRICS: &[Metric] = &[
     ("dPPL KV", |_, q| q.ppl_delta_kv.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
 ];
 
-/// Compare the designs ([`memwall_lab::report::compare`]).
+/// Compare the designs ([`memwall_lab::report::compare()`]).
 pub fn compare(a: &CompareArgs) -> Result<()> {
     let n = a.designs.len();
     if !memwall_lab::report::compare::DESIGNS.contains(&n) {

@@ -20,7 +20,7 @@ pub(crate) struct EstimateArgs {
     ops: bool,
 }
 
-/// `memwall estimate` ([`memwall_lab::report::estimate`]).
+/// `memwall estimate` ([`memwall_lab::report::estimate()`]).
 pub(crate) fn estimate(a: &EstimateArgs) -> Result<()> {
     let s = a.design.scenario()?;
     let r = memwall_lab::report::estimate(&s, a.ops)?;

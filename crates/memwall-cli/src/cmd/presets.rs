@@ -1,5 +1,5 @@
 //! `memwall presets`: the model, device and engine presets with their main figures
-//! ([`memwall_lab::report::presets`]).
+//! ([`memwall_lab::report::presets()`]).
 
 use anyhow::Result;
 use memwall_spec::units::to_gb;

@@ -91,7 +91,7 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
     );
     print_table(&["format", "method", "bits", "output err", "est. dPPL", "80% interval"].map(String::from), &lines);
     if let Some(path) = &a.write {
-        memwall_lab::atomic::write_text(path, &r.estimates_csv())?;
+        memwall_lab::files::atomic::write_text(path, &r.estimates_csv())?;
         println!("wrote {}", path.display());
     }
     Ok(())

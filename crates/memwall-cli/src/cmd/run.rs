@@ -131,7 +131,8 @@ pub(crate) fn run(
     let mut meta = memwall_lab::metadata(Some(&exp));
     meta.extend(sweep.resolved_metadata());
     let schema = memwall_lab::TableBuilder::estimates(&exp, 0).schema();
-    let mut stream = memwall_lab::ParquetStream::create(&out, schema, &meta, memwall_lab::stream::ROW_GROUP_ROWS)?;
+    let mut stream =
+        memwall_lab::ParquetStream::create(&out, schema, &meta, memwall_lab::files::parquet::ROW_GROUP_ROWS)?;
     let bar = indicatif::ProgressBar::new(n as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {elapsed_precise} (eta {eta})")

@@ -92,7 +92,7 @@ pub(crate) fn validate(
     if let Some(dir) = engines_dir {
         for (name, text) in memwall_calib::published::fitted_engine_profiles(v)? {
             let path = dir.join(format!("{name}.toml"));
-            memwall_lab::atomic::write_text(&path, &text)?;
+            memwall_lab::files::atomic::write_text(&path, &text)?;
             println!("engine profile: {}", path.display());
         }
     }

@@ -1,7 +1,7 @@
 //! One typed answer per question, which every front end renders: the command line's table and
 //! `--json`, and the Python package's objects. A field has one name everywhere, and each use
-//! case is one function here: [`footprint`], [`estimate`] and [`ops`], [`compare`],
-//! [`presets`] (and the facts of one spec: [`ModelFacts`], [`DeviceFacts`], [`EngineFacts`]),
+//! case is one function here: [`footprint`], [`estimate()`] and [`ops`], [`compare()`],
+//! [`presets()`] (and the facts of one spec: [`ModelFacts`], [`DeviceFacts`], [`EngineFacts`]),
 //! [`validate_devices`], [`validate_host`], [`calibrate_llama_bench`]. Sweeps and simulations
 //! are [`crate::Sweep`] and [`crate::simulate`]; answers to design questions are
 //! `memwall_solve::answer`; calibrating this machine is `memwall_calib::hostfit::calibrate_host`.

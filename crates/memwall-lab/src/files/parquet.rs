@@ -18,8 +18,8 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use crate::atomic::TempOutput;
 use crate::error::{LabError, Result};
+use crate::files::atomic::TempOutput;
 
 /// Rows per Parquet row group of a results file: what a stream holds in memory at most.
 pub const ROW_GROUP_ROWS: usize = 65_536;
@@ -56,7 +56,7 @@ impl ParquetStream {
         row_group_rows: usize,
     ) -> Result<Self> {
         let werr = |m: String| LabError::Write { path: path.to_path_buf(), message: m };
-        let tmp = crate::atomic::temp_beside(path, ".parquet.tmp")?;
+        let tmp = crate::files::atomic::temp_beside(path, ".parquet.tmp")?;
         let file = tmp.reopen().map_err(|source| LabError::File { path: tmp.path().into(), source })?;
         // Dictionaries pay off for text (model, device and format names repeat); numbers are
         // mostly distinct, and interning them costs a sweep a fifth of its time. Snappy keeps
@@ -134,7 +134,7 @@ impl ParquetStream {
             .with_coerce_types(props.coerce_types())
             .convert(&wider)
             .map_err(|e| werr(&e))?;
-        let out = crate::atomic::temp_beside(&path, ".parquet.tmp")?;
+        let out = crate::files::atomic::temp_beside(&path, ".parquet.tmp")?;
         let file = out.reopen().map_err(|source| LabError::File { path: out.path().into(), source })?;
         let mut w = SerializedFileWriter::new(file, descr.root_schema_ptr(), Arc::new(props)).map_err(|e| werr(&e))?;
         let factory = ArrowRowGroupWriterFactory::new(&w, wider.clone());
@@ -179,7 +179,7 @@ impl ParquetStream {
         }
         w.close().map_err(|e| werr(&e))?;
         drop(tmp);
-        crate::atomic::publish(out, &path)?;
+        crate::files::atomic::publish(out, &path)?;
         Ok(rows)
     }
 
@@ -187,7 +187,7 @@ impl ParquetStream {
     pub fn finish(self) -> Result<u64> {
         let ParquetStream { path, tmp, writer, rows, .. } = self;
         writer.close().map_err(|e| LabError::Write { path: path.clone(), message: e.to_string() })?;
-        crate::atomic::publish(tmp, &path)?;
+        crate::files::atomic::publish(tmp, &path)?;
         Ok(rows)
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use crate::error::Result;
 use crate::experiment::Experiment;
-use crate::stream::ParquetStream;
+use crate::files::parquet::ParquetStream;
 
 /// The git commit memwall was built from (`-dirty` when the checkout had uncommitted
 /// changes), when it was built from a git checkout.
@@ -77,7 +77,7 @@ pub fn write_parquet_batches(
     batches: &[RecordBatch],
     metadata: &[(String, String)],
 ) -> Result<u64> {
-    let mut out = ParquetStream::create(path, schema, metadata, crate::stream::ROW_GROUP_ROWS)?;
+    let mut out = ParquetStream::create(path, schema, metadata, crate::files::parquet::ROW_GROUP_ROWS)?;
     for b in batches {
         out.write(b)?;
     }

@@ -5,7 +5,7 @@
 //! and inode, so a hard or symbolic link to an input is caught too), that exists and is not a
 //! regular file (a directory, a FIFO, a device node such as `/dev/full`, a socket), or that
 //! another output of the same command resolves to. An output that is a symbolic link is
-//! written through to the file it points to (see [`crate::atomic`]), so it is checked as that
+//! written through to the file it points to (see [`crate::files::atomic`]), so it is checked as that
 //! file. [`default_output`] derives `results/NAME.parquet` from an experiment's name and
 //! refuses a name that would leave `results/`.
 
@@ -13,8 +13,8 @@ use std::path::{Component, Path, PathBuf};
 
 use memwall_spec::SpecError;
 
-use crate::atomic::{non_regular_kind, resolve_target};
 use crate::error::{LabError, OutputProblem, Result};
+use crate::files::atomic::{non_regular_kind, resolve_target};
 use memwall_catalog::inputs::{FileId, existing_id};
 
 /// Folder of the outputs derived from an experiment's name.
@@ -257,7 +257,7 @@ mod tests {
             assert!(matches!(p, OutputProblem::IsInput { .. }), "{}", input.display());
         }
         // The last guard: a write that reaches the rename is refused too, and leaves the input.
-        let e = crate::atomic::write_text(&d, "overwritten").unwrap_err().to_string();
+        let e = crate::files::atomic::write_text(&d, "overwritten").unwrap_err().to_string();
         assert!(e.contains("is the input"), "{e}");
         assert_eq!(std::fs::read_to_string(&d).unwrap(), device);
     }
