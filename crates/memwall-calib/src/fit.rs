@@ -3,7 +3,7 @@
 //! Every least-squares fit in memwall goes through this module:
 //! - linear: [`least_squares`] (ordinary least squares by SVD, with standard errors), which
 //!   the host calibration ([`crate::hostfit`]: attention cycles, fixed costs) and the
-//!   quality fit ([`crate::quality::QualityFit`]) use;
+//!   quality fit ([`crate::quality_fit::QualityFit`]) use;
 //! - nonlinear: [`fit`], Levenberg–Marquardt (its damped normal equations solved here) on the
 //!   estimator's predictions, which the published-row validation ([`crate::published`],
 //!   [`crate::cross_validate`]) and the llama-bench calibration ([`crate::llama_bench`]) use.

@@ -20,8 +20,8 @@
 //! - [`host`], [`hostfit`], [`hostval`]: this machine probed with memwall's own kernels and
 //!   engine, the device and engine profiles fitted to the probes, and the check of the
 //!   profile against decodes timed here (`memwall calibrate`, `memwall validate --host`).
-//! - [`quality`]: perplexity deltas estimated from measured quantization error
-//!   ([`quality::estimate`], what `memwall quality` prints).
+//! - [`quality_fit`]: perplexity deltas estimated from measured quantization error
+//!   ([`quality_fit::estimate`], what `memwall quality` prints).
 //! - [`thermal`]: the thermal networks and governors of the phone presets fitted to
 //!   published sustained-load runs (the search behind `tests/thermal_fit.rs`).
 //! - [`nelder_mead`]: the one derivative-free optimizer, for the thermal search, whose loss
@@ -38,7 +38,7 @@ pub mod hostval;
 pub mod llama_bench;
 pub mod nelder_mead;
 pub mod published;
-pub mod quality;
+pub mod quality_fit;
 pub mod thermal;
 pub mod validate;
 

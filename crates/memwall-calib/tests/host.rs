@@ -155,7 +155,7 @@ fn corrupted_or_partial_profiles_are_refused_naming_the_field() {
 
 #[test]
 fn quality_fit_recovers_a_power_law_and_measured_errors_order_the_formats() {
-    use memwall_calib::quality::{Method, QualityFit, format_error, synthetic_layer};
+    use memwall_calib::quality_fit::{Method, QualityFit, format_error, synthetic_layer};
     // dPPL = e^1 × err^2, with ±5 % alternating noise.
     let pts: Vec<(f64, f64)> = (1..12)
         .map(|i| {

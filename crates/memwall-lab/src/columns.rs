@@ -19,7 +19,7 @@ use memwall_spec::Scenario;
 
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
-use crate::quality::Quality;
+use memwall_catalog::quality_table::Quality;
 
 /// How a column reads its value from a row of type `R`.
 pub enum Get<R> {

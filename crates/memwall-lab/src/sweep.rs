@@ -32,7 +32,7 @@ use crate::columns::TableBuilder;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::files::metadata::Resolved;
-use crate::quality::{Quality, QualityTable};
+use memwall_catalog::quality_table::{Quality, QualityTable};
 
 /// Points per batch handed to the caller (one Parquet row group).
 pub const BATCH_POINTS: usize = crate::files::parquet::ROW_GROUP_ROWS;

@@ -1,9 +1,9 @@
 //! `memwall quality`: perplexity deltas estimated from measured quantization error (the
-//! estimate is [`memwall_calib::quality::estimate`]; this command parses and renders).
+//! estimate is [`memwall_calib::quality_fit::estimate`]; this command parses and renders).
 
 use anyhow::Result;
 use clap::Args;
-use memwall_calib::quality::estimate;
+use memwall_calib::quality_fit::estimate;
 use memwall_lab::{QualityTable, load_model};
 
 use crate::print_table;

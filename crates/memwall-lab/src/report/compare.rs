@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::estimate::{EstimateReport, estimate};
 use crate::columns::{ESTIMATE_COLUMNS, INPUT_COLUMNS, Number, QUALITY_COLUMNS, batch_of, number};
 use crate::error::{LabError, Result};
-use crate::quality::Quality;
+use memwall_catalog::quality_table::Quality;
 
 /// One design of a comparison.
 #[derive(Debug, Clone, Serialize)]

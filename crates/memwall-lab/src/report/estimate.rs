@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Design;
 use crate::columns::{OP_COLUMNS, batch_of, json_rows};
 use crate::error::Result;
-use crate::quality::{Quality, QualityTable};
+use memwall_catalog::quality_table::{Quality, QualityTable};
 
 /// Every operator of a decoded token at one context, each timed alone.
 #[derive(Debug, Clone)]

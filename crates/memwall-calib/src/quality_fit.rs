@@ -274,9 +274,9 @@ pub struct QualityReport {
 
 impl QualityReport {
     /// The estimates as CSV with the columns of `datasets/quality_estimated.csv`
-    /// ([`memwall_catalog::quality::ESTIMATE_COLUMNS`]), each row naming the fit it comes from.
+    /// ([`memwall_catalog::quality_table::ESTIMATE_COLUMNS`]), each row naming the fit it comes from.
     pub fn estimates_csv(&self) -> String {
-        let mut csv = format!("{}\n", memwall_catalog::quality::ESTIMATE_COLUMNS);
+        let mut csv = format!("{}\n", memwall_catalog::quality_table::ESTIMATE_COLUMNS);
         let provenance = format!(
             "memwall quality (seed {}, act noise {}): ln dPPL = {:.3} + {:.3} ln err over {} llama.cpp mixes of Llama-3-8B (leave-one-out factor {:.2})",
             self.seed,
