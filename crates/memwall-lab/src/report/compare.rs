@@ -121,19 +121,7 @@ impl Comparison {
 mod tests {
     use super::*;
 
-    fn design(model: &str, mix: &str) -> Scenario {
-        Scenario {
-            model: crate::load_model(model).unwrap(),
-            device: crate::load_device("raspberry-pi-5-8gb").unwrap(),
-            weights: memwall_spec::WeightQuant::new(mix.parse().unwrap()),
-            kv: memwall_spec::KvQuant::default(),
-            workload: Default::default(),
-            cost: Default::default(),
-            engine: Default::default(),
-            assume_defaults: false,
-            sim: Default::default(),
-        }
-    }
+    use crate::report::test_design as design;
 
     #[test]
     fn deltas_are_differences_from_the_first_design() {

@@ -152,23 +152,29 @@ pub fn footprint(s: &Scenario) -> Result<Footprint> {
     })
 }
 
+/// A preset design on a Raspberry Pi 5 with the default KV cache and workload, for tests.
+#[cfg(test)]
+pub(crate) fn test_design(model: &str, mix: &str) -> Scenario {
+    Scenario {
+        model: crate::load_model(model).unwrap(),
+        device: crate::load_device("raspberry-pi-5-8gb").unwrap(),
+        weights: memwall_spec::WeightQuant::new(mix.parse().unwrap()),
+        kv: memwall_spec::KvQuant::default(),
+        workload: Default::default(),
+        cost: Default::default(),
+        engine: Default::default(),
+        assume_defaults: false,
+        sim: Default::default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn a_footprint_is_the_estimate_s_bytes_and_the_weights_tensors() {
-        let s = Scenario {
-            model: crate::load_model("llama-3.2-1b").unwrap(),
-            device: crate::load_device("raspberry-pi-5-8gb").unwrap(),
-            weights: memwall_spec::WeightQuant::new("Q4_K_M".parse().unwrap()),
-            kv: memwall_spec::KvQuant::default(),
-            workload: Default::default(),
-            cost: Default::default(),
-            engine: Default::default(),
-            assume_defaults: false,
-            sim: Default::default(),
-        };
+        let s = test_design("llama-3.2-1b", "Q4_K_M");
         let f = footprint(&s).unwrap();
         let c = &f.components;
         assert_eq!(c.weight_bytes + c.kv_bytes + c.state_bytes + c.compute_bytes + c.overhead_bytes, c.total_bytes);
