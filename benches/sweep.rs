@@ -72,7 +72,7 @@ fn sweep_to_parquet(exp: &Experiment, front: bool) -> (u64, f64) {
     meta.extend(sweep.resolved_metadata());
     let schema = TableBuilder::estimates(exp, 0).schema();
     let mut out = ParquetStream::create(&path, schema, &meta, memwall::lab::files::parquet::ROW_GROUP_ROWS).unwrap();
-    let mut digest = memwall::lab::sweep::Digest::new(10);
+    let mut digest = memwall::lab::sweep::Digest::new(10, exp.pareto.clone());
     let n = sweep
         .run(memwall::lab::sweep::BATCH_POINTS, &|_| {}, &mut |batches| {
             for b in &batches {
@@ -86,7 +86,7 @@ fn sweep_to_parquet(exp: &Experiment, front: bool) -> (u64, f64) {
         .unwrap();
     if front {
         let pareto = memwall::lab::pareto::field();
-        out.finish_adding(pareto, memwall::lab::pareto::READS, &|b| digest.front.column(b)).unwrap();
+        out.finish_adding(pareto, memwall::lab::pareto::READS, &|b| digest.fronts.column(b)).unwrap();
     } else {
         out.finish().unwrap();
     }

@@ -50,7 +50,9 @@ def _read_experiment(path: str | os.PathLike, grid: Any) -> str:
         raise MemwallIOError(f"{p}: {e}") from None
 
 
-def _experiment_text(base: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], name: str) -> str:
+def _experiment_text(
+    base: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], name: str, pareto: Mapping[str, Any] | None = None
+) -> str:
     lines = [f"name = {_toml_value(name, 'name')}", "[base]"]
     for k, v in base.items():
         lines.append(f"{_key(k)} = {_toml_value(v, k)}")
@@ -59,6 +61,13 @@ def _experiment_text(base: Mapping[str, Any], grid: Mapping[str, Sequence[Any]],
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             raise bad(f"grid.{k}", repr(values), f"invalid `grid.{k}`: a grid axis is a list of values")
         lines.append(f"{_toml_value(k, 'grid')} = {_toml_value(list(values), f'grid.{k}')}")
+    if pareto is not None:
+        if not isinstance(pareto, Mapping):
+            raise bad("pareto", repr(pareto), "`pareto`: a mapping with `by` and/or `objectives`")
+        lines.append("[pareto]")
+        for k, v in pareto.items():
+            v = [v] if isinstance(v, str) else v
+            lines.append(f"{_key(k)} = {_toml_value(v, f'pareto.{k}')}")
     return "\n".join(lines) + "\n"
 
 
@@ -146,22 +155,38 @@ def _distributed(text: str, origin: str, client, partitions: int | None, out: st
     import pyarrow as pa
 
     exp = parse_experiment(text, origin)
-    return Results(table=pareto(pa.concat_tables(parts)), metadata=lambda: _native.metadata(exp))
+    table = pa.concat_tables(parts)
+    if method != "des":
+        by, objectives = exp.pareto_rule()
+        table = pareto(table, by, objectives)
+    return Results(table=table, metadata=lambda: _native.metadata(exp))
 
 
-def pareto(table):
-    """``table`` (a pyarrow Table of sweep results) with its ``pareto`` column recomputed over
-    every row: for the parts of a distributed sweep written to a Parquet dataset, each of
-    which marks the front of its own points only, or for results of several sweeps put
-    together. The rule is the sweep's (README, "Pareto front")."""
-    if "pareto" not in table.column_names or "fits" not in table.column_names:
-        return table
+def pareto(table, by: str | Sequence[str] | None = None, objectives: Sequence[str] | None = None):
+    """``table`` (a pyarrow Table, ``Results``, anything with ``__arrow_c_stream__``) with its
+    ``pareto`` column set (appended, or replaced) to the Pareto fronts of one question, as
+    ``memwall run`` marks them (README, "Pareto front"): ``by`` names the columns whose values
+    make a group, each group its own front (``by="workload.context_tokens"``: a front per
+    context); ``objectives`` the numeric columns compared (``"max:decode_tok_s"``,
+    ``"min:total_bytes"``, a bare name: more is better for ``_tok_s`` rates, less otherwise;
+    ``"ppl_delta"`` adds the weights' and the KV cache's perplexity increase; a column you
+    added serves too). Default: one front over memory, decode tok/s, quality and energy.
+
+    Designs that do not fit (``fits``) are never on a front. A quality unknown on every design
+    of a group that fits is left out of that group's front, and said: the fronts, with what
+    each left out and how many designs could not be compared, are JSON in the schema metadata
+    under ``pareto`` (``json.loads(t.schema.metadata[b"pareto"])``)."""
     import pyarrow as pa
 
-    cols = ["point", "fits", "total_bytes", "decode_tok_s", "ppl_delta_weights", "ppl_delta_kv", "energy_j_per_token"]
-    mask = _native.pareto_mask(*(table.column(c).to_pylist() for c in cols))
-    i = table.column_names.index("pareto")
-    return table.set_column(i, table.schema.field(i), pa.array(mask, type=pa.bool_()))
+    if isinstance(table, Results):
+        table = table.to_pyarrow()
+    by_list = [by] if isinstance(by, str) else list(by or [])
+    objectives_list = [objectives] if isinstance(objectives, str) else list(objectives or [])
+    stream, fronts = _native.pareto(table, by_list, objectives_list)
+    t = pa.table(stream)
+    meta = dict(t.schema.metadata or {})
+    meta[b"pareto"] = fronts.encode()
+    return t.replace_schema_metadata(meta)
 
 
 #: Grids of more points than this show a progress bar unless ``progress=False``.
@@ -203,6 +228,7 @@ def sweep(
     out: str | os.PathLike | None = None,
     progress: bool | None = None,
     method: str = "analytic",
+    pareto: Mapping[str, Any] | None = None,
     engine: Any = None,
 ):
     """Evaluate every point of ``grid`` (dotted paths of the scenario to lists of values) over
@@ -213,7 +239,8 @@ def sweep(
     preset names, paths (TOML, a GGUF file or a config.json) or ``Model``/``Device``/``Engine``
     objects. Analytic results carry a ``pareto`` column: the designs no other design beats on
     memory, decode tok/s, estimated quality and J/token at once, among those that fit and
-    whose quality is known (README, "Pareto front").
+    whose quality is known (README, "Pareto front"); ``pareto={"by": [...], "objectives":
+    [...]}`` asks another question (a front per group; see ``memwall.pareto``).
 
     With ``client`` (a ``dask.distributed.Client``) the grid is split into ``partitions``
     ranges of points (default: two per worker), each swept in Rust on a worker; the rows are
@@ -235,9 +262,11 @@ def sweep(
     if method not in ("analytic", "des"):
         raise bad("method", method, f"unknown `method` = {method!r}: the evaluator is 'analytic' or 'des'")
     if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):
+        if pareto is not None:
+            raise bad("pareto", repr(pareto), "`pareto`: an experiment file sets its front in its [pareto] table")
         text, origin = _read_experiment(base, grid), os.fspath(base)
     elif isinstance(base, Mapping):
-        text, origin = _experiment_text(_objects_to_values(base), grid or {}, name), "python"
+        text, origin = _experiment_text(_objects_to_values(base), grid or {}, name, pareto), "python"
     else:
         raise bad("base", repr(base), f"`base`: a mapping or an experiment file, not a {type(base).__name__}")
     if client is not None:

@@ -19,7 +19,7 @@ __all__ = [
     "compare",
     "write_parquet",
     "parse_mix",
-    "pareto_mask",
+    "pareto",
     "presets",
     "simulate",
     "solve",
@@ -60,6 +60,7 @@ class Experiment:
     def sweep(
         self, start: int | None = None, end: int | None = None, progress: Callable[[int], object] | None = None
     ) -> ArrowStream: ...
+    def pareto_rule(self) -> tuple[list[str], list[str]]: ...
 
 def parse_experiment(text: str, origin: str) -> Experiment: ...
 def presets(kind: str) -> list[str]: ...
@@ -73,15 +74,7 @@ def write_texts(outputs: list[tuple[str, str, str]], inputs: list[str]) -> None:
 def solve(
     experiment: Experiment, question: str, target_tok_s: float | None = None, max_ppl_delta: float | None = None
 ) -> str: ...
-def pareto_mask(
-    point: Sequence[int],
-    fits: Sequence[bool],
-    total_bytes: Sequence[int],
-    decode_tok_s: Sequence[float],
-    ppl_delta_weights: Sequence[float | None],
-    ppl_delta_kv: Sequence[float | None],
-    energy_j_per_token: Sequence[float],
-) -> list[bool]: ...
+def pareto(table: Any, by: list[str] = ..., objectives: list[str] = ...) -> tuple[ArrowStream, str]: ...
 def spec_json(kind: str, source: str) -> str: ...
 def describe(kind: str, source: str | None = None, json: str | None = None) -> str: ...
 def footprint(experiment: Experiment) -> tuple[str, ArrowStream]: ...

@@ -90,3 +90,43 @@ def test_compare_puts_designs_side_by_side_with_deltas():
     with pytest.raises(memwall.MemwallError) as e:
         memwall.compare(a)
     assert e.value.field == "designs"
+
+
+def test_pareto_fronts_per_group_over_chosen_objectives():
+    import json
+
+    import pyarrow as pa
+
+    # A hand-made table of two sweeps put together (points repeat), quality unknown throughout.
+    unknown = pa.array([None] * 4, type=pa.float64())
+    t = pa.table({
+        "point": [0, 1, 0, 1],
+        "g": ["a", "a", "b", "b"],
+        "fits": [True, True, True, True],
+        "total_bytes": [4, 6, 9, 2],
+        "decode_tok_s": [10.0, 5.0, 3.0, 20.0],
+        "ppl_delta_weights": unknown,
+        "ppl_delta_kv": unknown,
+        "energy_j_per_token": [1.0, 2.0, 3.0, 0.5],
+    })
+    one = memwall.pareto(t)
+    assert one.column("pareto").to_pylist() == [False, False, False, True]
+    fronts = json.loads(one.schema.metadata[b"pareto"])
+    assert fronts["groups"][0]["left_out"] == ["ppl_delta"]
+    assert fronts["groups"][0]["objectives"] == ["min:total_bytes", "max:decode_tok_s", "min:energy_j_per_token"]
+    per = memwall.pareto(t, by="g", objectives=["total_bytes", "decode_tok_s"])
+    assert per.column("pareto").to_pylist() == [True, False, False, True]
+    assert [g["key"] for g in json.loads(per.schema.metadata[b"pareto"])["groups"]] == [{"g": "a"}, {"g": "b"}]
+    for kwargs, field in (({"by": "nope"}, "pareto.by"), ({"objectives": ["g"]}, "pareto.objectives")):
+        with pytest.raises(memwall.SpecError) as e:
+            memwall.pareto(t, **kwargs)
+        assert e.value.field == field
+    # A sweep asks the same question through `pareto=`, and marks what pareto() recomputes.
+    base = memwall.design("llama-3.2-1b", "raspberry-pi-5-8gb")
+    grid = {"weights.mix": ["Q8_0", "Q4_K_M", "Q2_K"], "workload.context_tokens": [2048, 8192]}
+    rule = {"by": ["workload.context_tokens"], "objectives": ["min:total_bytes", "max:decode_tok_s"]}
+    r = memwall.sweep(base, grid, pareto=rule).to_pyarrow()
+    again = memwall.pareto(r, **rule)
+    assert r.column("pareto").equals(again.column("pareto"))
+    contexts = {row["workload.context_tokens"] for row in r.to_pylist() if row["pareto"]}
+    assert contexts == {2048, 8192}, "each context has its own front"

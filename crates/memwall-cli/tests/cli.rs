@@ -54,6 +54,33 @@ fn run_writes_parquet_with_metadata_and_prints_a_summary() {
     assert_eq!(leftovers.len(), 1);
 }
 
+/// `[pareto]` asks for a front per context over chosen objectives: the file's column marks
+/// one front per group, and the printout names each group.
+#[test]
+fn run_marks_a_front_per_group() {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    let dir = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "{SMALL}[pareto]\nby = [\"workload.context_tokens\"]\nobjectives = [\"min:total_bytes\", \"decode_tok_s\"]\n"
+    );
+    std::fs::write(dir.path().join("fronts.toml"), toml).unwrap();
+    let o = memwall(&["run", "fronts.toml", "--out", "fronts.parquet"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("one per workload.context_tokens"), "{out}");
+    assert!(out.contains("workload.context_tokens=2048: ") && out.contains("workload.context_tokens=8192: "), "{out}");
+    let file = std::fs::File::open(dir.path().join("fronts.parquet")).unwrap();
+    let batches: Vec<_> =
+        ParquetRecordBatchReaderBuilder::try_new(file).unwrap().build().unwrap().map(|b| b.unwrap()).collect();
+    use arrow::array::AsArray;
+    let b = &batches[0];
+    let pareto = b.column_by_name("pareto").unwrap().as_boolean();
+    let ctx = b.column_by_name("workload.context_tokens").unwrap().as_primitive::<arrow::datatypes::UInt64Type>();
+    // Q4_K_M is smaller and faster than Q8_0 at each context: it alone is on each front.
+    let on: Vec<u64> = (0..b.num_rows()).filter(|&i| pareto.value(i)).map(|i| ctx.value(i)).collect();
+    assert_eq!(on, vec![2048, 8192], "one design on the front of each context");
+}
+
 #[test]
 fn bad_input_exits_2_names_the_field_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -62,6 +89,9 @@ fn bad_input_exits_2_names_the_field_and_writes_nothing() {
         (&SMALL.replace("context_tokens\" = [2048", "context_tokens\" = [0"), "workload.context_tokens"),
         (&SMALL.replace("raspberry-pi-5-8gb", "pi-6"), "`pi-6`"),
         (&SMALL.replace("seed = 7", "seed = -1"), "seed"),
+        (&format!("{SMALL}[pareto]\nby = [\"workload.contxt_tokens\"]\n"), "pareto.by"),
+        (&format!("{SMALL}[pareto]\nobjectives = [\"max:binding\"]\n"), "not of numbers"),
+        (&format!("{SMALL}[pareto]\nobjectives = [\"fastest\"]\n"), "`fastest`"),
     ];
     for (toml, needle) in cases {
         std::fs::write(dir.path().join("bad.toml"), toml).unwrap();

@@ -71,6 +71,18 @@ struct Raw {
     grid: toml::Table,
     #[serde(default)]
     labels: toml::Table,
+    #[serde(default)]
+    pareto: Option<RawPareto>,
+}
+
+/// `[pareto]`: which front a sweep marks (see [`crate::pareto`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPareto {
+    #[serde(default)]
+    by: Vec<String>,
+    #[serde(default)]
+    objectives: Vec<String>,
 }
 
 /// A parsed experiment.
@@ -91,6 +103,9 @@ pub struct Experiment {
     pub text: String,
     /// Tensors of the GGUF files the experiment's models come from, by path.
     stored: StoredByFile,
+    /// The front its sweep marks in the `pareto` column (`[pareto]`: `by`, `objectives`;
+    /// by default one front over memory, decode tok/s, quality and energy).
+    pub pareto: crate::pareto::Rule,
 }
 
 /// One point of the grid.
@@ -321,8 +336,22 @@ impl Experiment {
             }
             axis.labels = Some(labels.iter().map(display_value).collect());
         }
-        let exp =
-            Experiment { name: raw.name, description: raw.description, seed, base, axes, text: text.into(), stored };
+        let pareto = match raw.pareto {
+            Some(p) => crate::pareto::Rule::new(p.by, &p.objectives)?,
+            None => crate::pareto::Rule::default(),
+        };
+        let exp = Experiment {
+            name: raw.name,
+            description: raw.description,
+            seed,
+            base,
+            axes,
+            text: text.into(),
+            stored,
+            pareto,
+        };
+        // The front's columns are the sweep's.
+        exp.pareto.check(&crate::TableBuilder::estimates(&exp, 0).schema())?;
         // Check the first point and every axis value (others at their first value) now, so
         // that typos fail before any work; combinations are checked as the sweep reaches them.
         exp.point(0)?;

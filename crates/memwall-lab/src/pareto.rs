@@ -1,17 +1,32 @@
-//! The Pareto front of a sweep over four objectives: memory (footprint bytes, less is
-//! better), decode tokens/s (more), estimated quality (the perplexity increase of the weights
-//! and the KV cache together, less) and energy per token (J, less).
+//! Pareto fronts of a table of designs, one per question ([`Rule`]): the designs no other
+//! design beats on every chosen objective at once, within each group of rows.
 //!
-//! Dominance rule: design `a` dominates `b` when `a` is no worse than `b` in all four
-//! objectives and strictly better in at least one. The front holds the designs no other
-//! design dominates, among those *eligible*: designs that fit their device with the margin
-//! and whose quality is known. A design that does not fit, or whose quality is unknown, is
-//! never on the front and dominates nothing. Designs equal in all four objectives are all on
-//! the front.
+//! - **Objectives** ([`Objective`]): numeric columns, each with whether less or more is better.
+//!   By default memory (`total_bytes`, less), decode rate (`decode_tok_s`, more), estimated
+//!   quality (`ppl_delta`: the perplexity increase of the weights and of the KV cache added,
+//!   less) and energy (`energy_j_per_token`, less). Any numeric column serves, a column a user
+//!   added included: `max:col` or `min:col`, or the bare name (more is better for a `_tok_s`
+//!   rate, less for anything else).
+//! - **Groups** (`by`): with `by = ["workload.context_tokens"]` every context gets its own
+//!   front, as a question per context asks; without, one front over every row.
+//! - **Dominance**: design `a` dominates `b` when `a` is no worse than `b` in every objective
+//!   and strictly better in at least one. A group's front holds the designs no other design
+//!   of the group dominates, among those *eligible*: designs that fit their device with the
+//!   margin (column `fits`, when the table has it) and whose objectives are finite and known.
+//!   Designs equal in every objective are all on the front.
+//! - **Unknown objectives**: an objective whose column can be null (quality, for a format with
+//!   no published figure) is said, never guessed. Designs with it unknown are left out of a
+//!   group's front while some design that fits has it known; when no design of the group that
+//!   fits has it known, the group's front is drawn over the other objectives and the objective
+//!   is named as left out ([`GroupFront::left_out`]).
+
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use arrow::array::{Array, ArrayRef, AsArray, BooleanArray};
 use arrow::datatypes::{DataType, Field, Float64Type, Schema, SchemaRef, UInt64Type};
 use arrow::record_batch::RecordBatch;
+use memwall_spec::SpecError;
 
 use crate::columns::by_name as column;
 use crate::error::{LabError, Result};
@@ -22,170 +37,566 @@ pub const PARETO_COLUMN: &str = "pareto";
 /// The column that identifies a design: its index in the grid.
 const POINT: &str = "point";
 
-/// The columns [`Front::column`] reads from a batch.
-pub const READS: &[&str] = &[POINT];
+/// The column that says whether a design fits.
+const FITS: &str = "fits";
 
-/// One eligible design's objectives.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Objectives {
-    /// Index in the grid.
-    pub point: u64,
-    /// Footprint, bytes.
-    pub total_bytes: u64,
-    /// Decode tokens/s.
-    pub decode_tok_s: f64,
-    /// Perplexity increase, weights and KV together.
-    pub ppl_delta: f64,
-    /// Joules per decoded token.
-    pub j_per_token: f64,
+/// The objective that adds the weights' and the KV cache's perplexity increase.
+pub const PPL_DELTA: &str = "ppl_delta";
+
+/// The two columns [`PPL_DELTA`] adds.
+const PPL_PARTS: [&str; 2] = ["ppl_delta_weights", "ppl_delta_kv"];
+
+/// Whether less or more of an objective is better.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sense {
+    /// Less is better (bytes, seconds, joules, perplexity increase).
+    Min,
+    /// More is better (tokens per second).
+    Max,
 }
 
-impl Objectives {
-    /// A design's objectives when it is eligible for the front: it fits, both quality figures
-    /// are known, and every objective is finite (None otherwise).
-    pub fn eligible(
-        point: u64,
-        fits: bool,
-        total_bytes: u64,
-        decode_tok_s: f64,
-        ppl_delta_weights: Option<f64>,
-        ppl_delta_kv: Option<f64>,
-        j_per_token: f64,
-    ) -> Option<Self> {
-        let ppl_delta = ppl_delta_weights? + ppl_delta_kv?;
-        let finite = decode_tok_s.is_finite() && ppl_delta.is_finite() && j_per_token.is_finite();
-        (fits && finite).then_some(Objectives { point, total_bytes, decode_tok_s, ppl_delta, j_per_token })
+/// One objective: a numeric column and its sense.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Objective {
+    /// The column ([`PPL_DELTA`]: the two perplexity columns added).
+    pub column: String,
+    /// Whether less or more is better.
+    pub sense: Sense,
+}
+
+impl Objective {
+    /// `min:col`, `max:col`, or `col` (more is better for a column ending in `_tok_s`, less
+    /// for any other).
+    pub fn parse(text: &str) -> Result<Self> {
+        let text = text.trim();
+        let (sense, column) = match text.split_once(':') {
+            Some(("min", c)) => (Sense::Min, c.trim()),
+            Some(("max", c)) => (Sense::Max, c.trim()),
+            Some((s, _)) => {
+                return Err(SpecError::invalid(
+                    "pareto.objectives",
+                    text,
+                    format!("`{s}:` is not a sense; write `min:column`, `max:column` or the bare column"),
+                )
+                .into());
+            }
+            None if text.ends_with("_tok_s") => (Sense::Max, text),
+            None => (Sense::Min, text),
+        };
+        if column.is_empty() {
+            return Err(SpecError::invalid("pareto.objectives", text, "names no column").into());
+        }
+        Ok(Objective { column: column.to_string(), sense })
+    }
+
+    /// `min:col` or `max:col`.
+    pub fn name(&self) -> String {
+        let s = match self.sense {
+            Sense::Min => "min",
+            Sense::Max => "max",
+        };
+        format!("{s}:{}", self.column)
+    }
+
+    /// The columns it reads.
+    fn reads(&self) -> Vec<&str> {
+        if self.column == PPL_DELTA { PPL_PARTS.to_vec() } else { vec![self.column.as_str()] }
     }
 }
 
-/// Whether `a` dominates `b` (see the module documentation).
-pub fn dominates(a: &Objectives, b: &Objectives) -> bool {
-    let no_worse = a.total_bytes <= b.total_bytes
-        && a.decode_tok_s >= b.decode_tok_s
-        && a.ppl_delta <= b.ppl_delta
-        && a.j_per_token <= b.j_per_token;
-    let better = a.total_bytes < b.total_bytes
-        || a.decode_tok_s > b.decode_tok_s
-        || a.ppl_delta < b.ppl_delta
-        || a.j_per_token < b.j_per_token;
-    no_worse && better
+/// Which front a question asks for: the columns whose values group the rows (`by`, each
+/// group its own front) and the objectives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// Columns whose values make a group; empty: one front over every row.
+    pub by: Vec<String>,
+    /// The objectives, at least one.
+    pub objectives: Vec<Objective>,
 }
 
-/// The front of the designs offered so far, kept as designs arrive (each offer costs one
-/// pass over the front).
+impl Default for Rule {
+    /// One front over memory, decode tok/s, quality and energy.
+    fn default() -> Self {
+        let objectives = ["min:total_bytes", "max:decode_tok_s", "min:ppl_delta", "min:energy_j_per_token"]
+            .iter()
+            .map(|o| Objective::parse(o).expect("the default objectives parse"))
+            .collect();
+        Rule { by: Vec::new(), objectives }
+    }
+}
+
+impl Rule {
+    /// A rule grouping by `by`, over `objectives` (the default four when empty). A column
+    /// named twice is refused.
+    pub fn new(by: Vec<String>, objectives: &[String]) -> Result<Self> {
+        let objectives = if objectives.is_empty() {
+            Rule::default().objectives
+        } else {
+            objectives.iter().map(|o| Objective::parse(o)).collect::<Result<Vec<_>>>()?
+        };
+        for (i, o) in objectives.iter().enumerate() {
+            if objectives[..i].iter().any(|p| p.column == o.column) {
+                return Err(SpecError::invalid("pareto.objectives", &o.column, "is named twice").into());
+            }
+        }
+        for (i, b) in by.iter().enumerate() {
+            if by[..i].contains(b) {
+                return Err(SpecError::invalid("pareto.by", b, "is named twice").into());
+            }
+        }
+        Ok(Rule { by, objectives })
+    }
+
+    /// Every column the rule reads from a table: `point`, `fits`, the groups', the objectives'.
+    pub fn reads(&self) -> Vec<String> {
+        let mut r: Vec<String> = vec![POINT.into(), FITS.into()];
+        r.extend(self.by.iter().cloned());
+        r.extend(self.objectives.iter().flat_map(|o| o.reads()).map(String::from));
+        r.dedup();
+        r
+    }
+
+    /// Check the rule against a table's schema: `point` is there, each group column is, and
+    /// each objective's column is a number. Errors name the column and list those there are.
+    pub fn check(&self, schema: &Schema) -> Result<()> {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let unknown = |field: &str, c: &str, numeric: bool| -> LabError {
+            let candidates: Vec<&str> = schema
+                .fields()
+                .iter()
+                .filter(|f| !numeric || number_type(f.data_type()))
+                .map(|f| f.name().as_str())
+                .collect();
+            SpecError::unknown(field, "column", c, candidates.iter().copied(), "").into()
+        };
+        for b in &self.by {
+            if !names.contains(&b.as_str()) {
+                return Err(unknown("pareto.by", b, false));
+            }
+        }
+        for o in &self.objectives {
+            for c in o.reads() {
+                match schema.field_with_name(c) {
+                    Ok(f) if number_type(f.data_type()) => {}
+                    Ok(f) => {
+                        return Err(SpecError::invalid(
+                            "pareto.objectives",
+                            c,
+                            format!("is a column of {}, not of numbers", f.data_type()),
+                        )
+                        .into());
+                    }
+                    Err(_) => return Err(unknown("pareto.objectives", c, true)),
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether a column of this type holds numbers an objective can read.
+fn number_type(t: &DataType) -> bool {
+    t.is_numeric()
+}
+
+/// One design on a front: its point and its objectives' values (in the rule's order, those
+/// the front was drawn over).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Member {
+    /// Index in the grid (the row's place in the table when it has no `point` column).
+    pub point: u64,
+    /// What identifies the row: its point in a sweep's stream ([`Fronts::observe`]), its
+    /// place in the table for a table put together from several ([`with_column`]).
+    pub id: u64,
+    /// Values of the objectives the front was drawn over.
+    pub values: Vec<f64>,
+}
+
+/// The designs no other beats, over objectives of the given senses.
 #[derive(Debug, Clone, Default)]
-pub struct Front {
-    members: Vec<Objectives>,
+struct Front {
+    senses: Vec<Sense>,
+    members: Vec<Member>,
+}
+
+/// Whether `a` dominates `b` over objectives of `senses`: no worse in every one, better in one.
+pub fn dominates(senses: &[Sense], a: &[f64], b: &[f64]) -> bool {
+    let mut better = false;
+    for ((s, x), y) in senses.iter().zip(a).zip(b) {
+        let (x, y) = match s {
+            Sense::Min => (*x, *y),
+            Sense::Max => (-*x, -*y),
+        };
+        if x > y {
+            return false;
+        }
+        better |= x < y;
+    }
+    better
 }
 
 impl Front {
-    /// Offer a design: it joins unless a member dominates it, and removes the members it
-    /// dominates.
-    pub fn offer(&mut self, o: Objectives) {
-        if self.members.iter().any(|m| dominates(m, &o)) {
-            return;
-        }
-        self.members.retain(|m| !dominates(&o, m));
-        self.members.push(o);
+    fn new(senses: Vec<Sense>) -> Self {
+        Front { senses, members: Vec::new() }
     }
 
-    /// Offer every eligible row of a batch of sweep results (columns `point`, `fits`,
-    /// `total_bytes`, `decode_tok_s`, `ppl_delta_weights`, `ppl_delta_kv`,
-    /// `energy_j_per_token`).
+    /// Offer a design: it joins unless a member dominates it, and removes those it dominates.
+    fn offer(&mut self, m: Member) {
+        if self.members.iter().any(|x| dominates(&self.senses, &x.values, &m.values)) {
+            return;
+        }
+        let senses = &self.senses;
+        self.members.retain(|x| !dominates(senses, &m.values, &x.values));
+        self.members.push(m);
+    }
+}
+
+/// One group's fronts while rows arrive: over every objective (designs with all known), and
+/// over the objectives that are never unknown (for when no design that fits has the others).
+#[derive(Debug, Clone)]
+struct Group {
+    rows: u64,
+    fitting: u64,
+    /// Fitting designs with a finite value of every objective that is always known but an
+    /// unknown one among the others.
+    unknown: u64,
+    full: Front,
+    reduced: Front,
+}
+
+/// A group's front, once every row is in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupFront {
+    /// The group's value of each `by` column (empty: the one front of the table).
+    pub key: Vec<(String, String)>,
+    /// Rows in the group.
+    pub rows: u64,
+    /// Rows that fit.
+    pub fitting: u64,
+    /// The objectives the front was drawn over.
+    pub objectives: Vec<Objective>,
+    /// Objectives left out: unknown on every design of the group that fits.
+    pub left_out: Vec<String>,
+    /// Designs that fit but were not compared, an objective of theirs being unknown while
+    /// other designs of the group have it.
+    pub unknown: u64,
+    /// The front, smallest value of the first objective first (ties by point).
+    pub members: Vec<Member>,
+}
+
+/// The fronts of a table under a [`Rule`], gathered batch by batch in memory bounded by the
+/// fronts (not the rows).
+#[derive(Debug, Clone)]
+pub struct Fronts {
+    rule: Rule,
+    /// Per objective: whether it may be unknown (from the first batch's schema: a nullable
+    /// column; or, for a table in memory, whether any row has it null).
+    optional: Option<Vec<bool>>,
+    /// Groups in the order their first row came.
+    groups: Vec<(Vec<String>, Group)>,
+    /// Where each group's key is in `groups`.
+    index: HashMap<Vec<String>, usize>,
+}
+
+impl Default for Fronts {
+    fn default() -> Self {
+        Fronts::new(Rule::default())
+    }
+}
+
+/// An objective's values in a batch, as floats (None: unknown).
+struct Values {
+    parts: Vec<arrow::array::PrimitiveArray<Float64Type>>,
+}
+
+impl Values {
+    fn read(batch: &RecordBatch, o: &Objective) -> Result<Self> {
+        let cast = |c: &str| -> Result<arrow::array::PrimitiveArray<Float64Type>> {
+            let a = column(batch, c)?;
+            let f = arrow::compute::cast(a, &DataType::Float64)
+                .map_err(|e| LabError::Write { path: "<pareto>".into(), message: format!("column `{c}`: {e}") })?;
+            Ok(f.as_primitive::<Float64Type>().clone())
+        };
+        Ok(Values { parts: o.reads().into_iter().map(cast).collect::<Result<Vec<_>>>()? })
+    }
+
+    fn at(&self, i: usize) -> Option<f64> {
+        let mut sum = 0.0;
+        for p in &self.parts {
+            if p.is_null(i) {
+                return None;
+            }
+            sum += p.value(i);
+        }
+        Some(sum)
+    }
+}
+
+impl Fronts {
+    /// No rows yet.
+    pub fn new(rule: Rule) -> Self {
+        Fronts { rule, optional: None, groups: Vec::new(), index: HashMap::new() }
+    }
+
+    /// The rule.
+    pub fn rule(&self) -> &Rule {
+        &self.rule
+    }
+
+    /// Take in a batch of results holding the columns of [`Rule::reads`] (`fits` may be
+    /// absent: every row is then taken to fit).
     pub fn observe(&mut self, batch: &RecordBatch) -> Result<()> {
-        let point = column(batch, POINT)?.as_primitive::<UInt64Type>();
-        let fits = column(batch, "fits")?.as_boolean();
-        let total = column(batch, "total_bytes")?.as_primitive::<UInt64Type>();
-        let tok_s = column(batch, "decode_tok_s")?.as_primitive::<Float64Type>();
-        let w = column(batch, "ppl_delta_weights")?.as_primitive::<Float64Type>();
-        let kv = column(batch, "ppl_delta_kv")?.as_primitive::<Float64Type>();
-        let j = column(batch, "energy_j_per_token")?.as_primitive::<Float64Type>();
+        self.observe_rows(batch, None)
+    }
+
+    /// [`Fronts::observe`], each row identified by its place in the table (`first` for the
+    /// batch's first row) instead of its point: for tables put together from several sweeps,
+    /// whose points repeat.
+    fn observe_rows(&mut self, batch: &RecordBatch, first: Option<u64>) -> Result<()> {
+        let schema = batch.schema();
+        self.rule.check(&schema)?;
+        let optional = self.optional.get_or_insert_with(|| {
+            self.rule
+                .objectives
+                .iter()
+                .map(|o| o.reads().iter().any(|c| schema.field_with_name(c).is_ok_and(|f| f.is_nullable())))
+                .collect()
+        });
+        let point =
+            match batch.column_by_name(POINT) {
+                Some(p) => Some(arrow::compute::cast(p, &DataType::UInt64).map_err(|e| LabError::Write {
+                    path: "<pareto>".into(),
+                    message: format!("column `point`: {e}"),
+                })?),
+                None => None,
+            };
+        let point = point.as_ref().map(|p| p.as_primitive::<UInt64Type>());
+        let fits = batch.column_by_name(FITS).map(|c| c.as_boolean().clone());
+        let by: Vec<&ArrayRef> = self.rule.by.iter().map(|b| column(batch, b)).collect::<Result<Vec<_>>>()?;
+        let values: Vec<Values> =
+            self.rule.objectives.iter().map(|o| Values::read(batch, o)).collect::<Result<Vec<_>>>()?;
+        let senses: Vec<Sense> = self.rule.objectives.iter().map(|o| o.sense).collect();
+        let required: Vec<usize> = (0..senses.len()).filter(|&k| !optional[k]).collect();
+        let format = |a: &ArrayRef, i: usize| arrow::util::display::array_value_to_string(a, i).unwrap_or_default();
         for i in 0..batch.num_rows() {
-            let opt = |a: &arrow::array::PrimitiveArray<Float64Type>| (!a.is_null(i)).then(|| a.value(i));
-            let o = Objectives::eligible(
-                point.value(i),
-                fits.value(i),
-                total.value(i),
-                tok_s.value(i),
-                opt(w),
-                opt(kv),
-                j.value(i),
-            );
-            if let Some(o) = o {
-                self.offer(o);
+            let key: Vec<String> = by.iter().map(|a| format(a, i)).collect();
+            let at = match self.index.get(&key) {
+                Some(&at) => at,
+                None => {
+                    self.index.insert(key.clone(), self.groups.len());
+                    let g = Group {
+                        rows: 0,
+                        fitting: 0,
+                        unknown: 0,
+                        full: Front::new(senses.clone()),
+                        reduced: Front::new(required.iter().map(|&k| senses[k]).collect()),
+                    };
+                    self.groups.push((key, g));
+                    self.groups.len() - 1
+                }
+            };
+            let g = &mut self.groups[at].1;
+            g.rows += 1;
+            let fit = fits.as_ref().is_none_or(|f| f.is_valid(i) && f.value(i));
+            let row = first.map(|f| f + i as u64);
+            let p = match point {
+                Some(p) if p.is_valid(i) => p.value(i),
+                Some(_) => continue,
+                None => row.unwrap_or(i as u64),
+            };
+            let id = row.unwrap_or(p);
+            if !fit {
+                continue;
+            }
+            g.fitting += 1;
+            let v: Vec<Option<f64>> = values.iter().map(|x| x.at(i)).collect();
+            let finite = |k: &usize| v[*k].is_some_and(f64::is_finite);
+            if !required.iter().all(finite) {
+                continue;
+            }
+            g.reduced.offer(Member {
+                point: p,
+                id,
+                values: required.iter().map(|&k| v[k].unwrap_or_default()).collect(),
+            });
+            if (0..v.len()).all(|k| finite(&k)) {
+                g.full.offer(Member { point: p, id, values: v.iter().map(|x| x.unwrap_or_default()).collect() });
+            } else {
+                g.unknown += 1;
             }
         }
         Ok(())
     }
 
-    /// The members, by footprint (then by point).
-    pub fn members(&self) -> Vec<Objectives> {
-        let mut m = self.members.clone();
-        m.sort_by(|a, b| a.total_bytes.cmp(&b.total_bytes).then(a.point.cmp(&b.point)));
-        m
+    /// Every group's front, groups in the order their first row came.
+    pub fn groups(&self) -> Vec<GroupFront> {
+        let optional = self.optional.clone().unwrap_or_else(|| vec![false; self.rule.objectives.len()]);
+        self.groups
+            .iter()
+            .map(|(key, g)| {
+                let key = self.rule.by.iter().cloned().zip(key.iter().cloned()).collect();
+                // No design that fits has every objective known: the front over those always known.
+                let reduced = g.full.members.is_empty() && g.unknown > 0;
+                let (front, objectives, left_out, unknown) = if reduced {
+                    let (kept, out): (Vec<_>, Vec<_>) =
+                        self.rule.objectives.iter().zip(&optional).partition(|(_, opt)| !**opt);
+                    let kept: Vec<Objective> = kept.into_iter().map(|(o, _)| o.clone()).collect();
+                    (&g.reduced, kept, out.into_iter().map(|(o, _)| o.column.clone()).collect(), 0)
+                } else {
+                    (&g.full, self.rule.objectives.clone(), Vec::new(), g.unknown)
+                };
+                let mut members = front.members.clone();
+                members.sort_by(|a, b| {
+                    let first = |m: &Member| m.values.first().copied().unwrap_or_default();
+                    first(a).total_cmp(&first(b)).then(a.point.cmp(&b.point))
+                });
+                GroupFront { key, rows: g.rows, fitting: g.fitting, objectives, left_out, unknown, members }
+            })
+            .collect()
     }
 
-    /// The `pareto` column of a batch of results: whether each row's point is on the front.
-    /// Reads only the columns named in [`READS`].
-    pub fn column(&self, batch: &RecordBatch) -> Result<ArrayRef> {
-        let mut on: Vec<u64> = self.members.iter().map(|m| m.point).collect();
+    /// The points on a front (of any group), sorted.
+    pub fn points(&self) -> Vec<u64> {
+        let mut on: Vec<u64> = self.groups().iter().flat_map(|g| g.members.iter().map(|m| m.point)).collect();
         on.sort_unstable();
-        let point = column(batch, POINT)?.as_primitive::<UInt64Type>();
-        let mask: BooleanArray = point.iter().map(|p| Some(p.is_some_and(|p| on.binary_search(&p).is_ok()))).collect();
-        Ok(std::sync::Arc::new(mask))
+        on
+    }
+
+    /// The ids of the rows on a front, sorted.
+    fn ids(&self) -> Vec<u64> {
+        let mut on: Vec<u64> = self.groups().iter().flat_map(|g| g.members.iter().map(|m| m.id)).collect();
+        on.sort_unstable();
+        on
+    }
+
+    /// The `pareto` column of a batch of the same sweep: whether each row's point is on its
+    /// group's front. Reads only the `point` column.
+    pub fn column(&self, batch: &RecordBatch) -> Result<ArrayRef> {
+        Ok(Arc::new(mark(&self.points(), batch)?))
     }
 }
+
+/// Whether each row of `batch` has its point in `on` (sorted).
+fn mark(on: &[u64], batch: &RecordBatch) -> Result<BooleanArray> {
+    let point = column(batch, POINT)?;
+    let point = arrow::compute::cast(point, &DataType::UInt64)
+        .map_err(|e| LabError::Write { path: "<pareto>".into(), message: format!("column `point`: {e}") })?;
+    let point = point.as_primitive::<UInt64Type>();
+    Ok(point.iter().map(|p| Some(p.is_some_and(|p| on.binary_search(&p).is_ok()))).collect())
+}
+
+/// The columns [`Fronts::column`] reads from a batch.
+pub const READS: &[&str] = &[POINT];
 
 /// The `pareto` column's field.
 pub fn field() -> Field {
     Field::new(PARETO_COLUMN, DataType::Boolean, false)
 }
 
-/// `batches` (of `schema`) with the `pareto` column appended: the front of these rows.
-pub fn with_column(schema: &SchemaRef, batches: Vec<RecordBatch>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
-    let mut front = Front::default();
+/// `batches` (of `schema`) with the `pareto` column of `rule` set: appended, or replaced
+/// where the table has one. Rows are told apart by their place in the table, so a table put
+/// together from several sweeps (whose points repeat) is marked right. Returns the table and
+/// its fronts.
+pub fn with_column(
+    schema: &SchemaRef,
+    batches: Vec<RecordBatch>,
+    rule: &Rule,
+) -> Result<(SchemaRef, Vec<RecordBatch>, Vec<GroupFront>)> {
+    rule.check(schema)?;
+    let mut fronts = Fronts::new(rule.clone());
+    // The rows are all here: an objective may be unknown when some row has it null (a
+    // table's declared nullability says little: pyarrow declares every column nullable).
+    let nulls = |c: &str| batches.iter().any(|b| b.column_by_name(c).is_some_and(|a| a.null_count() > 0));
+    fronts.optional = Some(rule.objectives.iter().map(|o| o.reads().into_iter().any(nulls)).collect());
+    let mut row = 0;
     for b in &batches {
-        front.observe(b)?;
+        fronts.observe_rows(b, Some(row))?;
+        row += b.num_rows() as u64;
     }
+    let on = fronts.ids();
+    let mut row = 0;
+    let at = schema.index_of(PARETO_COLUMN).ok();
     let mut fields = schema.fields().to_vec();
-    fields.push(std::sync::Arc::new(field()));
-    let wider = std::sync::Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    if at.is_none() {
+        fields.push(Arc::new(field()));
+    }
+    let wider = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
     let werr = |e: arrow::error::ArrowError| LabError::Write { path: "<record batch>".into(), message: e.to_string() };
     let batches = batches
         .into_iter()
         .map(|b| {
             let mut cols = b.columns().to_vec();
-            cols.push(front.column(&b)?);
+            let mask: ArrayRef = Arc::new(
+                (row..row + b.num_rows() as u64).map(|r| Some(on.binary_search(&r).is_ok())).collect::<BooleanArray>(),
+            );
+            row += b.num_rows() as u64;
+            match at {
+                Some(i) => cols[i] = mask,
+                None => cols.push(mask),
+            }
             RecordBatch::try_new(wider.clone(), cols).map_err(werr)
         })
         .collect::<Result<Vec<_>>>()?;
-    Ok((wider, batches))
+    Ok((wider, batches, fronts.groups()))
 }
 
-/// Which of `designs` are on their front (`None`: not eligible, never on it).
-pub fn mask(designs: &[Option<Objectives>]) -> Vec<bool> {
-    let mut front = Front::default();
-    for o in designs.iter().flatten() {
-        front.offer(*o);
-    }
-    let mut on: Vec<u64> = front.members.iter().map(|m| m.point).collect();
-    on.sort_unstable();
-    designs.iter().map(|o| o.is_some_and(|o| on.binary_search(&o.point).is_ok())).collect()
-}
-
-impl Front {
-    /// Whether the front is empty.
-    pub fn is_empty(&self) -> bool {
-        self.members.is_empty()
-    }
+/// A rule and its groups' fronts as JSON: `{"by": [...], "objectives": ["min:col", ...],
+/// "groups": [{"key": {col: value}, "rows", "fitting", "objectives", "left_out", "unknown",
+/// "members": [point, ...]}]}`.
+pub fn groups_json(rule: &Rule, groups: &[GroupFront]) -> serde_json::Value {
+    let names = |o: &[Objective]| o.iter().map(Objective::name).collect::<Vec<_>>();
+    serde_json::json!({
+        "by": rule.by,
+        "objectives": names(&rule.objectives),
+        "groups": groups.iter().map(|g| serde_json::json!({
+            "key": g.key.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.as_str()))).collect::<serde_json::Map<String, serde_json::Value>>(),
+            "rows": g.rows,
+            "fitting": g.fitting,
+            "objectives": names(&g.objectives),
+            "left_out": g.left_out,
+            "unknown": g.unknown,
+            "members": g.members.iter().map(|m| m.point).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow::array::{Float64Array, StringArray, UInt64Array};
 
-    fn o(point: u64, gb: u64, tok_s: f64, ppl: f64, j: f64) -> Objectives {
-        Objectives { point, total_bytes: gb, decode_tok_s: tok_s, ppl_delta: ppl, j_per_token: j }
+    const SENSES: [Sense; 4] = [Sense::Min, Sense::Max, Sense::Min, Sense::Min];
+
+    /// A hand-made row: point, group `g`, fits, memory, tok/s, dPPL (weights; KV 0), J/token.
+    type Row<'a> = (u64, &'a str, bool, u64, f64, Option<f64>, f64);
+
+    /// A hand-made table of [`Row`]s.
+    fn table(rows: &[Row<'_>]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("point", DataType::UInt64, false),
+            Field::new("g", DataType::Utf8, false),
+            Field::new("fits", DataType::Boolean, false),
+            Field::new("total_bytes", DataType::UInt64, false),
+            Field::new("decode_tok_s", DataType::Float64, false),
+            Field::new("ppl_delta_weights", DataType::Float64, true),
+            Field::new("ppl_delta_kv", DataType::Float64, true),
+            Field::new("energy_j_per_token", DataType::Float64, false),
+        ]));
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(rows.iter().map(|r| r.0).collect::<UInt64Array>()),
+            Arc::new(rows.iter().map(|r| Some(r.1)).collect::<StringArray>()),
+            Arc::new(rows.iter().map(|r| Some(r.2)).collect::<BooleanArray>()),
+            Arc::new(rows.iter().map(|r| r.3).collect::<UInt64Array>()),
+            Arc::new(rows.iter().map(|r| r.4).collect::<Float64Array>()),
+            Arc::new(rows.iter().map(|r| r.5).collect::<Float64Array>()),
+            Arc::new(rows.iter().map(|r| r.5.map(|_| 0.0)).collect::<Float64Array>()),
+            Arc::new(rows.iter().map(|r| r.6).collect::<Float64Array>()),
+        ];
+        RecordBatch::try_new(schema, cols).unwrap()
+    }
+
+    fn points(g: &GroupFront) -> Vec<u64> {
+        g.members.iter().map(|m| m.point).collect()
     }
 
     /// By hand: five designs, (memory, tok/s, dPPL, J/token).
@@ -195,21 +606,115 @@ mod tests {
     /// - 4 (3, 5, 0.9, 2.0) is smallest: on, although worse in everything else.
     #[test]
     fn the_front_by_hand() {
-        assert!(dominates(&o(1, 6, 12.0, 0.1, 1.0), &o(2, 6, 11.0, 0.2, 1.0)));
-        assert!(!dominates(&o(0, 4, 10.0, 0.2, 1.0), &o(3, 4, 10.0, 0.2, 1.0)), "equal: no dominance");
-        assert!(!dominates(&o(0, 4, 10.0, 0.2, 1.0), &o(1, 6, 12.0, 0.1, 1.0)));
-        let mut f = Front::default();
-        // Offered in an order where 2 joins first and is later removed.
-        for d in [
-            o(2, 6, 11.0, 0.2, 1.0),
-            o(0, 4, 10.0, 0.2, 1.0),
-            o(1, 6, 12.0, 0.1, 1.0),
-            o(3, 4, 10.0, 0.2, 1.0),
-            o(4, 3, 5.0, 0.9, 2.0),
+        assert!(dominates(&SENSES, &[6.0, 12.0, 0.1, 1.0], &[6.0, 11.0, 0.2, 1.0]));
+        assert!(!dominates(&SENSES, &[4.0, 10.0, 0.2, 1.0], &[4.0, 10.0, 0.2, 1.0]), "equal: no dominance");
+        assert!(!dominates(&SENSES, &[4.0, 10.0, 0.2, 1.0], &[6.0, 12.0, 0.1, 1.0]));
+        let t = table(&[
+            (2, "a", true, 6, 11.0, Some(0.2), 1.0),
+            (0, "a", true, 4, 10.0, Some(0.2), 1.0),
+            (1, "a", true, 6, 12.0, Some(0.1), 1.0),
+            (3, "a", true, 4, 10.0, Some(0.2), 1.0),
+            (4, "a", true, 3, 5.0, Some(0.9), 2.0),
+            (5, "a", false, 1, 99.0, Some(0.0), 0.1),
+        ]);
+        let mut f = Fronts::default();
+        f.observe(&t).unwrap();
+        let g = f.groups();
+        assert_eq!(g.len(), 1);
+        assert_eq!(points(&g[0]), vec![4, 0, 3, 1], "5 does not fit: never on the front");
+        assert_eq!((g[0].rows, g[0].fitting), (6, 5));
+        let col = f.column(&t).unwrap();
+        let col = col.as_boolean();
+        assert_eq!((0..6).map(|i| col.value(i)).collect::<Vec<_>>(), vec![false, true, true, true, true, false]);
+    }
+
+    /// Per group: the same designs in two groups get a front each; a design beaten in one
+    /// group is not removed by a design of the other.
+    #[test]
+    fn each_group_has_its_own_front() {
+        let t = table(&[
+            (0, "2048", true, 4, 10.0, Some(0.2), 1.0),
+            (1, "2048", true, 6, 9.0, Some(0.3), 1.5),
+            (2, "32768", true, 8, 4.0, Some(0.2), 2.0),
+            (3, "32768", true, 9, 3.0, Some(0.5), 3.0),
+        ]);
+        let rule = Rule::new(vec!["g".into()], &[]).unwrap();
+        let mut f = Fronts::new(rule.clone());
+        f.observe(&t).unwrap();
+        let g = f.groups();
+        assert_eq!(g.iter().map(points).collect::<Vec<_>>(), vec![vec![0], vec![2]]);
+        assert_eq!(g[1].key, vec![("g".to_string(), "32768".to_string())]);
+        // Globally, 2 is beaten by 0: the grouped front keeps it.
+        let mut global = Fronts::default();
+        global.observe(&t).unwrap();
+        assert_eq!(points(&global.groups()[0]), vec![0]);
+        let (_, batches, groups) = with_column(&t.schema(), vec![t.clone()], &rule).unwrap();
+        assert_eq!(groups, g);
+        let col = batches[0].column_by_name(PARETO_COLUMN).unwrap().as_boolean().clone();
+        assert_eq!((0..4).map(|i| col.value(i)).collect::<Vec<_>>(), vec![true, false, true, false]);
+    }
+
+    /// Two sweeps put together repeat their points: rows are told apart by their place.
+    #[test]
+    fn a_table_of_several_sweeps_is_marked_row_by_row() {
+        let one = table(&[(0, "a", true, 4, 10.0, Some(0.2), 1.0), (1, "a", true, 6, 5.0, Some(0.3), 2.0)]);
+        let two = table(&[(0, "a", true, 9, 3.0, Some(0.9), 3.0), (1, "a", true, 2, 20.0, Some(0.1), 0.5)]);
+        let (_, batches, groups) = with_column(&one.schema(), vec![one, two], &Rule::default()).unwrap();
+        let marks: Vec<bool> = batches
+            .iter()
+            .flat_map(|b| {
+                let c = b.column_by_name(PARETO_COLUMN).unwrap().as_boolean().clone();
+                (0..b.num_rows()).map(move |i| c.value(i))
+            })
+            .collect();
+        assert_eq!(marks, vec![false, false, false, true], "the second sweep's point 1 beats all");
+        assert_eq!(groups[0].members.iter().map(|m| (m.point, m.id)).collect::<Vec<_>>(), vec![(1, 3)]);
+    }
+
+    /// Quality unknown on every design that fits: the front over the other three, quality
+    /// named as left out; unknown on some only: those are not compared, and counted.
+    #[test]
+    fn unknown_quality_is_left_out_and_said() {
+        let all_unknown = table(&[(0, "a", true, 4, 10.0, None, 1.0), (1, "a", true, 6, 9.0, None, 1.0)]);
+        let mut f = Fronts::default();
+        f.observe(&all_unknown).unwrap();
+        let g = &f.groups()[0];
+        assert_eq!(points(g), vec![0]);
+        assert_eq!(g.left_out, vec![PPL_DELTA.to_string()]);
+        assert_eq!(
+            g.objectives.iter().map(Objective::name).collect::<Vec<_>>(),
+            ["min:total_bytes", "max:decode_tok_s", "min:energy_j_per_token"]
+        );
+        let some = table(&[(0, "a", true, 4, 10.0, None, 1.0), (1, "a", true, 6, 9.0, Some(0.1), 1.0)]);
+        let mut f = Fronts::default();
+        f.observe(&some).unwrap();
+        let g = &f.groups()[0];
+        assert_eq!((points(g), g.unknown, g.left_out.len()), (vec![1], 1, 0));
+    }
+
+    /// Chosen objectives: two of them, one a column a user added, senses as written.
+    #[test]
+    fn objectives_are_chosen_and_checked() {
+        let t = table(&[(0, "a", true, 4, 10.0, Some(0.2), 1.0), (1, "a", true, 6, 12.0, Some(0.1), 3.0)]);
+        let rule = Rule::new(vec![], &["decode_tok_s".into(), "min:energy_j_per_token".into()]).unwrap();
+        assert_eq!(rule.objectives[0].sense, Sense::Max, "a rate: more is better");
+        let mut f = Fronts::new(rule);
+        f.observe(&t).unwrap();
+        assert_eq!(points(&f.groups()[0]), vec![0, 1], "1 is faster, 0 uses less energy");
+        let only_memory = Rule::new(vec![], &["total_bytes".into()]).unwrap();
+        let mut f = Fronts::new(only_memory);
+        f.observe(&t).unwrap();
+        assert_eq!(points(&f.groups()[0]), vec![0]);
+        for (by, objectives, needle) in [
+            (vec!["contxt".to_string()], vec![], "pareto.by"),
+            (vec![], vec!["decode_tok".to_string()], "decode_tok_s"),
+            (vec![], vec!["g".to_string()], "not of numbers"),
+            (vec![], vec!["most:decode_tok_s".to_string()], "not a sense"),
         ] {
-            f.offer(d);
+            let e = Rule::new(by, &objectives).and_then(|r| r.check(&t.schema())).unwrap_err().to_string();
+            assert!(e.contains(needle), "{e}");
         }
-        let on: Vec<u64> = f.members().iter().map(|m| m.point).collect();
-        assert_eq!(on, vec![4, 0, 3, 1]);
+        let e = Rule::new(vec![], &["total_bytes".into(), "min:total_bytes".into()]).unwrap_err().to_string();
+        assert!(e.contains("named twice"), "{e}");
     }
 }

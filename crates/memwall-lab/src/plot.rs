@@ -487,8 +487,9 @@ fn scatter<DB: DrawingBackend>(
         .map_err(draw_err)?;
     let mut front: Vec<(f64, f64)> = designs.iter().filter(|d| d.pareto).map(|d| (gb(d), d.decode_tok_s)).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    // Ringed, not joined: a front over several objectives (or one per group) is not a curve
+    // in memory and tok/s, and a line through it would draw one.
     if !front.is_empty() {
-        chart.draw_series(LineSeries::new(front.clone(), BLACK.stroke_width(2))).map_err(draw_err)?;
         chart.draw_series(front.iter().map(|&p| Circle::new(p, 7, BLACK.stroke_width(2)))).map_err(draw_err)?;
     }
     legend.fill(&WHITE).map_err(draw_err)?;
@@ -520,7 +521,7 @@ fn scatter<DB: DrawingBackend>(
 /// The designs of a batch of sweep results (columns `point`, `total_bytes`, `decode_tok_s`,
 /// `ppl_delta_weights`, `ppl_delta_kv`, `fits`, `budget_bytes`) whose point is a multiple of
 /// `stride` (a sample of a large sweep), with their points and budgets; `pareto` is left
-/// false (the front is known only at the end: [`crate::pareto::Front::members`]).
+/// false (the front is known only at the end: [`crate::pareto::Fronts::points`]).
 pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Result<Vec<(u64, Design, i64)>> {
     use arrow::array::{Array, AsArray};
     use arrow::datatypes::{Float64Type, UInt64Type};
@@ -550,7 +551,7 @@ pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Resu
 
 /// Write a sweep's designs as memory against decode tok/s to `path` (`.svg` or `.png`),
 /// `size` pixels: filled when the design fits, hollow when not, coloured by estimated dPPL
-/// (grey: unknown), the Pareto front drawn through its members, the budget (when all designs
+/// (grey: unknown), the Pareto front's members ringed, the budget (when all designs
 /// share one) as a vertical line.
 pub fn write_scatter(path: &Path, title: &str, designs: &[Design], budget_gb: Option<f64>, size: Size) -> Result<()> {
     write_figure(path, size, &|r| scatter(r, title, designs, budget_gb), &|r| scatter(r, title, designs, budget_gb))

@@ -380,7 +380,9 @@ impl<'e> Sweep<'e> {
         if stop.load(Ordering::Relaxed) {
             return Err(LabError::Interrupted);
         }
-        crate::pareto::with_column(&TableBuilder::estimates(self.exp, 0).schema(), batches)
+        let (schema, batches, _) =
+            crate::pareto::with_column(&TableBuilder::estimates(self.exp, 0).schema(), batches, &self.exp.pareto)?;
+        Ok((schema, batches))
     }
 }
 
@@ -494,8 +496,8 @@ pub struct Digest {
     pub rows: Vec<DigestRow>,
     /// The fastest fitting designs, fastest first, at most [`Digest::BEST`].
     pub best: Vec<DigestRow>,
-    /// The Pareto front over memory, decode tok/s, estimated quality and J/token.
-    pub front: crate::pareto::Front,
+    /// The Pareto fronts of the experiment's rule (`[pareto]`).
+    pub fronts: crate::pareto::Fronts,
 }
 
 /// One point in a [`Digest`].
@@ -521,9 +523,9 @@ impl Digest {
     /// Designs kept in [`Digest::best`].
     pub const BEST: usize = 10;
 
-    /// An empty digest keeping the first `max_rows` rows (0: all).
-    pub fn new(max_rows: usize) -> Self {
-        Digest { max_rows, ..Default::default() }
+    /// An empty digest keeping the first `max_rows` rows (0: all), marking the fronts of `rule`.
+    pub fn new(max_rows: usize, rule: crate::pareto::Rule) -> Self {
+        Digest { max_rows, fronts: crate::pareto::Fronts::new(rule), ..Default::default() }
     }
 
     /// Whether [`Digest::rows`] holds every point.
@@ -544,7 +546,7 @@ impl Digest {
         let tok_s = col("decode_tok_s")?.as_primitive::<Float64Type>();
         let binding = col("binding")?.as_string::<i32>();
         let ppl = col("ppl_delta_weights")?.as_primitive::<Float64Type>();
-        self.front.observe(batch)?;
+        self.fronts.observe(batch)?;
         for i in 0..batch.num_rows() {
             self.points += 1;
             self.beyond_max += beyond.value(i) as u64;

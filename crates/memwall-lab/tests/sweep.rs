@@ -131,7 +131,7 @@ fn parquet_round_trips_the_table_and_its_metadata() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested/dir/sweep.parquet");
     let mut out = ParquetStream::create(&path, TableBuilder::estimates(&exp, 0).schema(), &meta, 16).unwrap();
-    let mut digest = Digest::new(10);
+    let mut digest = Digest::new(10, exp.pareto.clone());
     sweep
         .run(7, &|_| {}, &mut |b| {
             for x in &b {
@@ -200,7 +200,7 @@ fn parquet_round_trips_the_table_and_its_metadata() {
 fn written_with_front(exp: &Experiment, path: &std::path::Path) -> memwall_lab::Result<u64> {
     let sweep = Sweep::new(exp).unwrap();
     let mut out = ParquetStream::create(path, TableBuilder::estimates(exp, 0).schema(), &metadata(Some(exp)), 16)?;
-    let mut digest = Digest::new(10);
+    let mut digest = Digest::new(10, exp.pareto.clone());
     sweep.run(7, &|_| {}, &mut |b| {
         for x in &b {
             out.write(x)?;
@@ -208,7 +208,7 @@ fn written_with_front(exp: &Experiment, path: &std::path::Path) -> memwall_lab::
         }
         Ok(())
     })?;
-    out.finish_adding(memwall_lab::pareto::field(), memwall_lab::pareto::READS, &|b| digest.front.column(b))
+    out.finish_adding(memwall_lab::pareto::field(), memwall_lab::pareto::READS, &|b| digest.fronts.column(b))
 }
 
 #[test]
@@ -228,7 +228,8 @@ fn a_column_added_at_the_end_leaves_the_others_as_written() {
     let back = arrow::compute::concat_batches(&back[0].schema(), &back).unwrap();
     // The written columns come back unchanged, and the new one is the front of every row.
     let direct = table(&exp, 2, 1 << 16);
-    let (_, expected) = memwall_lab::pareto::with_column(&direct.schema(), vec![direct.clone()]).unwrap();
+    let (_, expected, _) =
+        memwall_lab::pareto::with_column(&direct.schema(), vec![direct.clone()], &exp.pareto).unwrap();
     assert_eq!(back, expected[0]);
     let on = back.column_by_name("pareto").unwrap().as_boolean();
     assert!(on.true_count() > 0 && on.true_count() < back.num_rows(), "{} on the front", on.true_count());

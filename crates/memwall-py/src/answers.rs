@@ -82,32 +82,25 @@ pub(crate) fn solve(
     answered.map_err(Error::from)
 }
 
-/// Which rows are on the Pareto front (`memwall_lab::pareto`) of a table's columns `point`,
-/// `fits`, `total_bytes`, `decode_tok_s`, `ppl_delta_weights`, `ppl_delta_kv`,
-/// `energy_j_per_token` (a row with an unknown quality or that does not fit: never).
+/// `table` (anything with `__arrow_c_stream__`) with its `pareto` column set (appended, or
+/// replaced) to the fronts of the rule `by` × `objectives` ([`memwall_lab::pareto`], the rule
+/// `memwall run` applies from `[pareto]`), and the fronts as JSON: per group its key, the
+/// objectives drawn over, those left out as unknown, the designs not compared, the members.
 #[pyfunction]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn pareto_mask(
-    point: Vec<u64>,
-    fits: Vec<bool>,
-    total_bytes: Vec<u64>,
-    decode_tok_s: Vec<f64>,
-    ppl_delta_weights: Vec<Option<f64>>,
-    ppl_delta_kv: Vec<Option<f64>>,
-    energy_j_per_token: Vec<f64>,
-) -> Vec<bool> {
-    let designs: Vec<Option<memwall_lab::pareto::Objectives>> = (0..point.len())
-        .map(|i| {
-            memwall_lab::pareto::Objectives::eligible(
-                point[i],
-                *fits.get(i)?,
-                *total_bytes.get(i)?,
-                *decode_tok_s.get(i)?,
-                ppl_delta_weights.get(i).copied().flatten(),
-                ppl_delta_kv.get(i).copied().flatten(),
-                *energy_j_per_token.get(i)?,
-            )
-        })
-        .collect();
-    memwall_lab::pareto::mask(&designs)
+#[pyo3(signature = (table, by=Vec::new(), objectives=Vec::new()))]
+pub(crate) fn pareto(
+    py: Python<'_>,
+    table: Bound<'_, PyAny>,
+    by: Vec<String>,
+    objectives: Vec<String>,
+) -> Result<(ArrowStream, String)> {
+    let (schema, batches) = crate::arrow::import(py, &table)?;
+    let r = py.detach(|| -> memwall_lab::Result<_> {
+        let rule = memwall_lab::pareto::Rule::new(by, &objectives)?;
+        let (schema, batches, groups) = memwall_lab::pareto::with_column(&schema, batches, &rule)?;
+        Ok((schema, batches, memwall_lab::pareto::groups_json(&rule, &groups).to_string()))
+    });
+    let (schema, batches, json) = r?;
+    let rows = batches.iter().map(|b| b.num_rows()).sum();
+    Ok((ArrowStream::new(schema, batches, rows), json))
 }

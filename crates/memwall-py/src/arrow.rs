@@ -83,23 +83,7 @@ pub(crate) fn write_parquet(
     metadata: Vec<(String, String)>,
     inputs: Vec<String>,
 ) -> Result<u64> {
-    use arrow::array::RecordBatchReader;
-    use arrow::ffi_stream::{FFI_ArrowArrayStream, RecordBatchStreamReader};
-    let capsule = table.call_method1("__arrow_c_stream__", (py.None(),))?;
-    let capsule = capsule
-        .cast_into::<pyo3::types::PyCapsule>()
-        .map_err(|_| MemwallError::new_err("`results`: `__arrow_c_stream__` did not return a PyCapsule"))?;
-    let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?.cast::<FFI_ArrowArrayStream>();
-    // SAFETY: the capsule, checked by name above, holds a live `ArrowArrayStream` (the Arrow
-    // PyCapsule protocol); `from_raw` moves it out and leaves a released one behind, which the
-    // capsule's destructor then frees as the protocol requires.
-    #[allow(unsafe_code)]
-    let reader = unsafe { RecordBatchStreamReader::from_raw(ptr.as_ptr()) }
-        .map_err(|e| MemwallError::new_err(format!("`results`: not an Arrow stream: {e}")))?;
-    let schema = reader.schema();
-    let batches = reader
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| MemwallError::new_err(format!("`results`: reading the Arrow stream: {e}")))?;
+    let (schema, batches) = import(py, &table)?;
     let r = py.detach(|| -> memwall_lab::Result<u64> {
         let path = std::path::Path::new(path);
         let inputs: Vec<&std::path::Path> = inputs.iter().map(std::path::Path::new).collect();
@@ -107,4 +91,34 @@ pub(crate) fn write_parquet(
         memwall_lab::files::metadata::write_parquet_batches(path, schema, &batches, &metadata)
     });
     r.map_err(Error::from)
+}
+
+/// The schema and record batches of anything with `__arrow_c_stream__` (a pyarrow Table,
+/// memwall's results, a polars frame), moved in without a copy of their buffers.
+pub(crate) fn import(py: Python<'_>, table: &Bound<'_, PyAny>) -> Result<(SchemaRef, Vec<RecordBatch>)> {
+    use arrow::array::RecordBatchReader;
+    use arrow::ffi_stream::RecordBatchStreamReader;
+    let capsule = table.call_method1("__arrow_c_stream__", (py.None(),)).map_err(|_| {
+        MemwallError::new_err(format!("a {} is not an Arrow table (it has no `__arrow_c_stream__`)", type_name(table)))
+    })?;
+    let capsule = capsule
+        .cast_into::<PyCapsule>()
+        .map_err(|_| MemwallError::new_err("`__arrow_c_stream__` did not return a PyCapsule"))?;
+    let ptr = capsule.pointer_checked(Some(c"arrow_array_stream"))?.cast::<FFI_ArrowArrayStream>();
+    // SAFETY: the capsule, checked by name above, holds a live `ArrowArrayStream` (the Arrow
+    // PyCapsule protocol); `from_raw` moves it out and leaves a released one behind, which the
+    // capsule's destructor then frees as the protocol requires.
+    #[allow(unsafe_code)]
+    let reader = unsafe { RecordBatchStreamReader::from_raw(ptr.as_ptr()) }
+        .map_err(|e| MemwallError::new_err(format!("not an Arrow stream: {e}")))?;
+    let schema = reader.schema();
+    let batches = reader
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|e| MemwallError::new_err(format!("reading the Arrow stream: {e}")))?;
+    Ok((schema, batches))
+}
+
+/// The Python type name of `v`, for errors.
+fn type_name(v: &Bound<'_, PyAny>) -> String {
+    v.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "value".into())
 }

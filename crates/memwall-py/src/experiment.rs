@@ -17,6 +17,12 @@ pub(crate) struct Experiment {
 
 #[pymethods]
 impl Experiment {
+    /// The front its sweep marks (`[pareto]`): the `by` columns and the objectives.
+    fn pareto_rule(&self) -> (Vec<String>, Vec<String>) {
+        let r = &self.exp.pareto;
+        (r.by.clone(), r.objectives.iter().map(|o| o.name()).collect())
+    }
+
     /// Points in the grid.
     fn __len__(&self) -> usize {
         self.exp.len()

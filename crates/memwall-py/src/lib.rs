@@ -41,7 +41,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(calibrate::beside, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::write_texts, m)?)?;
     m.add_function(wrap_pyfunction!(answers::solve, m)?)?;
-    m.add_function(wrap_pyfunction!(answers::pareto_mask, m)?)?;
+    m.add_function(wrap_pyfunction!(answers::pareto, m)?)?;
     m.add_function(wrap_pyfunction!(answers::ops, m)?)?;
     m.add_function(wrap_pyfunction!(answers::compare, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::write_parquet, m)?)?;

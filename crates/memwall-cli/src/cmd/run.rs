@@ -65,36 +65,73 @@ impl Digest {
             }
             println!("every design, with all inputs and metrics: {}", out.display());
         }
-        let front = d.front.members();
-        if front.is_empty() && d.fitting > 0 {
-            println!("no Pareto front: the quality of every design that fits is unknown (column quality_source)");
-        }
-        if !front.is_empty() {
-            println!(
-                "\nPareto front: {} designs no other beats on memory, tok/s, dPPL and J/token at once (column `pareto`){}:",
-                front.len(),
-                if front.len() > Self::FRONT_SHOWN {
-                    format!("; the {} smallest", Self::FRONT_SHOWN)
-                } else {
-                    String::new()
-                }
-            );
-            for m in front.iter().take(Self::FRONT_SHOWN) {
-                println!(
-                    "  {:>8} GB  {:>8.2} tok/s  dPPL {:>+7.3}  {:>6.3} J/token  {}",
-                    gb(m.total_bytes),
-                    m.decode_tok_s,
-                    m.ppl_delta,
-                    m.j_per_token,
-                    describe(m.point)
-                );
-            }
-        }
+        print_fronts(&d.fronts, &describe);
         println!("results: {} ({} rows)", out.display(), d.points);
     }
+}
 
-    /// Front members printed at most.
-    const FRONT_SHOWN: usize = 12;
+/// Front members printed at most: of the one front, or of each group's.
+const FRONT_SHOWN: usize = 12;
+const GROUP_FRONT_SHOWN: usize = 3;
+/// Groups printed at most.
+const GROUPS_SHOWN: usize = 12;
+
+/// One objective's value as a reader takes it.
+fn show(o: &memwall_lab::pareto::Objective, v: f64) -> String {
+    let c = o.column.as_str();
+    if c.ends_with("_bytes") {
+        format!("{:>8} GB", gb(v as u64))
+    } else if c.ends_with("_tok_s") {
+        format!("{v:>8.2} tok/s")
+    } else if c == memwall_lab::pareto::PPL_DELTA {
+        format!("dPPL {v:>+7.3}")
+    } else if c == "energy_j_per_token" {
+        format!("{v:>6.3} J/token")
+    } else {
+        format!("{c} {v:.4}")
+    }
+}
+
+/// The fronts of a sweep: per group, its members (the smallest first), and what was left out.
+fn print_fronts(f: &memwall_lab::pareto::Fronts, describe: &dyn Fn(u64) -> String) {
+    let groups = f.groups();
+    let rule = f.rule();
+    let names: Vec<String> = rule.objectives.iter().map(|o| o.name()).collect();
+    let per = if rule.by.is_empty() { String::new() } else { format!(", one per {}", rule.by.join(" × ")) };
+    println!(
+        "
+Pareto front{per} (column `pareto`): the designs no other beats on {} at once",
+        names.join(", ")
+    );
+    let shown = if rule.by.is_empty() { FRONT_SHOWN } else { GROUP_FRONT_SHOWN };
+    for g in groups.iter().take(GROUPS_SHOWN) {
+        let key: Vec<String> = g.key.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let head = if key.is_empty() { String::new() } else { format!("{}: ", key.join(" ")) };
+        if g.fitting == 0 {
+            println!("  {head}no design fits");
+            continue;
+        }
+        let mut notes = Vec::new();
+        if !g.left_out.is_empty() {
+            notes.push(format!(
+                "drawn without {}: unknown for every design that fits (column quality_source)",
+                g.left_out.join(", ")
+            ));
+        }
+        if g.unknown > 0 {
+            notes.push(format!("{} designs that fit not compared: an objective of theirs is unknown", g.unknown));
+        }
+        let notes = if notes.is_empty() { String::new() } else { format!("; {}", notes.join("; ")) };
+        let more = if g.members.len() > shown { format!(", the {shown} smallest shown") } else { String::new() };
+        println!("  {head}{} designs of {} that fit{more}{notes}", g.members.len(), g.fitting);
+        for m in g.members.iter().take(shown) {
+            let values: Vec<String> = g.objectives.iter().zip(&m.values).map(|(o, v)| show(o, *v)).collect();
+            println!("    {}  {}", values.join("  "), describe(m.point));
+        }
+    }
+    if groups.len() > GROUPS_SHOWN {
+        println!("  ... and {} more groups (column `pareto`)", groups.len() - GROUPS_SHOWN);
+    }
 }
 
 /// `memwall run`.
@@ -138,7 +175,9 @@ pub(crate) fn run(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {elapsed_precise} (eta {eta})")
             .expect("valid template"),
     );
-    let mut digest = memwall_lab::sweep::Digest::new(max_rows);
+    let mut digest = memwall_lab::sweep::Digest::new(max_rows, exp.pareto.clone());
+    // The plotted front members, whatever the sample: each row on a front when it arrived.
+    let mut front_designs: std::collections::HashMap<u64, memwall_lab::plot::Design> = Default::default();
     // The scatter's designs: every point up to PLOT_POINTS, an even sample beyond.
     const PLOT_POINTS: u64 = 200_000;
     let stride = (n as u64).div_ceil(PLOT_POINTS).max(1);
@@ -150,28 +189,32 @@ pub(crate) fn run(
                 digest.observe(b)?;
                 if plot.is_some() {
                     designs.extend(memwall_lab::plot::designs_of(b, stride)?);
+                    let on = digest.fronts.points();
+                    for (p, d, _) in memwall_lab::plot::designs_of(b, 1)? {
+                        if on.binary_search(&p).is_ok() {
+                            front_designs.insert(p, d);
+                        }
+                    }
                 }
             }
             Ok(())
         })
         .map_err(|e| memwall_lab::locate::at_line(e, &exp.text, &path.display().to_string(), &["base."]))?;
-    stream.finish_adding(memwall_lab::pareto::field(), memwall_lab::pareto::READS, &|b| digest.front.column(b))?;
+    stream.finish_adding(memwall_lab::pareto::field(), memwall_lab::pareto::READS, &|b| digest.fronts.column(b))?;
     bar.finish_and_clear();
     if let Some((p, size)) = plot {
         // The front complete, whatever the sample; the budget drawn when every design has
         // the same one.
-        let front = digest.front.members();
-        let on: std::collections::HashSet<u64> = front.iter().map(|m| m.point).collect();
+        let on: std::collections::HashSet<u64> = digest.fronts.points().into_iter().collect();
         let budget = designs.first().map(|d| d.2).filter(|b| designs.iter().all(|d| d.2 == *b)).map(|b| b as f64 / 1e9);
         let mut all: Vec<memwall_lab::plot::Design> =
             designs.iter().filter(|d| !on.contains(&d.0)).map(|d| d.1).collect();
-        all.extend(front.iter().map(|m| memwall_lab::plot::Design {
-            total_bytes: m.total_bytes,
-            decode_tok_s: m.decode_tok_s,
-            ppl_delta: Some(m.ppl_delta),
-            fits: true,
-            pareto: true,
-        }));
+        all.extend(
+            front_designs
+                .iter()
+                .filter(|(p, _)| on.contains(p))
+                .map(|(_, d)| memwall_lab::plot::Design { pareto: true, ..*d }),
+        );
         let title = format!(
             "{}: memory vs decode rate, {} designs{}",
             exp.name,
