@@ -208,6 +208,7 @@ pub static ESTIMATE_COLUMNS: &[Column<Estimate>] = &[
     Column { name: "context_beyond_max", get: Get::Bool(|e| e.context_beyond_max) },
     Column { name: "resident_weight_bytes", get: Get::U64(|e| e.resident_weight_bytes) },
     Column { name: "decode_tok_s", get: Get::F64(|e| e.decode_tok_s) },
+    Column { name: "decode_depth_tokens", get: Get::U64(|e| e.decode_depth_tokens) },
     Column { name: "decode_tok_s_lo", get: Get::OptF64(|e| e.decode_tok_s_interval.map(|i| i[0])) },
     Column { name: "decode_tok_s_hi", get: Get::OptF64(|e| e.decode_tok_s_interval.map(|i| i[1])) },
     Column { name: "decode_s_per_step", get: Get::F64(|e| e.decode_s_per_token) },

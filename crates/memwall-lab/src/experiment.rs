@@ -28,10 +28,13 @@ use memwall_catalog::presets::{StoredByFile, resolve_value};
 /// One sweep axis.
 #[derive(Debug, Clone)]
 pub struct Axis {
-    /// The key as written (`"kv.k+kv.v"`).
+    /// The key as written (`"kv.k+kv.v"`, `"workload.context_tokens,workload.prompt_tokens"`).
     pub key: String,
     /// The dotted paths it sets.
     pub paths: Vec<String>,
+    /// Whether the paths are zipped (`a,b`: each value is an array with one entry per path)
+    /// rather than set together (`a+b`: each value goes to every path).
+    pub zipped: bool,
     /// Values as written (preset names stay names).
     pub values: Vec<toml::Value>,
     /// Values to assign (preset names resolved to tables).
@@ -41,6 +44,19 @@ pub struct Axis {
 }
 
 impl Axis {
+    /// The value path `k` of the axis takes at value `i`.
+    pub(crate) fn value_of(&self, k: usize, i: usize) -> &toml::Value {
+        match (&self.resolved[i], self.zipped) {
+            (toml::Value::Array(parts), true) => &parts[k],
+            (v, _) => v,
+        }
+    }
+
+    /// Every value path `k` of the axis takes, in order.
+    pub(crate) fn values_of(&self, k: usize) -> Vec<toml::Value> {
+        (0..self.resolved.len()).map(|i| self.value_of(k, i).clone()).collect()
+    }
+
     /// Display text of value `i`: its label, or the value (strings unquoted).
     pub fn display(&self, i: usize) -> String {
         match &self.labels {
@@ -294,10 +310,49 @@ impl Experiment {
             if values.is_empty() {
                 return Err(invalid(field, "[]", "a grid axis needs at least one value"));
             }
-            let paths: Vec<String> = key.split('+').map(|p| p.trim().to_string()).collect();
-            let resolved = if let Some(kind) =
-                paths.iter().find(|p| ["model", "device", "engine"].contains(&p.as_str()))
-            {
+            let zipped = key.contains(',');
+            if zipped && key.contains('+') {
+                return Err(invalid(
+                    field,
+                    &key,
+                    "an axis either zips paths (`a,b`: a value per path) or sets them together (`a+b`), not both",
+                ));
+            }
+            let paths: Vec<String> = key.split([',', '+']).map(|p| p.trim().to_string()).collect();
+            if zipped {
+                for (i, v) in values.iter().enumerate() {
+                    match v {
+                        toml::Value::Array(parts) if parts.len() == paths.len() => {}
+                        other => {
+                            return Err(invalid(
+                                format!("{field}[{i}]"),
+                                other,
+                                format!("a zipped axis takes arrays of {} values, one per path", paths.len()),
+                            ));
+                        }
+                    }
+                }
+            }
+            let is_spec = |p: &str| ["model", "device", "engine"].contains(&p);
+            let resolved = if zipped && paths.iter().any(|p| is_spec(p)) {
+                let mut out = Vec::with_capacity(values.len());
+                for v in &values {
+                    let toml::Value::Array(parts) = v else { unreachable!("checked above") };
+                    let mut row = Vec::with_capacity(parts.len());
+                    for (p, x) in paths.iter().zip(parts) {
+                        row.push(if is_spec(p) {
+                            resolve_value(p, x, &mut stored).map_err(|e| match LabError::from(e) {
+                                LabError::Spec(s) => LabError::Spec(s.within("grid")),
+                                other => other,
+                            })?
+                        } else {
+                            x.clone()
+                        });
+                    }
+                    out.push(toml::Value::Array(row));
+                }
+                out
+            } else if let Some(kind) = paths.iter().find(|p| is_spec(p)) {
                 let kind = kind.clone();
                 values.iter().map(|v| Ok(resolve_value(&kind, v, &mut stored)?)).collect::<Result<Vec<_>>>().map_err(
                     |e| match e {
@@ -308,7 +363,7 @@ impl Experiment {
             } else {
                 values.clone()
             };
-            axes.push(Axis { key, paths, values, resolved, labels: None });
+            axes.push(Axis { key, paths, zipped, values, resolved, labels: None });
         }
         one_axis_per_field(&axes)?;
         count_points(&axes)?;
@@ -446,7 +501,7 @@ impl Experiment {
             .axes
             .iter()
             .zip(choice)
-            .flat_map(|(a, &i)| a.paths.iter().map(move |p| (p.as_str(), &a.resolved[i])))
+            .flat_map(|(a, &i)| a.paths.iter().enumerate().map(move |(k, p)| (p.as_str(), a.value_of(k, i))))
             .collect();
         sets.sort_by_key(|(p, _)| p.matches('.').count());
         for (p, v) in sets {

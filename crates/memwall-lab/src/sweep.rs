@@ -201,7 +201,8 @@ impl<'e> Sweep<'e> {
                 let setters = a
                     .paths
                     .iter()
-                    .map(|p| fast_setter(p, &a.key, &a.resolved).expect("classified as fast"))
+                    .enumerate()
+                    .map(|(k, p)| fast_setter(p, &a.key, &a.values_of(k)).expect("classified as fast"))
                     .collect::<Result<Vec<_>>>()?;
                 Some(setters)
             } else {

@@ -340,3 +340,54 @@ fn points_differing_only_in_tokens_equal_fresh_estimates() {
         assert_eq!(format!("{keyed:?}"), format!("{fresh:?}"), "{} ctx {}", s.model.name, s.workload.context_tokens);
     }
 }
+
+/// A zipped axis (`a,b`) gives each path its own entry of every value: context and prompt
+/// move together, so each row decodes at the depth its context names; presets in a zipped
+/// axis resolve as in a plain one; a value of the wrong arity, or `,` mixed with `+`, is
+/// refused naming the axis.
+#[test]
+fn a_zipped_axis_sets_each_path_its_own_value() {
+    let exp = Experiment::parse(
+        r#"
+name = "zip"
+[base]
+model = "llama-3.2-1b"
+device = "raspberry-pi-5-8gb"
+weights = { mix = "Q4_K_M" }
+[grid]
+"workload.context_tokens,workload.prompt_tokens" = [[4096, 3968], [32768, 32640]]
+"device,engine" = [["raspberry-pi-5-8gb", "llama.cpp"], ["snapdragon-8-gen3-16gb", "llama.cpp"]]
+"#,
+        "zip.toml",
+    )
+    .unwrap();
+    assert_eq!(exp.len(), 4, "two zipped axes of two values");
+    let t = Sweep::new(&exp).unwrap().table().unwrap();
+    let col = |n: &str| t.column_by_name(n).unwrap().as_primitive::<UInt64Type>().clone();
+    let (ctx, prompt, depth) =
+        (col("workload.context_tokens"), col("workload.prompt_tokens"), col("decode_depth_tokens"));
+    for i in 0..t.num_rows() {
+        assert_eq!(prompt.value(i) + 128, ctx.value(i), "row {i}: the prompt paired with its context");
+        assert_eq!(depth.value(i), prompt.value(i) + 64, "row {i}: the depth stated");
+        let s = exp.point(i).unwrap().scenario;
+        let e = memwall_sim::estimate(&s).unwrap();
+        let tok = t.column_by_name("decode_tok_s").unwrap().as_primitive::<Float64Type>().value(i);
+        assert_eq!(tok, e.decode_tok_s, "row {i}: the sweep is the estimate of its point");
+    }
+    let devices = t.column_by_name("device").unwrap().as_string::<i32>().clone();
+    assert_eq!(devices.value(0), "raspberry-pi-5-8gb");
+    assert_eq!(devices.value(1), "snapdragon-8-gen3-16gb");
+    let deep = |i: usize| t.column_by_name("decode_tok_s").unwrap().as_primitive::<Float64Type>().value(i);
+    assert!(deep(2) < deep(0), "decoding at 32K is slower than at 4K on the same device");
+    for (grid, needle) in [
+        ("\"workload.context_tokens,workload.prompt_tokens\" = [[4096, 3968, 1]]", "one per path"),
+        ("\"workload.context_tokens,workload.prompt_tokens\" = [4096]", "[0]"),
+        ("\"kv.k+kv.v,workload.context_tokens\" = [[\"f16\", 4096]]", "not both"),
+    ] {
+        let text = format!(
+            "name = \"z\"\n[base]\nmodel = \"llama-3.2-1b\"\ndevice = \"raspberry-pi-5-8gb\"\nweights = {{ mix = \"Q4_K_M\" }}\n[grid]\n{grid}\n"
+        );
+        let e = Experiment::parse(&text, "z.toml").unwrap_err().to_string();
+        assert!(e.contains(needle) && e.contains("grid."), "{e}");
+    }
+}

@@ -42,8 +42,14 @@ pub struct Estimate {
     pub headroom_bytes: i64,
     /// Threads.
     pub threads: u32,
-    /// Decode tokens/s (all sequences), averaged over the generated tokens.
+    /// Decode tokens/s (all sequences), averaged over the generated tokens: the tokens
+    /// decoded at depths `prompt_tokens` to `prompt_tokens + gen_tokens − 1` (tokens already in
+    /// the KV cache), whatever `context_tokens` allocates.
     pub decode_tok_s: f64,
+    /// The depth the per-token figures (`decode_terms`, bytes and MACs per token) are taken
+    /// at: tokens attended by the middle generated token, `prompt + ⌊gen / 2⌋`
+    /// ([`mean_decode_context`]).
+    pub decode_depth_tokens: u64,
     /// The 80 % interval of the decode rate: `decode_tok_s × the 10th and 90th percentiles of
     /// measured ÷ predicted` over the engine's rows on this unit, each predicted by a fit
     /// that never saw its device (`memwall validate --devices`); `None` for an engine
@@ -236,6 +242,7 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         headroom_bytes: fp.headroom,
         threads: plan.threads(),
         decode_tok_s: b * g as f64 / decode_s,
+        decode_depth_tokens: mid,
         decode_tok_s_interval: plan
             .error_ratio
             .map(|[lo, hi]| [lo * b * g as f64 / decode_s, hi * b * g as f64 / decode_s]),

@@ -133,6 +133,7 @@ const METRICS: &[Metric] = &[
     ("headroom GB", |e, _| Value::Num(e.headroom_bytes as f64 / GB, 3)),
     ("fits", |e, _| Value::Text(if e.fits { "yes".into() } else { "NO".into() })),
     ("decode tok/s", |e, _| Value::Num(e.decode_tok_s, 2)),
+    ("decode depth tokens", |e, _| Value::Num(e.decode_depth_tokens as f64, 0)),
     ("decode bound by", |e, _| Value::Text(e.binding.name().into())),
     ("prefill tok/s", |e, _| Value::Num(e.prefill_tok_s, 1)),
     ("TTFT s", |e, _| Value::Num(e.ttft_s, 3)),

@@ -114,6 +114,16 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::report::QualityCo
             e.binding.name()
         );
     }
+    let w = &s.workload;
+    println!(
+        "  at depth    {} to {} tokens in the KV cache (the {} generated after a {}-token prompt; mean {}), of {} allocated",
+        w.prompt_tokens,
+        w.prompt_tokens + w.gen_tokens.max(1) - 1,
+        w.gen_tokens.max(1),
+        w.prompt_tokens,
+        e.decode_depth_tokens,
+        w.kv_tokens()
+    );
     match e.decode_tok_s_interval {
         Some([lo, hi]) => println!(
             "  80% range   {lo:.2} to {hi:.2} tok/s  ({} on the {}: its error on devices it was not fitted on)",
