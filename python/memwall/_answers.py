@@ -4,7 +4,7 @@ estimate(), ops(), compare(), solve()."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from . import _native
 from ._errors import bad as _bad
@@ -84,13 +84,24 @@ def footprint(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> Fo
     return Footprint(facts, pa.table(tensors))
 
 
-def estimate(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> dict:
+def estimate(
+    model: Any, device: Any, weights: Any = None, *, depths: Sequence[int] | None = None, **kwargs: Any
+) -> dict:
     """One design point: footprint, decode and prefill speed, energy and the binding term, as a
-    dict of the columns a sweep has. Arguments as ``design`` (``kv="q8_0"``,
-    ``engine="llama.cpp"``, workload fields such as ``context_tokens=8192``)."""
-
+    dict of the columns a sweep has (``decode_depth_tokens`` is the depth its per-token figures
+    are taken at: a reply decodes at depths ``prompt_tokens`` onwards, whatever the context
+    allocates). ``depths=[0, 4096, 32768]`` adds ``at_depths``: the reply's decode rate started
+    at each depth (llama-bench's ``tg@d``), with its 80 % range and binding term. Arguments as
+    ``design`` (``kv="q8_0"``, ``engine="llama.cpp"``, workload fields such as
+    ``context_tokens=8192``)."""
     try:
-        rows = sweep(design(model, device, weights, **kwargs)).to_pyarrow().to_pylist()
+        d = design(model, device, weights, **kwargs)
+        rows = sweep(d).to_pyarrow().to_pylist()
+        if depths is not None:
+            if isinstance(depths, (str, bytes)) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in depths):
+                raise _bad("depths", repr(depths), "`depths`: a list of token counts")
+            exp, _ = _native_experiment(_objects_to_values(d), None, "estimate")
+            rows[0]["at_depths"] = json.loads(_native.at_depths(exp, list(depths)))
     except _native.MemwallError as e:
         _strip_base(e)
         raise

@@ -130,3 +130,19 @@ def test_pareto_fronts_per_group_over_chosen_objectives():
     assert r.column("pareto").equals(again.column("pareto"))
     contexts = {row["workload.context_tokens"] for row in r.to_pylist() if row["pareto"]}
     assert contexts == {2048, 8192}, "each context has its own front"
+
+
+def test_estimate_states_its_depth_and_decodes_at_several():
+    e = memwall.estimate("llama-3.2-1b", "snapdragon-8-gen3-16gb", engine="llama.cpp", context_tokens=32768,
+                         depths=[0, 8192, 32640])
+    assert e["decode_depth_tokens"] == 512 + 64, "the default reply after a 512-token prompt"
+    d = e["at_depths"]
+    assert [x["depth_tokens"] for x in d] == [0, 8192, 32640]
+    assert d[0]["decode_tok_s"] > d[1]["decode_tok_s"] > d[2]["decode_tok_s"], "deeper is slower"
+    deep = memwall.estimate("llama-3.2-1b", "snapdragon-8-gen3-16gb", engine="llama.cpp", context_tokens=32768,
+                            prompt_tokens=8192)
+    assert abs(deep["decode_tok_s"] - d[1]["decode_tok_s"]) < 1e-9 * deep["decode_tok_s"]
+    assert d[2]["decode_tok_s_interval"][0] < d[2]["decode_tok_s"] < d[2]["decode_tok_s_interval"][1]
+    with pytest.raises(memwall.SpecError) as err:
+        memwall.estimate("llama-3.2-1b", "snapdragon-8-gen3-16gb", depths=[-1])
+    assert err.value.field == "depths"

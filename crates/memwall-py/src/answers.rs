@@ -104,3 +104,15 @@ pub(crate) fn pareto(
     let rows = batches.iter().map(|b| b.num_rows()).sum();
     Ok((ArrowStream::new(schema, batches, rows), json))
 }
+
+/// The decode rate of the experiment's first point's reply started at each of `depths`
+/// tokens already in the KV cache ([`memwall_lab::report::at_depths`], `memwall estimate
+/// --depths`), as JSON.
+#[pyfunction]
+pub(crate) fn at_depths(py: Python<'_>, experiment: PyRef<'_, Experiment>, depths: Vec<u64>) -> Result<String> {
+    let exp = &experiment.exp;
+    let r = py.detach(|| -> memwall_lab::Result<_> {
+        memwall_lab::report::at_depths(&exp.point(0)?.scenario, &depths)
+    })?;
+    serde_json::to_string(&r).map_err(|e| Error::from(MemwallError::new_err(format!("depths as JSON: {e}"))))
+}

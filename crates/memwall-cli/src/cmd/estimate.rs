@@ -18,12 +18,16 @@ pub(crate) struct EstimateArgs {
     /// source, multiply-adds, time and binding term.
     #[arg(long)]
     ops: bool,
+    /// Decode rates of the reply started at each of these depths (tokens already in the KV
+    /// cache, llama-bench's `tg@d`), comma-separated: `--depths 0,4096,16384,32768`.
+    #[arg(long, value_delimiter = ',', value_parser = crate::args::whole::<u64>)]
+    depths: Vec<u64>,
 }
 
 /// `memwall estimate` ([`memwall_lab::report::estimate()`]).
 pub(crate) fn estimate(a: &EstimateArgs) -> Result<()> {
     let s = a.design.scenario()?;
-    let r = memwall_lab::report::estimate(&s, a.ops)?;
+    let r = memwall_lab::report::estimate(&s, a.ops, &a.depths)?;
     if a.design.json {
         let mut doc = json::value(&r);
         if let Some(ops) = &r.ops {
@@ -34,10 +38,32 @@ pub(crate) fn estimate(a: &EstimateArgs) -> Result<()> {
         return Ok(());
     }
     print_estimate(&s, &r.estimate, &r.quality);
+    if !r.depths.is_empty() {
+        print_depths(&s, &r.depths);
+    }
     if let Some(ops) = &r.ops {
         print_ops(ops, &r.estimate);
     }
     Ok(())
+}
+
+/// The decode rate at each depth of `memwall estimate --depths`.
+fn print_depths(s: &Scenario, depths: &[memwall_lab::report::AtDepth]) {
+    println!("\ndecode of the {}-token reply started at each depth (llama-bench's tg@d)", s.workload.gen_tokens.max(1));
+    let header: Vec<String> = ["depth", "decode tok/s", "80% range", "bound by", ""].map(String::from).to_vec();
+    let lines: Vec<Vec<String>> = depths
+        .iter()
+        .map(|d| {
+            vec![
+                d.depth_tokens.to_string(),
+                format!("{:.2}", d.decode_tok_s),
+                d.decode_tok_s_interval.map_or("-".into(), |[lo, hi]| format!("{lo:.2} to {hi:.2}")),
+                d.binding.to_string(),
+                if d.fits_context { String::new() } else { "beyond the context allocated".into() },
+            ]
+        })
+        .collect();
+    print_table(&header, &lines);
 }
 
 /// The per-operator table of `memwall estimate --ops`.

@@ -47,7 +47,7 @@ pub fn compare(scenarios: Vec<Scenario>) -> Result<Comparison> {
     let table = crate::QualityTable::default();
     let mut designs: Vec<Compared> = Vec::with_capacity(n);
     for (i, s) in scenarios.into_iter().enumerate() {
-        let report = estimate(&s, false).map_err(|e| LabError::Design { index: i + 1, source: Box::new(e) })?;
+        let report = estimate(&s, false, &[]).map_err(|e| LabError::Design { index: i + 1, source: Box::new(e) })?;
         let quality = table.lookup(&s.weights, &s.kv);
         designs.push(Compared { report, delta_vs_first: Default::default(), scenario: s, quality });
     }

@@ -57,6 +57,42 @@ impl From<&Quality> for QualityCost {
     }
 }
 
+/// The decode rate of a design's reply started at one depth (llama-bench's `tg N @ d`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AtDepth {
+    /// Tokens already in the KV cache when the reply starts.
+    pub depth_tokens: u64,
+    /// Decode tokens/s over the reply's `gen_tokens` tokens.
+    pub decode_tok_s: f64,
+    /// Its 80 % range, when the engine has a cross-validated error.
+    pub decode_tok_s_interval: Option<[f64; 2]>,
+    /// What binds decode at the reply's middle token.
+    pub binding: &'static str,
+    /// Whether the KV cache holds depth + reply (`context_tokens` at least that).
+    pub fits_context: bool,
+}
+
+/// The decode rate of `s`'s reply (`gen_tokens`) started at each of `depths` tokens already in
+/// the KV cache (the prompt set to the depth; the context allocated as `s` says).
+pub fn at_depths(s: &Scenario, depths: &[u64]) -> Result<Vec<AtDepth>> {
+    depths
+        .iter()
+        .map(|&d| {
+            let mut at = s.clone();
+            at.workload.prompt_tokens = d;
+            let e = memwall_sim::estimate(&at)
+                .map_err(|e| crate::LabError::Spec(memwall_spec::SpecError::invalid("depths", d, e.to_string())))?;
+            Ok(AtDepth {
+                depth_tokens: d,
+                decode_tok_s: e.decode_tok_s,
+                decode_tok_s_interval: e.decode_tok_s_interval,
+                binding: e.binding.name(),
+                fits_context: d + at.workload.gen_tokens <= at.workload.context_tokens,
+            })
+        })
+        .collect()
+}
+
 /// One design's estimate with its quality cost (`memwall estimate`).
 #[derive(Debug, Clone, Serialize)]
 pub struct EstimateReport {
@@ -69,12 +105,17 @@ pub struct EstimateReport {
     /// Where a decoded token's time goes, when asked for.
     #[serde(skip)]
     pub ops: Option<Ops>,
+    /// The decode rate at each depth asked for (empty: none asked).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub depths: Vec<AtDepth>,
 }
 
-/// The estimate of `s`, with its operators when `with_ops`.
-pub fn estimate(s: &Scenario, with_ops: bool) -> Result<EstimateReport> {
+/// The estimate of `s`, with its operators when `with_ops`, and its decode rate at each of
+/// `depths` ([`at_depths`]).
+pub fn estimate(s: &Scenario, with_ops: bool, depths: &[u64]) -> Result<EstimateReport> {
     let e = memwall_sim::estimate(s)?;
     let q = QualityTable::default().lookup(&s.weights, &s.kv);
     let ops = if with_ops { Some(ops(s)?) } else { None };
-    Ok(EstimateReport { design: Design::of(s), estimate: e, quality: QualityCost::from(&q), ops })
+    let depths = at_depths(s, depths)?;
+    Ok(EstimateReport { design: Design::of(s), estimate: e, quality: QualityCost::from(&q), ops, depths })
 }
