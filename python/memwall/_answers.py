@@ -14,8 +14,10 @@ from ._specs import design
 
 class Footprint:
     """Where the bytes of one design go: ``weight_bytes``, ``kv_bytes``, ``state_bytes``,
-    ``compute_bytes``, ``overhead_bytes``, ``total_bytes`` against ``available_bytes`` less
-    ``margin_bytes``; ``fits``; and ``tensors``, one row per weight tensor (a pyarrow Table)."""
+    ``compute_bytes``, ``overhead_bytes``, ``total_bytes`` against the budget, component by
+    component: ``ram_bytes`` less ``os_reserved_bytes`` and ``other_apps_bytes`` is
+    ``available_bytes``, less ``margin_bytes`` is ``budget_bytes``; ``fits``; and ``tensors``,
+    one row per weight tensor (a pyarrow Table)."""
 
     def __init__(self, facts: dict, tensors):
         self._facts = facts
@@ -39,8 +41,12 @@ class Footprint:
             ("compute buffers", "compute_bytes"),
             ("runtime", "overhead_bytes"),
             ("total", "total_bytes"),
-            ("available", "available_bytes"),
-            ("margin", "margin_bytes"),
+            ("RAM", "ram_bytes"),
+            ("- OS", "os_reserved_bytes"),
+            ("- other apps", "other_apps_bytes"),
+            ("= available", "available_bytes"),
+            ("- margin", "margin_bytes"),
+            ("= budget", "budget_bytes"),
             ("headroom", "headroom_bytes"),
         ):
             lines.append(f"  {label:<16} {f[key] / 1e9:9.3f} GB")

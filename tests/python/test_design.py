@@ -81,6 +81,9 @@ def test_footprint_components_add_up_and_the_tensors_are_the_weights():
     # KV by hand: 16 layers × 8 KV heads × 64 × (K + V) × 8192 tokens × q8_0's 34/32 bytes.
     assert f.kv_bytes == 16 * 8 * 64 * 2 * 8192 * 34 // 32
     assert f.fits and f.headroom_bytes == f.available_bytes - f.margin_bytes - f.total_bytes
+    # The budget, component by component.
+    assert f.available_bytes == f.ram_bytes - f.os_reserved_bytes - f.other_apps_bytes
+    assert f.budget_bytes == f.available_bytes - f.margin_bytes and "other apps" in repr(f)
     assert "fits" in repr(f) and f.to_dict()["kv_k"] == "q8_0"
     # The estimate of the same design reports the same bytes.
     e = memwall.estimate("llama-3.2-1b", DEVICE, memwall.Quant("Q4_K_M", kv="q8_0"), context_tokens=8192)

@@ -111,8 +111,7 @@ pub(crate) fn pareto(
 #[pyfunction]
 pub(crate) fn at_depths(py: Python<'_>, experiment: PyRef<'_, Experiment>, depths: Vec<u64>) -> Result<String> {
     let exp = &experiment.exp;
-    let r = py.detach(|| -> memwall_lab::Result<_> {
-        memwall_lab::report::at_depths(&exp.point(0)?.scenario, &depths)
-    })?;
+    let r =
+        py.detach(|| -> memwall_lab::Result<_> { memwall_lab::report::at_depths(&exp.point(0)?.scenario, &depths) })?;
     serde_json::to_string(&r).map_err(|e| Error::from(MemwallError::new_err(format!("depths as JSON: {e}"))))
 }

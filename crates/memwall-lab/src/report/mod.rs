@@ -101,7 +101,13 @@ pub struct Footprint {
     pub design: Design,
     /// Bytes by component.
     pub components: Components,
-    /// What the OS leaves the app, bytes.
+    /// The device's RAM, bytes.
+    pub ram_bytes: u64,
+    /// What the device's OS keeps, bytes (`memory.os_reserved_bytes`).
+    pub os_reserved_bytes: u64,
+    /// What other apps hold, bytes (`memory.other_apps_bytes`).
+    pub other_apps_bytes: u64,
+    /// What the OS leaves the app: `ram − os_reserved − other_apps`, bytes.
     pub available_bytes: u64,
     /// `available_bytes` less the margin, bytes (negative when the margin exceeds it).
     pub budget_bytes: i64,
@@ -139,6 +145,9 @@ pub fn footprint(s: &Scenario) -> Result<Footprint> {
             overhead_bytes: e.overhead_bytes,
             total_bytes: e.total_bytes,
         },
+        ram_bytes: s.device.memory.ram_bytes,
+        os_reserved_bytes: s.device.memory.os_reserved_bytes,
+        other_apps_bytes: s.device.memory.other_apps_bytes,
         available_bytes: s.device.memory.available_bytes(),
         budget_bytes: e.budget_bytes,
         headroom_bytes: e.headroom_bytes,
@@ -180,6 +189,9 @@ mod tests {
         assert_eq!(c.weight_bytes + c.kv_bytes + c.state_bytes + c.compute_bytes + c.overhead_bytes, c.total_bytes);
         assert_eq!(f.weights.tensors.iter().map(|t| t.2).sum::<u64>(), f.weights.total);
         assert_eq!(f.headroom_bytes, f.budget_bytes - c.total_bytes as i64);
+        // The budget, component by component: RAM less the OS, other apps and the margin.
+        assert_eq!(f.available_bytes, f.ram_bytes - f.os_reserved_bytes - f.other_apps_bytes);
+        assert_eq!(f.budget_bytes, f.available_bytes as i64 - f.design.margin_bytes as i64);
         let v = serde_json::to_value(&f).unwrap();
         assert_eq!(v["components"]["weight_bytes"], c.weight_bytes);
         assert_eq!(v["design"]["kv_k"], "f16");
