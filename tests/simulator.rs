@@ -46,7 +46,10 @@ fn with_effects_off_the_simulator_reproduces_the_estimator() {
         s.kv = KvQuant { k: kv, v: kv };
         s.workload.prompt_tokens = rng.random_range(1..2000);
         s.workload.gen_tokens = rng.random_range(1..300);
-        s.workload.context_tokens = s.workload.prompt_tokens + s.workload.gen_tokens + rng.random_range(0..4000);
+        // A conversation's earlier turns in the cache, in a third of the designs.
+        s.workload.history_tokens = if rng.random_range(0..3) == 0 { rng.random_range(1..6000) } else { 0 };
+        s.workload.context_tokens =
+            s.workload.history_tokens + s.workload.prompt_tokens + s.workload.gen_tokens + rng.random_range(0..4000);
         s.workload.batch = [1, 1, 2, 4][rng.random_range(0..4)];
         s.workload.ubatch = [64, 512][rng.random_range(0..2)];
         s.workload.routing_skew = [0.0, 0.8][rng.random_range(0..2)];

@@ -41,6 +41,10 @@ pub(crate) struct ScenarioArgs {
     /// Generated tokens.
     #[arg(long, default_value_t = 128, value_parser = whole::<u64>)]
     pub(crate) gen_tokens: u64,
+    /// Tokens already in the KV cache before the prompt (earlier turns): the reply decodes at
+    /// depths history + prompt onwards, the prompt's prefill attends to them.
+    #[arg(long, default_value_t = 0, value_parser = whole::<u64>)]
+    pub(crate) history: u64,
     /// Let the KV cache grow with the tokens seen instead of allocating the whole context.
     #[arg(long)]
     pub(crate) grow: bool,
@@ -86,6 +90,7 @@ impl ScenarioArgs {
         let workload = Workload {
             prompt_tokens: self.prompt,
             gen_tokens: self.gen_tokens,
+            history_tokens: self.history,
             context_tokens: self.context,
             context_policy: if self.grow { ContextPolicy::Grow } else { ContextPolicy::Allocate },
             batch: self.batch,

@@ -166,6 +166,7 @@ pub static INPUT_COLUMNS: &[Column<Scenario>] = &[
     Column { name: "kv.v", get: Get::Display(|s| &s.kv.v) },
     Column { name: "workload.prompt_tokens", get: Get::U64(|s| s.workload.prompt_tokens) },
     Column { name: "workload.gen_tokens", get: Get::U64(|s| s.workload.gen_tokens) },
+    Column { name: "workload.history_tokens", get: Get::U64(|s| s.workload.history_tokens) },
     Column { name: "workload.context_tokens", get: Get::U64(|s| s.workload.context_tokens) },
     Column {
         name: "workload.context_policy",

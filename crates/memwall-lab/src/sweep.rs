@@ -87,6 +87,7 @@ fn fast_setter(path: &str, key: &str, values: &[toml::Value]) -> Option<Result<B
         "workload" => field(key, values, |s| &mut s.workload),
         "workload.prompt_tokens" => field(key, values, |s| &mut s.workload.prompt_tokens),
         "workload.gen_tokens" => field(key, values, |s| &mut s.workload.gen_tokens),
+        "workload.history_tokens" => field(key, values, |s| &mut s.workload.history_tokens),
         "workload.context_tokens" => field(key, values, |s| &mut s.workload.context_tokens),
         "workload.context_policy" => field(key, values, |s| &mut s.workload.context_policy),
         "workload.batch" => field(key, values, |s| &mut s.workload.batch),

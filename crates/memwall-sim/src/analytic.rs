@@ -43,11 +43,11 @@ pub struct Estimate {
     /// Threads.
     pub threads: u32,
     /// Decode tokens/s (all sequences), averaged over the generated tokens: the tokens
-    /// decoded at depths `prompt_tokens` to `prompt_tokens + gen_tokens − 1` (tokens already in
+    /// decoded at depths `history + prompt` to `history + prompt + gen − 1` (tokens already in
     /// the KV cache), whatever `context_tokens` allocates.
     pub decode_tok_s: f64,
     /// The depth the per-token figures (`decode_terms`, bytes and MACs per token) are taken
-    /// at: tokens attended by the middle generated token, `prompt + ⌊gen / 2⌋`
+    /// at: tokens attended by the middle generated token, `history + prompt + ⌊gen / 2⌋`
     /// ([`mean_decode_context`]).
     pub decode_depth_tokens: u64,
     /// The 80 % interval of the decode rate: `decode_tok_s × the 10th and 90th percentiles of
@@ -101,9 +101,9 @@ pub struct Estimate {
 }
 
 /// The context at which the estimate reports a decode step's terms and bytes: the middle of
-/// the reply, `prompt + ⌊gen / 2⌋` tokens already cached (`gen` at least 1).
+/// the reply, `history + prompt + ⌊gen / 2⌋` tokens already cached (`gen` at least 1).
 pub fn mean_decode_context(wl: &memwall_spec::Workload) -> u64 {
-    wl.prompt_tokens + wl.gen_tokens.max(1) / 2
+    wl.history_tokens + wl.prompt_tokens + wl.gen_tokens.max(1) / 2
 }
 
 /// Estimate one scenario in closed form.
@@ -217,10 +217,11 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
     let g = wl.gen_tokens.max(1);
     // Decode: Σ over generated tokens of the step time at their context (piecewise-linear
     // closed form, exact to rounding).
-    let (decode_s, energy) = plan.decode_sums(p, g);
+    let h = wl.history_tokens;
+    let (decode_s, energy) = plan.decode_sums(h + p, g);
     let mid = mean_decode_context(wl);
     let (w_mid, t_mid) = plan.decode_step(mid);
-    let (prefill_s, prefill_j, prefill_last) = plan.prefill(p, wl.ubatch);
+    let (prefill_s, prefill_j, prefill_last) = plan.prefill(h, p, wl.ubatch);
     let b = wl.batch as f64;
     let battery = s.device.battery.map(|bat| {
         let reply_j = (prefill_j + energy) / b;
@@ -249,7 +250,7 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         decode_s_per_token: decode_s / g as f64,
         prefill_tok_s: if prefill_s > 0.0 { b * p as f64 / prefill_s } else { 0.0 },
         prefill_s,
-        ttft_s: if p > 0 { prefill_s + plan.per_token_s } else { plan.decode_step(0).1.total },
+        ttft_s: if p > 0 { prefill_s + plan.per_token_s } else { plan.decode_step(h).1.total },
         energy_j_per_token: energy / (g as f64 * b),
         reply_energy_j: (prefill_j + energy) / b,
         battery_mah_per_reply: battery.map(|x| x.0),

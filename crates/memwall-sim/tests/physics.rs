@@ -369,7 +369,7 @@ fn battery_figures_by_hand() {
     s.device.battery = Some(bat);
     let e = estimate(&s).unwrap();
     let plan = CostPlan::new(&s).unwrap();
-    let (prefill_s, prefill_j, _) = plan.prefill(256, s.workload.ubatch);
+    let (prefill_s, prefill_j, _) = plan.prefill(0, 256, s.workload.ubatch);
     let decode_j = e.energy_j_per_token * 64.0;
     assert!((e.reply_energy_j - (prefill_j + decode_j)).abs() < 1e-9 * e.reply_energy_j);
     assert!((e.battery_mah_per_reply.unwrap() - e.reply_energy_j / (3.85 * 3.6)).abs() < 1e-12);
@@ -378,4 +378,31 @@ fn battery_figures_by_hand() {
     // A bad battery names its field.
     s.device.battery = Some(BatterySpec { capacity_mah: -1.0, voltage_v: 3.85 });
     assert!(s.device.validate().unwrap_err().to_string().contains("battery.capacity_mah"));
+}
+
+/// History in the cache moves the reply as a longer prompt does, and only the prompt is
+/// prefilled: decode with `h` tokens of history and a `p`-token prompt equals decode after an
+/// `h + p`-token prompt; the prompt's prefill attends to the history, so it costs more than
+/// the same prompt alone and less than prefilling `h + p` tokens.
+#[test]
+fn history_sets_the_depth_and_only_the_prompt_is_prefilled() {
+    let mut s = scenario("Q4_K_M");
+    s.workload.context_tokens = 32768;
+    s.workload.prompt_tokens = 512;
+    s.workload.history_tokens = 16000;
+    let with_history = memwall_sim::estimate(&s).unwrap();
+    let mut long_prompt = s.clone();
+    (long_prompt.workload.history_tokens, long_prompt.workload.prompt_tokens) = (0, 16512);
+    let long = memwall_sim::estimate(&long_prompt).unwrap();
+    let mut short = s.clone();
+    short.workload.history_tokens = 0;
+    let short = memwall_sim::estimate(&short).unwrap();
+    assert_eq!(with_history.decode_tok_s, long.decode_tok_s);
+    let g = s.workload.gen_tokens;
+    assert_eq!(with_history.decode_depth_tokens, 16000 + 512 + g.max(1) / 2);
+    assert!(with_history.decode_tok_s < short.decode_tok_s, "deeper decodes slower");
+    assert!(short.prefill_s < with_history.prefill_s && with_history.prefill_s < long.prefill_s);
+    assert_eq!(s.workload.kv_tokens(), 32768);
+    s.workload.context_policy = memwall_spec::ContextPolicy::Grow;
+    assert_eq!(s.workload.kv_tokens(), 16000 + 512 + g, "a growing cache holds the history too");
 }

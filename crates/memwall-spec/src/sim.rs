@@ -52,8 +52,8 @@ pub struct Session {
     /// How many times the turn list runs; 0 repeats it until `duration_s`.
     #[serde(default = "one")]
     pub repeat: u32,
-    /// Whether each repetition starts a fresh conversation (context cleared) or continues
-    /// it (the context keeps growing).
+    /// Whether each repetition starts a fresh conversation (the context back to the
+    /// workload's `history_tokens`) or continues it (the context keeps growing).
     #[serde(default = "yes")]
     pub fresh_context: bool,
 }

@@ -100,6 +100,11 @@ pub struct Workload {
     /// Generated tokens (decode).
     #[serde(default = "d_gen")]
     pub gen_tokens: u64,
+    /// Tokens already in the KV cache when the prompt arrives (earlier turns of the
+    /// conversation, a cached system prompt): the prompt's prefill attends to them and the
+    /// reply decodes at depths `history + prompt` onwards. 0 by default.
+    #[serde(default)]
+    pub history_tokens: u64,
     /// Context the KV cache is sized for.
     #[serde(default = "d_ctx")]
     pub context_tokens: u64,
@@ -141,7 +146,7 @@ impl Workload {
     pub fn kv_tokens(&self) -> u64 {
         match self.context_policy {
             ContextPolicy::Allocate => self.context_tokens,
-            ContextPolicy::Grow => self.prompt_tokens + self.gen_tokens,
+            ContextPolicy::Grow => self.history_tokens + self.prompt_tokens + self.gen_tokens,
         }
     }
 
@@ -155,6 +160,7 @@ impl Workload {
             ("context_tokens", self.context_tokens),
             ("prompt_tokens", self.prompt_tokens),
             ("gen_tokens", self.gen_tokens),
+            ("history_tokens", self.history_tokens),
             ("ubatch", self.ubatch),
         ] {
             bounds::tokens(field, v)?;
@@ -177,6 +183,17 @@ impl Workload {
                 format!(
                     "prompt_tokens + gen_tokens = {} do not fit in the context",
                     self.prompt_tokens + self.gen_tokens
+                ),
+            ));
+        }
+        if self.history_tokens + self.prompt_tokens + self.gen_tokens > self.context_tokens {
+            return Err(SpecError::invalid(
+                "history_tokens",
+                self.history_tokens,
+                format!(
+                    "history + prompt + generated tokens = {} do not fit in the context of {}",
+                    self.history_tokens + self.prompt_tokens + self.gen_tokens,
+                    self.context_tokens
                 ),
             ));
         }

@@ -141,10 +141,13 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::report::QualityCo
         );
     }
     let w = &s.workload;
+    let start = w.history_tokens + w.prompt_tokens;
+    let history =
+        if w.history_tokens > 0 { format!("{} tokens of history and ", w.history_tokens) } else { String::new() };
     println!(
-        "  at depth    {} to {} tokens in the KV cache (the {} generated after a {}-token prompt; mean {}), of {} allocated",
-        w.prompt_tokens,
-        w.prompt_tokens + w.gen_tokens.max(1) - 1,
+        "  at depth    {} to {} tokens in the KV cache (the {} generated after {history}a {}-token prompt; mean {}), of {} allocated",
+        start,
+        start + w.gen_tokens.max(1) - 1,
         w.gen_tokens.max(1),
         w.prompt_tokens,
         e.decode_depth_tokens,

@@ -697,14 +697,16 @@ impl CostPlan {
         }
     }
 
-    /// Prefill `prompt` tokens of every sequence in chunks of `ubatch`; returns (seconds,
-    /// joules, the last chunk's time).
-    pub fn prefill(&self, prompt: u64, ubatch: u64) -> (f64, f64, Option<StepTime>) {
+    /// Prefill `prompt` tokens of every sequence in chunks of `ubatch`, after `history` tokens
+    /// already in the KV cache (the chunks attend to them); returns (seconds, joules, the last
+    /// chunk's time).
+    pub fn prefill(&self, history: u64, prompt: u64, ubatch: u64) -> (f64, f64, Option<StepTime>) {
         let (mut t, mut joules) = (0.0, 0.0);
         let mut last = None;
-        let mut start = 0;
-        while start < prompt {
-            let n = ubatch.min(prompt - start);
+        let mut start = history;
+        let end = history + prompt;
+        while start < end {
+            let n = ubatch.min(end - start);
             let w = self.prefill_work(start, n);
             let b = self.batch as f64;
             let st = self.with_storage(self.step_time(&w, self.arith_eff_prefill, false), &w, b);
