@@ -12,8 +12,9 @@ use memwall_spec::{FileType, GgmlType, KvQuant, Mix, QuantFormat, WeightQuant};
 
 use crate::presets::{QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV};
 
-/// One looked-up quality figure.
-#[derive(Debug, Clone, PartialEq)]
+/// One looked-up quality figure (serialized as it is named: the `quality` of every `--json`
+/// document and report).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Quality {
     /// Perplexity increase from quantizing the weights (None: unknown).
     pub ppl_delta_weights: Option<f64>,

@@ -111,7 +111,7 @@ fn scenario(keys: &BTreeMap<String, String>, i: usize) -> Result<Scenario> {
 
 /// One metric row: its name and how to read it from a design.
 type Metric = (&'static str, fn(&Estimate, &Quality) -> Value);
-type Quality = memwall_lab::report::QualityCost;
+type Quality = memwall_lab::Quality;
 
 /// A cell: a number (compared with the first design's) or text.
 enum Value {

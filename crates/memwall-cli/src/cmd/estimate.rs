@@ -107,7 +107,7 @@ fn print_ops(ops: &memwall_lab::report::Ops, e: &Estimate) {
     println!("by operator: {}", summary.join(", "));
 }
 
-fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::report::QualityCost) {
+fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
     println!(
         "{} on {} ({} threads, {} via {}), weights {}, KV {}/{}",
         s.model.name,

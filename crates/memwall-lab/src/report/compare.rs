@@ -24,8 +24,6 @@ pub struct Compared {
     pub delta_vs_first: serde_json::Map<String, serde_json::Value>,
     #[serde(skip)]
     scenario: Scenario,
-    #[serde(skip)]
-    quality: Quality,
 }
 
 /// A comparison: the designs in the order given.
@@ -44,12 +42,10 @@ pub fn compare(scenarios: Vec<Scenario>) -> Result<Comparison> {
     if !DESIGNS.contains(&n) {
         return Err(SpecError::invalid("designs", n, "compare two to eight designs").into());
     }
-    let table = crate::QualityTable::default();
     let mut designs: Vec<Compared> = Vec::with_capacity(n);
     for (i, s) in scenarios.into_iter().enumerate() {
         let report = estimate(&s, false, &[]).map_err(|e| LabError::Design { index: i + 1, source: Box::new(e) })?;
-        let quality = table.lookup(&s.weights, &s.kv);
-        designs.push(Compared { report, delta_vs_first: Default::default(), scenario: s, quality });
+        designs.push(Compared { report, delta_vs_first: Default::default(), scenario: s });
     }
     let deltas: Vec<serde_json::Map<String, serde_json::Value>> = designs
         .iter()
@@ -62,7 +58,7 @@ pub fn compare(scenarios: Vec<Scenario>) -> Result<Comparison> {
                 }
             }
             for c in QUALITY_COLUMNS {
-                if let (Some(a), Some(b)) = (number(c, &d.quality), number(c, &first.quality)) {
+                if let (Some(a), Some(b)) = (number(c, &d.report.quality), number(c, &first.report.quality)) {
                     m.insert(c.name.into(), difference(a, b));
                 }
             }
@@ -93,7 +89,7 @@ impl Comparison {
     pub fn table(&self) -> Result<RecordBatch> {
         let scenarios: Vec<Scenario> = self.designs.iter().map(|d| d.scenario.clone()).collect();
         let estimates: Vec<memwall_sim::Estimate> = self.designs.iter().map(|d| d.report.estimate.clone()).collect();
-        let qualities: Vec<Quality> = self.designs.iter().map(|d| d.quality.clone()).collect();
+        let qualities: Vec<Quality> = self.designs.iter().map(|d| d.report.quality.clone()).collect();
         let parts = [
             batch_of(INPUT_COLUMNS, &scenarios)?,
             batch_of(ESTIMATE_COLUMNS, &estimates)?,

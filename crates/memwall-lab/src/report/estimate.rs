@@ -40,23 +40,6 @@ pub fn ops(s: &Scenario) -> Result<Ops> {
     Ok(Ops { context_tokens, rows: memwall_sim::cost::ops::op_times(&plan, context_tokens) })
 }
 
-/// The quality figure of a design's formats, as the quality table serializes it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct QualityCost {
-    /// Perplexity increase from the weight formats (None: unknown).
-    pub ppl_delta_weights: Option<f64>,
-    /// Perplexity increase from the KV formats (None: unknown).
-    pub ppl_delta_kv: Option<f64>,
-    /// Where the figures come from.
-    pub source: String,
-}
-
-impl From<&Quality> for QualityCost {
-    fn from(q: &Quality) -> Self {
-        QualityCost { ppl_delta_weights: q.ppl_delta_weights, ppl_delta_kv: q.ppl_delta_kv, source: q.source.clone() }
-    }
-}
-
 /// The decode rate of a design's reply started at one depth (llama-bench's `tg N @ d`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct AtDepth {
@@ -73,13 +56,15 @@ pub struct AtDepth {
 }
 
 /// The decode rate of `s`'s reply (`gen_tokens`) started at each of `depths` tokens already in
-/// the KV cache (the prompt set to the depth; the context allocated as `s` says).
+/// the KV cache (the prompt set to the depth and no history besides; the context allocated as
+/// `s` says).
 pub fn at_depths(s: &Scenario, depths: &[u64]) -> Result<Vec<AtDepth>> {
     depths
         .iter()
         .map(|&d| {
             let mut at = s.clone();
             at.workload.prompt_tokens = d;
+            at.workload.history_tokens = 0;
             let e = memwall_sim::estimate(&at)
                 .map_err(|e| crate::LabError::Spec(memwall_spec::SpecError::invalid("depths", d, e.to_string())))?;
             Ok(AtDepth {
@@ -101,7 +86,7 @@ pub struct EstimateReport {
     /// Footprint, rates, energy and the binding term.
     pub estimate: Estimate,
     /// The quality cost of its formats.
-    pub quality: QualityCost,
+    pub quality: Quality,
     /// Where a decoded token's time goes, when asked for.
     #[serde(skip)]
     pub ops: Option<Ops>,
@@ -117,5 +102,23 @@ pub fn estimate(s: &Scenario, with_ops: bool, depths: &[u64]) -> Result<Estimate
     let q = QualityTable::default().lookup(&s.weights, &s.kv);
     let ops = if with_ops { Some(ops(s)?) } else { None };
     let depths = at_depths(s, depths)?;
-    Ok(EstimateReport { design: Design::of(s), estimate: e, quality: QualityCost::from(&q), ops, depths })
+    Ok(EstimateReport { design: Design::of(s), estimate: e, quality: q, ops, depths })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A depth is the tokens in the cache when the reply starts, whatever history the design
+    /// carries: the rate at depth 0 is the reply's rate on an empty cache.
+    #[test]
+    fn a_depth_is_the_whole_cache_whatever_the_history() {
+        let mut s = crate::report::test_design("llama-3.2-1b", "Q4_K_M");
+        s.workload.context_tokens = 32768;
+        let empty = at_depths(&s, &[0, 8192]).unwrap();
+        s.workload.history_tokens = 16000;
+        let with_history = at_depths(&s, &[0, 8192]).unwrap();
+        assert_eq!(empty, with_history);
+        assert!(empty[0].decode_tok_s > empty[1].decode_tok_s, "deeper is slower");
+    }
 }

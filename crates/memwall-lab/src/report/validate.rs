@@ -127,13 +127,20 @@ pub fn validate_host(
     let profile = profile_of(device, engine);
     let load = |name: &str| crate::load_model(name).map_err(|e| e.to_string());
     let rows = memwall_calib::hostval::validate_host(&profile, &configs, &load, tokens, on_row)?;
-    let mut abs: Vec<f64> = rows.iter().map(|r| r.error().abs()).collect();
-    abs.sort_by(f64::total_cmp);
-    let n = abs.len();
-    let median_abs_error = if n % 2 == 1 { abs[n / 2] } else { (abs[n / 2 - 1] + abs[n / 2]) / 2.0 };
-    let max_abs_error = abs.last().copied().unwrap_or(f64::NAN);
-    let sim_max_abs_error = rows.iter().map(|r| r.sim_error().abs()).fold(0.0, f64::max);
-    Ok(HostValidation { profile, rows, median_abs_error, max_abs_error, sim_max_abs_error })
+    // The errors of every row as one group: `summarize`'s first summary is `all`.
+    let all = |f: fn(&HostRow) -> f64| {
+        let predicted: Vec<f64> = rows.iter().map(f).collect();
+        let measured: Vec<f64> = rows.iter().map(|r| r.measured_tok_s).collect();
+        memwall_calib::summarize(&predicted, &measured, &vec![String::new(); rows.len()]).remove(0)
+    };
+    let (estimated, simulated) = (all(|r| r.estimated_tok_s), all(|r| r.simulated_tok_s));
+    Ok(HostValidation {
+        profile,
+        median_abs_error: estimated.median,
+        max_abs_error: estimated.max,
+        sim_max_abs_error: simulated.max,
+        rows,
+    })
 }
 
 #[cfg(test)]
