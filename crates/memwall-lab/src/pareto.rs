@@ -264,6 +264,19 @@ struct Group {
     reduced: Front,
 }
 
+impl Group {
+    /// Whether no design that fits has every objective known, so that the group's front is
+    /// the one over the objectives always known.
+    fn drops_unknowns(&self) -> bool {
+        self.full.members.is_empty() && self.unknown > 0
+    }
+
+    /// The front the group answers with.
+    fn front(&self) -> &Front {
+        if self.drops_unknowns() { &self.reduced } else { &self.full }
+    }
+}
+
 /// A group's front, once every row is in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GroupFront {
@@ -435,17 +448,15 @@ impl Fronts {
             .iter()
             .map(|(key, g)| {
                 let key = self.rule.by.iter().cloned().zip(key.iter().cloned()).collect();
-                // No design that fits has every objective known: the front over those always known.
-                let reduced = g.full.members.is_empty() && g.unknown > 0;
-                let (front, objectives, left_out, unknown) = if reduced {
+                let (objectives, left_out, unknown) = if g.drops_unknowns() {
                     let (kept, out): (Vec<_>, Vec<_>) =
                         self.rule.objectives.iter().zip(&optional).partition(|(_, opt)| !**opt);
                     let kept: Vec<Objective> = kept.into_iter().map(|(o, _)| o.clone()).collect();
-                    (&g.reduced, kept, out.into_iter().map(|(o, _)| o.column.clone()).collect(), 0)
+                    (kept, out.into_iter().map(|(o, _)| o.column.clone()).collect(), 0)
                 } else {
-                    (&g.full, self.rule.objectives.clone(), Vec::new(), g.unknown)
+                    (self.rule.objectives.clone(), Vec::new(), g.unknown)
                 };
-                let mut members = front.members.clone();
+                let mut members = g.front().members.clone();
                 members.sort_by(|a, b| {
                     let first = |m: &Member| m.values.first().copied().unwrap_or_default();
                     first(a).total_cmp(&first(b)).then(a.point.cmp(&b.point))
@@ -455,18 +466,21 @@ impl Fronts {
             .collect()
     }
 
-    /// The points on a front (of any group), sorted.
-    pub fn points(&self) -> Vec<u64> {
-        let mut on: Vec<u64> = self.groups().iter().flat_map(|g| g.members.iter().map(|m| m.point)).collect();
+    /// `of` each member of every group's front, sorted (no group summaries built).
+    fn members(&self, of: fn(&Member) -> u64) -> Vec<u64> {
+        let mut on: Vec<u64> = self.groups.iter().flat_map(|(_, g)| g.front().members.iter().map(of)).collect();
         on.sort_unstable();
         on
     }
 
+    /// The points on a front (of any group), sorted.
+    pub fn points(&self) -> Vec<u64> {
+        self.members(|m| m.point)
+    }
+
     /// The ids of the rows on a front, sorted.
     fn ids(&self) -> Vec<u64> {
-        let mut on: Vec<u64> = self.groups().iter().flat_map(|g| g.members.iter().map(|m| m.id)).collect();
-        on.sort_unstable();
-        on
+        self.members(|m| m.id)
     }
 
     /// The `pareto` column of a batch of the same sweep: whether each row's point is on its

@@ -188,11 +188,14 @@ pub(crate) fn run(
                 stream.write(b)?;
                 digest.observe(b)?;
                 if plot.is_some() {
-                    designs.extend(memwall_lab::plot::designs_of(b, stride)?);
+                    // One pass: the sample, and the rows on a front as they arrive.
                     let on = digest.fronts.points();
-                    for (p, d, _) in memwall_lab::plot::designs_of(b, 1)? {
+                    for (p, d, budget) in memwall_lab::plot::designs_of(b, 1)? {
                         if on.binary_search(&p).is_ok() {
                             front_designs.insert(p, d);
+                        }
+                        if p.is_multiple_of(stride) {
+                            designs.push((p, d, budget));
                         }
                     }
                 }
