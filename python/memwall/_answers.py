@@ -8,7 +8,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import _native
 from ._errors import bad as _bad
-from ._experiment import _experiment_text, _objects_to_values, sweep
+from ._experiment import _experiment_text, _objects_to_values
 from ._specs import design
 
 
@@ -95,23 +95,28 @@ def estimate(
 ) -> dict:
     """One design point: footprint, decode and prefill speed, energy and the binding term, as a
     dict of the columns a sweep has (``decode_depth_tokens`` is the depth its per-token figures
-    are taken at: a reply decodes at depths ``prompt_tokens`` onwards, whatever the context
-    allocates). ``depths=[0, 4096, 32768]`` adds ``at_depths``: the reply's decode rate started
-    at each depth (llama-bench's ``tg@d``), with its 80 % range and binding term. Arguments as
-    ``design`` (``kv="q8_0"``, ``engine="llama.cpp"``, workload fields such as
+    are taken at: a reply decodes at depths ``history_tokens + prompt_tokens`` onwards, whatever
+    the context allocates). ``depths=[0, 4096, 32768]`` adds ``at_depths``: the reply's decode
+    rate started at each depth (llama-bench's ``tg@d``), with its 80 % range and binding term.
+    Arguments as ``design`` (``kv="q8_0"``, ``engine="llama.cpp"``, workload fields such as
     ``context_tokens=8192``)."""
+    import pyarrow as pa
+
+    if depths is not None and (
+        isinstance(depths, (str, bytes))
+        or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in depths)
+    ):
+        raise _bad("depths", repr(depths), "`depths`: a list of token counts")
     try:
-        d = design(model, device, weights, **kwargs)
-        rows = sweep(d).to_pyarrow().to_pylist()
+        # One experiment for the row and the depths: the sweep's row of this one point.
+        exp, _ = _native_experiment(_objects_to_values(design(model, device, weights, **kwargs)), None, "estimate")
+        row = pa.table(exp.sweep()).to_pylist()[0]
         if depths is not None:
-            if isinstance(depths, (str, bytes)) or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in depths):
-                raise _bad("depths", repr(depths), "`depths`: a list of token counts")
-            exp, _ = _native_experiment(_objects_to_values(d), None, "estimate")
-            rows[0]["at_depths"] = json.loads(_native.at_depths(exp, list(depths)))
+            row["at_depths"] = json.loads(_native.at_depths(exp, list(depths)))
     except _native.MemwallError as e:
         _strip_base(e)
         raise
-    return rows[0]
+    return row
 
 
 def ops(model: Any, device: Any, weights: Any = None, **kwargs: Any):
