@@ -101,8 +101,7 @@ pub(crate) fn pareto(
         Ok((schema, batches, memwall_lab::pareto::groups_json(&rule, &groups).to_string()))
     });
     let (schema, batches, json) = r?;
-    let rows = batches.iter().map(|b| b.num_rows()).sum();
-    Ok((ArrowStream::new(schema, batches, rows), json))
+    Ok((ArrowStream::new(schema, batches), json))
 }
 
 /// The decode rate of the experiment's first point's reply started at each of `depths`

@@ -22,8 +22,9 @@ pub(crate) struct ArrowStream {
 }
 
 impl ArrowStream {
-    /// A stream of `batches` (of `schema`, `rows` rows in all).
-    pub(crate) fn new(schema: SchemaRef, batches: Vec<RecordBatch>, rows: usize) -> Self {
+    /// A stream of `batches` (of `schema`).
+    pub(crate) fn new(schema: SchemaRef, batches: Vec<RecordBatch>) -> Self {
+        let rows = batches.iter().map(RecordBatch::num_rows).sum();
         ArrowStream { schema, batches: Mutex::new(Some(batches)), rows }
     }
 }
@@ -67,8 +68,7 @@ impl ArrowStream {
 
 /// Stream of one record batch.
 pub(crate) fn one_batch(batch: RecordBatch) -> ArrowStream {
-    let rows = batch.num_rows();
-    ArrowStream::new(batch.schema(), vec![batch], rows)
+    ArrowStream::new(batch.schema(), vec![batch])
 }
 
 /// Write `table` (anything with `__arrow_c_stream__`) to a Parquet file at `path` with

@@ -3,7 +3,6 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use arrow::array::RecordBatch;
 use pyo3::prelude::*;
 
 use crate::arrow::ArrowStream;
@@ -85,8 +84,7 @@ impl Experiment {
             return Err(e.into());
         }
         let (schema, batches) = result?;
-        let rows = batches.iter().map(RecordBatch::num_rows).sum();
-        Ok(ArrowStream::new(schema, batches, rows))
+        Ok(ArrowStream::new(schema, batches))
     }
 }
 

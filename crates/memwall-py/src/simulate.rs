@@ -1,7 +1,6 @@
 //! `memwall.simulate`: the discrete-event simulator over an experiment, with progress and
 //! Ctrl-C.
 
-use arrow::array::RecordBatch;
 use pyo3::prelude::*;
 
 use crate::arrow::{ArrowStream, one_batch};
@@ -65,9 +64,6 @@ pub(crate) fn simulate(
         table.append(exp, r.point.index as u64, &r.point.scenario, &r.point.choice, &r.summary);
     }
     let summary = table.finish()?;
-    let trace = trace.then(|| {
-        let rows = batches.iter().map(RecordBatch::num_rows).sum();
-        ArrowStream::new(memwall_lab::trace::trace_schema(), batches, rows)
-    });
+    let trace = trace.then(|| ArrowStream::new(memwall_lab::trace::trace_schema(), batches));
     Ok((one_batch(summary), trace))
 }
