@@ -149,6 +149,36 @@ fn bad_flags_exit_2() {
         ),
         (&["run", "does-not-exist.toml"], "does-not-exist.toml"),
         (&["estimate", "--model", "llama-3.1-8b"], "--device"),
+        // History beyond the context; depths beyond any integer and beyond the token bound.
+        (
+            &["estimate", "--model", "llama-3.2-1b", "--device", "raspberry-pi-5-8gb", "--history", "4000"],
+            "history_tokens",
+        ),
+        (
+            &[
+                "estimate",
+                "--model",
+                "llama-3.2-1b",
+                "--device",
+                "raspberry-pi-5-8gb",
+                "--depths",
+                "0,99999999999999999999",
+            ],
+            "--depths",
+        ),
+        (&["estimate", "--model", "llama-3.2-1b", "--device", "raspberry-pi-5-8gb", "--depths", "-5"], "--depths"),
+        (
+            &[
+                "estimate",
+                "--model",
+                "llama-3.2-1b",
+                "--device",
+                "raspberry-pi-5-8gb",
+                "--depths",
+                "1152921504606846977",
+            ],
+            "`depths`",
+        ),
     ];
     for (a, needle) in args {
         let o = memwall(a, dir.path());

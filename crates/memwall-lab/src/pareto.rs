@@ -322,13 +322,16 @@ struct Values {
     parts: Vec<arrow::array::PrimitiveArray<Float64Type>>,
 }
 
+/// Column `name` of `batch` cast to `to` (a table's integers and floats of any width).
+fn cast(batch: &RecordBatch, name: &str, to: &DataType) -> Result<ArrayRef> {
+    arrow::compute::cast(column(batch, name)?, to)
+        .map_err(|e| LabError::Write { path: "<pareto>".into(), message: format!("column `{name}`: {e}") })
+}
+
 impl Values {
     fn read(batch: &RecordBatch, o: &Objective) -> Result<Self> {
         let cast = |c: &str| -> Result<arrow::array::PrimitiveArray<Float64Type>> {
-            let a = column(batch, c)?;
-            let f = arrow::compute::cast(a, &DataType::Float64)
-                .map_err(|e| LabError::Write { path: "<pareto>".into(), message: format!("column `{c}`: {e}") })?;
-            Ok(f.as_primitive::<Float64Type>().clone())
+            Ok(cast(batch, c, &DataType::Float64)?.as_primitive::<Float64Type>().clone())
         };
         Ok(Values { parts: o.reads().into_iter().map(cast).collect::<Result<Vec<_>>>()? })
     }
@@ -375,14 +378,10 @@ impl Fronts {
                 .map(|o| o.reads().iter().any(|c| schema.field_with_name(c).is_ok_and(|f| f.is_nullable())))
                 .collect()
         });
-        let point =
-            match batch.column_by_name(POINT) {
-                Some(p) => Some(arrow::compute::cast(p, &DataType::UInt64).map_err(|e| LabError::Write {
-                    path: "<pareto>".into(),
-                    message: format!("column `point`: {e}"),
-                })?),
-                None => None,
-            };
+        let point = match batch.column_by_name(POINT) {
+            Some(_) => Some(cast(batch, POINT, &DataType::UInt64)?),
+            None => None,
+        };
         let point = point.as_ref().map(|p| p.as_primitive::<UInt64Type>());
         let fits = batch.column_by_name(FITS).map(|c| c.as_boolean().clone());
         let by: Vec<&ArrayRef> = self.rule.by.iter().map(|b| column(batch, b)).collect::<Result<Vec<_>>>()?;
@@ -492,9 +491,7 @@ impl Fronts {
 
 /// Whether each row of `batch` has its point in `on` (sorted).
 fn mark(on: &[u64], batch: &RecordBatch) -> Result<BooleanArray> {
-    let point = column(batch, POINT)?;
-    let point = arrow::compute::cast(point, &DataType::UInt64)
-        .map_err(|e| LabError::Write { path: "<pareto>".into(), message: format!("column `point`: {e}") })?;
+    let point = cast(batch, POINT, &DataType::UInt64)?;
     let point = point.as_primitive::<UInt64Type>();
     Ok(point.iter().map(|p| Some(p.is_some_and(|p| on.binary_search(&p).is_ok()))).collect())
 }
