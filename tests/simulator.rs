@@ -46,10 +46,16 @@ fn with_effects_off_the_simulator_reproduces_the_estimator() {
         s.kv = KvQuant { k: kv, v: kv };
         s.workload.prompt_tokens = rng.random_range(1..2000);
         s.workload.gen_tokens = rng.random_range(1..300);
-        // A conversation's earlier turns in the cache, in a third of the designs.
-        s.workload.history_tokens = if rng.random_range(0..3) == 0 { rng.random_range(1..6000) } else { 0 };
+        // A conversation's earlier turns in the cache in a third of the designs, history that
+        // fills the context (unset) in another, a fresh conversation in the rest.
+        let history = match rng.random_range(0..3) {
+            0 => Some(rng.random_range(1..6000)),
+            1 => None,
+            _ => Some(0),
+        };
+        s.workload.history_tokens = history;
         s.workload.context_tokens =
-            s.workload.history_tokens + s.workload.prompt_tokens + s.workload.gen_tokens + rng.random_range(0..4000);
+            history.unwrap_or(0) + s.workload.prompt_tokens + s.workload.gen_tokens + rng.random_range(0..4000);
         s.workload.batch = [1, 1, 2, 4][rng.random_range(0..4)];
         s.workload.ubatch = [64, 512][rng.random_range(0..2)];
         s.workload.routing_skew = [0.0, 0.8][rng.random_range(0..2)];
@@ -268,6 +274,8 @@ fn an_app_allocation_kills_the_model_unless_a_policy_degrades() {
     s.sim.storage.load = false;
     s.workload.context_tokens = 32768;
     s.workload.gen_tokens = 400;
+    // A fresh conversation (the cache holds only its own tokens).
+    s.workload.history_tokens = Some(0);
     // The camera opens at 5 s and takes 7 GB.
     s.sim.background = vec![BackgroundEvent::Alloc { at_s: 5.0, bytes: 7_000_000_000, duration_s: None }];
     let (killed, rows) = run(&s);

@@ -95,8 +95,9 @@ def estimate(
 ) -> dict:
     """One design point: footprint, decode and prefill speed, energy and the binding term, as a
     dict of the columns a sweep has (``decode_depth_tokens`` is the depth its per-token figures
-    are taken at: a reply decodes at depths ``history_tokens + prompt_tokens`` onwards, whatever
-    the context allocates). ``depths=[0, 4096, 32768]`` adds ``at_depths``: the reply's decode
+    are taken at: a reply decodes at depths ``history_tokens + prompt_tokens`` onwards; unset,
+    ``history_tokens`` fills the context, so the reply ends at ``context_tokens``; pass
+    ``history_tokens=0`` for a fresh conversation). ``depths=[0, 4096, 32768]`` adds ``at_depths``: the reply's decode
     rate started at each depth (llama-bench's ``tg@d``), with its 80 % range and binding term.
     Arguments as ``design`` (``kv="q8_0"``, ``engine="llama.cpp"``, workload fields such as
     ``context_tokens=8192``)."""

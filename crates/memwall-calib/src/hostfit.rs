@@ -278,6 +278,13 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             info.features.join(" ")
         ),
         kind: Some(DeviceKind::Desktop),
+        // The system this binary was built for.
+        os: match std::env::consts::OS {
+            "linux" => Some(memwall_spec::Os::Linux),
+            "macos" => Some(memwall_spec::Os::Macos),
+            "windows" => Some(memwall_spec::Os::Windows),
+            _ => None,
+        },
         cooling: None,
         battery: None,
         source: format!("memwall calibrate on {}; raw measurements in {name}.measurements.csv", info.date),
@@ -308,6 +315,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         aliases: Vec::new(),
         description: format!("memwall's reference engine (memwall decode) on {name}"),
         source: format!("memwall calibrate on {}", info.date),
+        threads: memwall_spec::ThreadRule::BigCores,
         cpu: Some(UnitCosts {
             bandwidth_share: share,
             compute_efficiency: 1.0,
@@ -399,6 +407,7 @@ pub fn host_scenario(
             threads: Some(threads),
             backend: Backend::Cpu,
             margin_bytes: 0,
+            history_tokens: Some(0),
             ..Workload::default()
         },
         cost: Default::default(),

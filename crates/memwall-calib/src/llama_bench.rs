@@ -461,6 +461,7 @@ pub fn calibrate(rows: &[BenchRow], model: &ModelSpec, device: &DeviceSpec, engi
                 context_tokens: (r.n_depth + r.n_gen).next_multiple_of(512),
                 threads: r.threads.filter(|_| unit == Backend::Cpu),
                 backend: unit,
+                history_tokens: Some(0),
                 ..Workload::default()
             },
             engine: open_engine.clone(),
@@ -857,7 +858,13 @@ mod tests {
             device,
             weights: WeightQuant::new("Q4_0".parse().unwrap()),
             kv: KvQuant::default(),
-            workload: Workload { prompt_tokens: 0, gen_tokens: 128, context_tokens: 512, ..Workload::default() },
+            workload: Workload {
+                prompt_tokens: 0,
+                gen_tokens: 128,
+                history_tokens: Some(0),
+                context_tokens: 512,
+                ..Workload::default()
+            },
             engine: load_engine("llama.cpp").unwrap(),
             assume_defaults: true,
             cost: Default::default(),

@@ -167,6 +167,7 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
             context_tokens: (row.depth + gen_tokens).next_multiple_of(512),
             threads: row.threads,
             backend,
+            history_tokens: Some(0),
             ..Workload::default()
         },
         engine: load_engine(&row.engine).map_err(|e| wrap(e.into()))?,

@@ -179,6 +179,7 @@ pub fn iphone_scenario(device: DeviceSpec) -> Result<Scenario> {
             // One CPU thread drives the GPU.
             threads: Some(1),
             backend: Backend::Gpu,
+            history_tokens: Some(0),
             ..Workload::default()
         },
         cost: Default::default(),
@@ -216,6 +217,7 @@ pub fn s25_scenario(device: DeviceSpec, run: &S25Run) -> Result<Scenario> {
             context_tokens: 4096,
             threads: Some(1),
             backend: Backend::Gpu,
+            history_tokens: Some(0),
             ..Workload::default()
         },
         engine,

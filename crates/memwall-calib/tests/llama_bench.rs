@@ -143,6 +143,7 @@ fn calibration_recovers_the_bandwidth_and_fixed_cost_that_made_the_rows() {
                 gen_tokens: 128,
                 context_tokens: (depth + 128).next_multiple_of(512),
                 threads: Some(4),
+                history_tokens: Some(0),
                 ..Workload::default()
             },
             engine: engine.clone(),

@@ -42,25 +42,29 @@ pub(crate) struct ScenarioArgs {
     #[arg(long, default_value_t = 128, value_parser = whole::<u64>)]
     pub(crate) gen_tokens: u64,
     /// Tokens already in the KV cache before the prompt (earlier turns): the reply decodes at
-    /// depths history + prompt onwards, the prompt's prefill attends to them.
-    #[arg(long, default_value_t = 0, value_parser = whole::<u64>)]
-    pub(crate) history: u64,
+    /// depths history + prompt onwards, the prompt's prefill attends to them [default: what
+    /// fills the context, context − prompt − generated; 0 for a fresh conversation].
+    #[arg(long, value_parser = whole::<u64>)]
+    pub(crate) history: Option<u64>,
     /// Let the KV cache grow with the tokens seen instead of allocating the whole context.
     #[arg(long)]
     pub(crate) grow: bool,
     /// Sequences decoded together.
     #[arg(long, default_value_t = 1, value_parser = whole::<u32>)]
     pub(crate) batch: u32,
-    /// CPU threads (default: the device's big cores).
+    /// CPU threads [default: what the engine runs there; llama.cpp: every physical core, the
+    /// performance cores on Apple].
     #[arg(long, value_parser = whole::<u32>)]
     pub(crate) threads: Option<u32>,
     /// Compute unit: cpu, gpu or npu.
     #[arg(long, default_value = "cpu", value_parser = flag::<Backend>("backend"))]
     pub(crate) backend: Backend,
     /// Inference engine: a profile name (llama.cpp, ollama, llama.cpp-cuda, llama.cpp-vulkan,
-    /// llama.cpp-opencl, mlc-llm, executorch, litert-lm, mlx, mnn, generic, ...) or a TOML path.
-    #[arg(long, default_value = "generic", value_parser = |s: &str| s.parse::<EngineProfile>())]
-    pub(crate) engine: EngineProfile,
+    /// llama.cpp-opencl, mlc-llm, executorch, litert-lm, mlx, mnn, generic, ...) or a TOML path
+    /// [default: the best-validated profile for the unit: llama.cpp on the CPU, llama.cpp's
+    /// backend for the GPU (Metal, OpenCL, CUDA or Vulkan)].
+    #[arg(long, value_parser = |s: &str| s.parse::<EngineProfile>())]
+    pub(crate) engine: Option<EngineProfile>,
     /// Use the class default for a figure the device lacks for the unit (a GPU's bandwidth
     /// share), labelled as assumed in the output, instead of refusing.
     #[arg(long)]
@@ -128,10 +132,15 @@ impl ScenarioArgs {
         };
         let weights =
             self.weights.unwrap_or(if model.stored.is_some() { Mix::Stored } else { Mix::File(FileType::Q4_K_M) });
+        let device = load_device(&self.device)?;
+        let engine = match &self.engine {
+            Some(e) => e.0.clone(),
+            None => memwall_lab::defaults::default_engine(&device, backend)?.engine,
+        };
         let s = Scenario {
             model,
-            device: load_device(&self.device)?,
-            engine: self.engine.0.clone(),
+            device,
+            engine,
             assume_defaults: self.assume_defaults,
             weights: WeightQuant::new(weights),
             kv,

@@ -208,7 +208,8 @@ fn run_plots_the_sweep_and_refuses_unknown_formats_first() {
 
 /// `estimate --depths`: the reply's decode rate at each depth, in the JSON and the table;
 /// deeper is slower for a model whose attention reads grow; the same design with the prompt
-/// at a depth decodes at the rate that depth lists.
+/// at a depth (a fresh conversation: `--history 0`) decodes at the rate that depth lists;
+/// without a conversation, the reply decodes at the end of the context.
 #[test]
 fn estimate_decodes_at_the_depths_asked() {
     let doc = json(&with(&["estimate", "--json", "--depths", "0,8192,32640"], &[]));
@@ -217,9 +218,11 @@ fn estimate_decodes_at_the_depths_asked() {
     assert_eq!(d.len(), 3);
     assert_eq!(d[1]["depth_tokens"], 8192);
     assert!(rate(0) > rate(1) && rate(1) > rate(2), "{d:?}");
-    let at = json(&with(&["estimate", "--json", "--prompt", "8192"], &[]));
+    let at = json(&with(&["estimate", "--json", "--prompt", "8192", "--history", "0"], &[]));
     assert!((at["estimate"]["decode_tok_s"].as_f64().unwrap() - rate(1)).abs() < 1e-9 * rate(1));
     assert_eq!(at["estimate"]["decode_depth_tokens"], 8192 + 64);
     let plain = json(&with(&["estimate", "--json"], &[]));
     assert!(plain.get("depths").is_none(), "absent unless asked");
+    // 32768 − 128 generated + 128 / 2: the middle of a reply that ends the context.
+    assert_eq!(plain["estimate"]["decode_depth_tokens"], 32768 - 128 + 64);
 }

@@ -155,8 +155,9 @@ impl<R> ColumnSet<R> {
 
 /// The inputs of a design point, in both `run` and `simulate` outputs, after the `point`
 /// column (the point's index in the grid). Columns are named by their scenario path;
-/// `workload.threads` is the thread count used (the device's big cores unless the workload
-/// sets it).
+/// `workload.threads` is the thread count used (what the engine runs on the device,
+/// [`memwall_spec::ThreadRule`], unless the workload sets it) and `workload.history_tokens`
+/// the history the reply follows ([`memwall_spec::Scenario::history_tokens`]).
 pub static INPUT_COLUMNS: &[Column<Scenario>] = &[
     Column { name: "model", get: Get::Str(|s| &s.model.name) },
     Column { name: "device", get: Get::Str(|s| &s.device.name) },
@@ -166,7 +167,7 @@ pub static INPUT_COLUMNS: &[Column<Scenario>] = &[
     Column { name: "kv.v", get: Get::Display(|s| &s.kv.v) },
     Column { name: "workload.prompt_tokens", get: Get::U64(|s| s.workload.prompt_tokens) },
     Column { name: "workload.gen_tokens", get: Get::U64(|s| s.workload.gen_tokens) },
-    Column { name: "workload.history_tokens", get: Get::U64(|s| s.workload.history_tokens) },
+    Column { name: "workload.history_tokens", get: Get::U64(|s| s.history_tokens()) },
     Column { name: "workload.context_tokens", get: Get::U64(|s| s.workload.context_tokens) },
     Column {
         name: "workload.context_policy",

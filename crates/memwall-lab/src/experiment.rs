@@ -122,6 +122,9 @@ pub struct Experiment {
     /// The front its sweep marks in the `pareto` column (`[pareto]`: `by`, `objectives`;
     /// by default one front over memory, decode tok/s, quality and energy).
     pub pareto: crate::pareto::Rule,
+    /// Whether neither `base` nor the grid names an engine: each point then runs the default
+    /// engine for its device and unit ([`memwall_catalog::defaults::default_engine`]).
+    pub(crate) engine_by_default: bool,
 }
 
 /// One point of the grid.
@@ -395,7 +398,10 @@ impl Experiment {
             Some(p) => crate::pareto::Rule::new(p.by, &p.objectives)?,
             None => crate::pareto::Rule::default(),
         };
+        let engine_by_default = !base.contains_key("engine")
+            && !axes.iter().flat_map(|a| &a.paths).any(|p| p == "engine" || p.starts_with("engine."));
         let exp = Experiment {
+            engine_by_default,
             name: raw.name,
             description: raw.description,
             seed,
@@ -508,8 +514,15 @@ impl Experiment {
             set_path(&mut doc, p, v.clone()).map_err(wrap)?;
         }
         let value = toml::Value::Table(doc.clone());
-        match value.try_into() {
-            Ok(s) => Ok(self.attach_stored(s)),
+        match value.try_into::<Scenario>() {
+            Ok(mut s) => {
+                if self.engine_by_default {
+                    s.engine = memwall_catalog::defaults::default_engine(&s.device, s.workload.backend)
+                        .map_err(|e| wrap(e.into()))?
+                        .engine;
+                }
+                Ok(self.attach_stored(s))
+            }
             Err(e) => Err(wrap(LabError::Spec(
                 section_error(&doc)
                     .unwrap_or_else(|| SpecError::Parse { origin: "scenario".into(), message: e.to_string() }),

@@ -34,7 +34,7 @@ pub use files::metadata::{GIT_COMMIT, Resolved, metadata, write_parquet};
 pub use files::outputs::{beside, check_outputs, default_output};
 pub use files::parquet::ParquetStream;
 pub use memwall_catalog::{EngineProfile, Quality, QualityTable, load_device, load_engine, load_model};
-pub use memwall_catalog::{InputScope, inputs, presets, read_text};
+pub use memwall_catalog::{InputScope, defaults, inputs, presets, read_text};
 pub use simulate::{
     Outputs, Simulated, parse_bytes, parse_duration, simulate_experiment, simulate_in_memory, simulation_metadata,
 };

@@ -174,8 +174,14 @@ impl std::fmt::Debug for Sweep<'_> {
 impl<'e> Sweep<'e> {
     /// Compile `exp`: classify its axes and parse the fast ones' values.
     pub fn new(exp: &'e Experiment) -> Result<Self> {
-        let mut is_fast: Vec<bool> =
-            exp.axes.iter().map(|a| a.paths.iter().all(|p| fast_setter(p, &a.key, &[]).is_some())).collect();
+        // Under the default engine, the device and the unit pick the engine: their axes build
+        // each value through the experiment, which picks it.
+        let picks_engine = |p: &str| exp.engine_by_default && ["device", "workload", "workload.backend"].contains(&p);
+        let mut is_fast: Vec<bool> = exp
+            .axes
+            .iter()
+            .map(|a| a.paths.iter().all(|p| !picks_engine(p) && fast_setter(p, &a.key, &[]).is_some()))
+            .collect();
         // A fast axis nested in (or around) a slow one is slow: TOML orders those assignments.
         loop {
             let slow_paths: Vec<&str> = exp

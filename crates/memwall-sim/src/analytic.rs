@@ -102,8 +102,8 @@ pub struct Estimate {
 
 /// The context at which the estimate reports a decode step's terms and bytes: the middle of
 /// the reply, `history + prompt + ⌊gen / 2⌋` tokens already cached (`gen` at least 1).
-pub fn mean_decode_context(wl: &memwall_spec::Workload) -> u64 {
-    wl.history_tokens + wl.prompt_tokens + wl.gen_tokens.max(1) / 2
+pub fn mean_decode_context(s: &Scenario) -> u64 {
+    s.history_tokens() + s.workload.prompt_tokens + s.workload.gen_tokens.max(1) / 2
 }
 
 /// Estimate one scenario in closed form.
@@ -126,9 +126,9 @@ pub struct Estimator {
     last_plan: Option<(u64, memwall_spec::KvQuant, memwall_spec::Workload, CostPlan)>,
 }
 
-/// The workload with its token counts (prompt, generated, context) set to 0.
+/// The workload with its token counts (prompt, generated, history, context) cleared.
 fn without_tokens(w: &memwall_spec::Workload) -> memwall_spec::Workload {
-    memwall_spec::Workload { prompt_tokens: 0, gen_tokens: 0, context_tokens: 0, ..w.clone() }
+    memwall_spec::Workload { prompt_tokens: 0, gen_tokens: 0, history_tokens: None, context_tokens: 0, ..w.clone() }
 }
 
 #[derive(Debug)]
@@ -217,9 +217,9 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
     let g = wl.gen_tokens.max(1);
     // Decode: Σ over generated tokens of the step time at their context (piecewise-linear
     // closed form, exact to rounding).
-    let h = wl.history_tokens;
+    let h = s.history_tokens();
     let (decode_s, energy) = plan.decode_sums(h + p, g);
-    let mid = mean_decode_context(wl);
+    let mid = mean_decode_context(s);
     let (w_mid, t_mid) = plan.decode_step(mid);
     let (prefill_s, prefill_j, prefill_last) = plan.prefill(h, p, wl.ubatch);
     let b = wl.batch as f64;

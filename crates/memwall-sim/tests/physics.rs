@@ -24,7 +24,10 @@ fn scenario(mix: &str) -> Scenario {
         device: toml::from_str(DEVICE).unwrap(),
         weights: WeightQuant::new(mix.parse().unwrap()),
         kv: KvQuant::default(),
-        workload: toml::from_str("prompt_tokens = 256\ngen_tokens = 64\ncontext_tokens = 4096").unwrap(),
+        // A fresh conversation: the reply decodes after the prompt, at the depths the hand
+        // calculations below take.
+        workload: toml::from_str("prompt_tokens = 256\ngen_tokens = 64\nhistory_tokens = 0\ncontext_tokens = 4096")
+            .unwrap(),
         cost: Default::default(),
         engine: Default::default(),
         assume_defaults: false,
@@ -389,13 +392,13 @@ fn history_sets_the_depth_and_only_the_prompt_is_prefilled() {
     let mut s = scenario("Q4_K_M");
     s.workload.context_tokens = 32768;
     s.workload.prompt_tokens = 512;
-    s.workload.history_tokens = 16000;
+    s.workload.history_tokens = Some(16000);
     let with_history = memwall_sim::estimate(&s).unwrap();
     let mut long_prompt = s.clone();
-    (long_prompt.workload.history_tokens, long_prompt.workload.prompt_tokens) = (0, 16512);
+    (long_prompt.workload.history_tokens, long_prompt.workload.prompt_tokens) = (Some(0), 16512);
     let long = memwall_sim::estimate(&long_prompt).unwrap();
     let mut short = s.clone();
-    short.workload.history_tokens = 0;
+    short.workload.history_tokens = Some(0);
     let short = memwall_sim::estimate(&short).unwrap();
     assert_eq!(with_history.decode_tok_s, long.decode_tok_s);
     let g = s.workload.gen_tokens;

@@ -117,6 +117,9 @@ impl ClusterSpec {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AcceleratorSpec {
+    /// Who designed the GPU (absent: not stated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_vendor: Option<GpuVendor>,
     /// GPU dense fp16 throughput, TFLOP/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_fp16_tflops: Option<f64>,
@@ -203,6 +206,55 @@ impl Cooling {
     }
 }
 
+/// The operating system a device runs (`os` in a device file): it decides what an engine
+/// does by default (llama.cpp's thread count, [`crate::ThreadRule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Os {
+    /// Android (a Linux kernel; llama.cpp counts cores as on Linux).
+    Android,
+    /// iOS / iPadOS.
+    Ios,
+    /// macOS.
+    Macos,
+    /// Linux (boards, modules, laptops).
+    Linux,
+    /// Windows.
+    Windows,
+}
+
+impl Os {
+    /// Whether it is one of Apple's (macOS, iOS), whose `hw.perflevel0` sysctl names the
+    /// performance cores.
+    pub fn is_apple(self) -> bool {
+        matches!(self, Os::Ios | Os::Macos)
+    }
+}
+
+/// Who designed the GPU (`accelerators.gpu_vendor`): it decides which of an engine's GPU
+/// backends runs it (llama.cpp: Metal on Apple, OpenCL on Adreno, CUDA on NVIDIA, Vulkan
+/// elsewhere).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GpuVendor {
+    /// Apple GPUs (M- and A-series).
+    Apple,
+    /// Qualcomm Adreno.
+    Qualcomm,
+    /// Arm Mali and Immortalis.
+    Arm,
+    /// NVIDIA (Jetson, GeForce).
+    Nvidia,
+    /// Broadcom VideoCore (Raspberry Pi).
+    Broadcom,
+    /// Imagination PowerVR.
+    Imagination,
+    /// AMD Radeon.
+    Amd,
+    /// Intel Arc / Xe / UHD.
+    Intel,
+}
+
 /// The documented kinds of device (`kind` in a device file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -248,6 +300,10 @@ pub struct DeviceSpec {
     /// absent: unspecified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<DeviceKind>,
+    /// Its operating system (`android`, `ios`, `macos`, `linux`, `windows`); absent: not
+    /// stated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<Os>,
     /// Default source of every number.
     #[serde(default)]
     pub source: String,

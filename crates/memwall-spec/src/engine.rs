@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::device::DeviceSpec;
 use crate::error::{Result, SpecError, fraction, non_negative};
 use crate::quant::QuantFormat;
 use crate::workload::Backend;
@@ -173,6 +174,45 @@ impl UnitCosts {
     }
 }
 
+/// How many CPU threads an engine runs when none is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThreadRule {
+    /// Every cluster but the slowest ([`DeviceSpec::big_cores`]).
+    #[default]
+    BigCores,
+    /// llama.cpp's `cpu_get_num_math()` (common/common.cpp): on Apple systems the
+    /// performance cores (`hw.perflevel0.physicalcpu`), elsewhere every physical core (one
+    /// per set of `thread_siblings` on Linux and Android, little cores included), except
+    /// hybrid x86 CPUs on Linux, whose efficiency cores it leaves out.
+    LlamaCpp,
+}
+
+impl ThreadRule {
+    /// The threads the rule gives on `d`, and why (for the output). A device without an
+    /// `os` counts as not Apple.
+    ///
+    /// Example: a Snapdragon 8 Elite (2 prime + 6 performance cores, Android) → 8 under
+    /// `llama_cpp`, 2 under `big_cores`; an Apple M3 Max (12P + 4E, macOS) → 12 under both.
+    pub fn threads(self, d: &DeviceSpec) -> (u32, &'static str) {
+        match self {
+            ThreadRule::BigCores => (d.big_cores(), "the big cores (every cluster but the slowest)"),
+            ThreadRule::LlamaCpp if d.os.is_some_and(|o| o.is_apple()) => {
+                (d.big_cores(), "llama.cpp's default on Apple: the performance cores")
+            }
+            ThreadRule::LlamaCpp if d.os == Some(crate::Os::Linux) && x86_hybrid(d) => {
+                (d.big_cores(), "llama.cpp's default on a hybrid x86 CPU: the cores that are not efficiency cores")
+            }
+            ThreadRule::LlamaCpp => (d.total_cores(), "llama.cpp's default: every physical core"),
+        }
+    }
+}
+
+/// Whether `d`'s CPU is x86 (256- or 512-bit SIMD) with clusters of different clocks.
+fn x86_hybrid(d: &DeviceSpec) -> bool {
+    d.clusters.iter().any(|c| c.simd_bits >= 256) && d.big_cores() < d.total_cores()
+}
+
 /// An inference engine: per-unit costs, with their provenance.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -188,6 +228,9 @@ pub struct EngineSpec {
     /// Where the numbers come from, overall.
     #[serde(default)]
     pub source: String,
+    /// Threads it runs on the CPU when the workload names none.
+    #[serde(default)]
+    pub threads: ThreadRule,
     /// Costs on CPU cores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<UnitCosts>,
@@ -235,6 +278,7 @@ impl EngineSpec {
             aliases: Vec::new(),
             description: "memwall's engineering defaults, for a design that names no engine".into(),
             source: "engineering estimates (memwall engine.rs), not fitted".into(),
+            threads: ThreadRule::BigCores,
             cpu: Some(unit(4e-6, 0.5e-6, (0.6, 0.5))),
             gpu: Some(unit(4e-6, 0.0, (0.4, 0.4))),
             npu: Some(unit(4e-6, 0.0, (0.4, 0.4))),

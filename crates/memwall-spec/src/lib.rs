@@ -33,10 +33,10 @@ pub mod workload;
 pub use class::{PHONE_GPU_FLOOR, SKIN_GAIN_LEVELS_PER_K, SKIN_INTEGRAL_K_S};
 pub use cost::CostModel;
 pub use device::{
-    AcceleratorSpec, BatterySpec, CacheSpec, ClusterSpec, Cooling, DeviceKind, DeviceSpec, MemorySpec, PowerSpec,
-    StorageSpec,
+    AcceleratorSpec, BatterySpec, CacheSpec, ClusterSpec, Cooling, DeviceKind, DeviceSpec, GpuVendor, MemorySpec, Os,
+    PowerSpec, StorageSpec,
 };
-pub use engine::{EngineSpec, UnitCosts};
+pub use engine::{EngineSpec, ThreadRule, UnitCosts};
 pub use error::{Result, SpecError};
 pub use mix::{Assignment, FileType, LayerSelector, Mix, Override, WeightQuant};
 pub use model::{

@@ -44,9 +44,21 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Threads the CPU backend uses: the workload's, or the device's big cores.
+    /// Threads the CPU backend uses: the workload's, or what the engine runs on the device
+    /// by default ([`crate::ThreadRule`]).
     pub fn threads(&self) -> u32 {
-        self.workload.threads.unwrap_or_else(|| self.device.big_cores())
+        self.workload.threads.unwrap_or_else(|| self.engine.threads.threads(&self.device).0)
+    }
+
+    /// Tokens in the KV cache before the first prompt. A session of turns
+    /// (`sim.session.turns`) is the conversation, so an unset `workload.history_tokens` is 0
+    /// there; otherwise it is [`crate::Workload::history`] (the conversation fills the context).
+    pub fn history_tokens(&self) -> u64 {
+        if self.sim.session.turns.is_empty() {
+            self.workload.history()
+        } else {
+            self.workload.history_tokens.unwrap_or(0)
+        }
     }
 
     /// Whether the context exceeds the model's trained `max_context` (allowed, for RoPE-scaling

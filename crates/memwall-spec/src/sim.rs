@@ -53,7 +53,7 @@ pub struct Session {
     #[serde(default = "one")]
     pub repeat: u32,
     /// Whether each repetition starts a fresh conversation (the context back to the
-    /// workload's `history_tokens`) or continues it (the context keeps growing).
+    /// workload's `history_tokens`, 0 when unset) or continues it (the context keeps growing).
     #[serde(default = "yes")]
     pub fresh_context: bool,
 }

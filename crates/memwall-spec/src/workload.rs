@@ -102,9 +102,12 @@ pub struct Workload {
     pub gen_tokens: u64,
     /// Tokens already in the KV cache when the prompt arrives (earlier turns of the
     /// conversation, a cached system prompt): the prompt's prefill attends to them and the
-    /// reply decodes at depths `history + prompt` onwards. 0 by default.
-    #[serde(default)]
-    pub history_tokens: u64,
+    /// reply decodes at depths `history + prompt` onwards. Unset, the conversation so far
+    /// fills the context: `context − prompt − generated` ([`Workload::history`]), so a
+    /// context of 32K decodes at 32K, as llama-bench's `tg N @ d` does; 0 is a fresh
+    /// conversation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_tokens: Option<u64>,
     /// Context the KV cache is sized for.
     #[serde(default = "d_ctx")]
     pub context_tokens: u64,
@@ -146,8 +149,18 @@ impl Workload {
     pub fn kv_tokens(&self) -> u64 {
         match self.context_policy {
             ContextPolicy::Allocate => self.context_tokens,
-            ContextPolicy::Grow => self.history_tokens + self.prompt_tokens + self.gen_tokens,
+            ContextPolicy::Grow => self.history() + self.prompt_tokens + self.gen_tokens,
         }
+    }
+
+    /// Tokens in the KV cache before the prompt: `history_tokens` when set, else the history
+    /// that fills the context, `context − prompt − generated` (0 when they exceed it).
+    ///
+    /// Example: context 4096, prompt 512, 128 generated and no history set → 3456, so the
+    /// reply decodes at depths 3968 to 4095.
+    pub fn history(&self) -> u64 {
+        self.history_tokens
+            .unwrap_or_else(|| self.context_tokens.saturating_sub(self.prompt_tokens.saturating_add(self.gen_tokens)))
     }
 
     /// Check the workload; errors name the field and value.
@@ -160,7 +173,7 @@ impl Workload {
             ("context_tokens", self.context_tokens),
             ("prompt_tokens", self.prompt_tokens),
             ("gen_tokens", self.gen_tokens),
-            ("history_tokens", self.history_tokens),
+            ("history_tokens", self.history_tokens.unwrap_or(0)),
             ("ubatch", self.ubatch),
         ] {
             bounds::tokens(field, v)?;
@@ -186,13 +199,15 @@ impl Workload {
                 ),
             ));
         }
-        if self.history_tokens + self.prompt_tokens + self.gen_tokens > self.context_tokens {
+        if let Some(h) = self.history_tokens
+            && h + self.prompt_tokens + self.gen_tokens > self.context_tokens
+        {
             return Err(SpecError::invalid(
                 "history_tokens",
-                self.history_tokens,
+                h,
                 format!(
                     "history + prompt + generated tokens = {} do not fit in the context of {}",
-                    self.history_tokens + self.prompt_tokens + self.gen_tokens,
+                    h + self.prompt_tokens + self.gen_tokens,
                     self.context_tokens
                 ),
             ));

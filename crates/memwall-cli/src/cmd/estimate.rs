@@ -119,6 +119,15 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         s.kv.k,
         s.kv.v
     );
+    if let Ok(d) = memwall_lab::defaults::default_engine(&s.device, s.workload.backend)
+        && d.engine.name == s.engine.name
+    {
+        println!("engine        {}: {} (--engine to choose another)", s.engine.name, d.why);
+    }
+    if s.workload.threads.is_none() && s.workload.backend == memwall_spec::Backend::Cpu {
+        let (n, why) = s.engine.threads.threads(&s.device);
+        println!("threads       {n}: {why} (--threads to choose)");
+    }
     if !e.assumed.is_empty() {
         println!("assumed       class defaults for {} (the device states none)", e.assumed);
     }
@@ -141,9 +150,13 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         );
     }
     let w = &s.workload;
-    let start = w.history_tokens + w.prompt_tokens;
-    let history =
-        if w.history_tokens > 0 { format!("{} tokens of history and ", w.history_tokens) } else { String::new() };
+    let h = s.history_tokens();
+    let start = h + w.prompt_tokens;
+    let history = match (w.history_tokens, h) {
+        (_, 0) => String::new(),
+        (None, h) => format!("{h} tokens of history that fill the context (--history 0: a fresh conversation) and "),
+        (Some(h), _) => format!("{h} tokens of history and "),
+    };
     println!(
         "  at depth    {} to {} tokens in the KV cache (the {} generated after {history}a {}-token prompt; mean {}), of {} allocated",
         start,

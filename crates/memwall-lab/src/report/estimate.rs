@@ -36,7 +36,7 @@ impl Ops {
 /// The operators of a decoded token of `s` at the estimate's mean decode context.
 pub fn ops(s: &Scenario) -> Result<Ops> {
     let plan = memwall_sim::CostPlan::new(s)?;
-    let context_tokens = memwall_sim::analytic::mean_decode_context(&s.workload);
+    let context_tokens = memwall_sim::analytic::mean_decode_context(s);
     Ok(Ops { context_tokens, rows: memwall_sim::cost::ops::op_times(&plan, context_tokens) })
 }
 
@@ -64,7 +64,7 @@ pub fn at_depths(s: &Scenario, depths: &[u64]) -> Result<Vec<AtDepth>> {
         .map(|&d| {
             let mut at = s.clone();
             at.workload.prompt_tokens = d;
-            at.workload.history_tokens = 0;
+            at.workload.history_tokens = Some(0);
             let e = memwall_sim::estimate(&at)
                 .map_err(|e| crate::LabError::Spec(memwall_spec::SpecError::invalid("depths", d, e.to_string())))?;
             Ok(AtDepth {
@@ -116,7 +116,7 @@ mod tests {
         let mut s = crate::report::test_design("llama-3.2-1b", "Q4_K_M");
         s.workload.context_tokens = 32768;
         let empty = at_depths(&s, &[0, 8192]).unwrap();
-        s.workload.history_tokens = 16000;
+        s.workload.history_tokens = Some(16000);
         let with_history = at_depths(&s, &[0, 8192]).unwrap();
         assert_eq!(empty, with_history);
         assert!(empty[0].decode_tok_s > empty[1].decode_tok_s, "deeper is slower");

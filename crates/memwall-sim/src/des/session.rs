@@ -28,7 +28,7 @@ pub(crate) struct Session {
     pub turn_start_s: f64,
     /// Tokens held in the context.
     pub ctx: u64,
-    /// Tokens in the context before the first turn (`workload.history_tokens`); a fresh
+    /// Tokens in the context before the first turn ([`Scenario::history_tokens`]); a fresh
     /// repetition starts from them again.
     history: u64,
     /// Tokens the context can hold (a policy may lower it).
@@ -54,8 +54,8 @@ impl Session {
             gen_left: turns[0].gen_tokens,
             think_done: false,
             turn_start_s: 0.0,
-            ctx: s.workload.history_tokens,
-            history: s.workload.history_tokens,
+            ctx: s.history_tokens(),
+            history: s.history_tokens(),
             capacity: s.workload.context_tokens,
             turns,
         }
