@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use memwall_decode::{Engine, EngineConfig};
 use memwall_spec::{
-    Backend, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, EngineSpec, GgmlType, KvQuant, MemorySpec, ModelSpec,
+    Backend, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, EngineSpec, GgmlType, KvQuant, MemorySpec, ModelSpec, Os,
     PowerSpec, QuantFormat, Scenario, StorageSpec, UnitCosts, WeightQuant, Workload,
 };
 use nalgebra::{DMatrix, DVector};
@@ -278,12 +278,13 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             info.features.join(" ")
         ),
         kind: Some(DeviceKind::Desktop),
+        os: Some(Os::Linux),
         cooling: None,
         battery: None,
         source: format!("memwall calibrate on {}; raw measurements in {name}.measurements.csv", info.date),
         memory: MemorySpec {
             ram_bytes: info.ram_bytes.max(1 << 30),
-            os_reserved_bytes: info.ram_bytes.saturating_sub(available).min(info.ram_bytes / 2),
+            os_reserved_bytes: Some(info.ram_bytes.saturating_sub(available).min(info.ram_bytes / 2)),
             other_apps_bytes: 0,
             lpddr: "host DRAM (measured)".into(),
             channels: 1,
