@@ -15,9 +15,10 @@ from ._specs import design
 class Footprint:
     """Where the bytes of one design go: ``weight_bytes``, ``kv_bytes``, ``state_bytes``,
     ``compute_bytes``, ``overhead_bytes``, ``total_bytes`` against the budget, component by
-    component: ``ram_bytes`` less ``os_reserved_bytes`` and ``other_apps_bytes`` is
-    ``available_bytes``, less ``margin_bytes`` is ``budget_bytes``; ``fits``; and ``tensors``,
-    one row per weight tensor (a pyarrow Table)."""
+    component: ``ram_bytes`` less ``os_reserved_bytes`` (what the OS keeps) is
+    ``app_limit_bytes``, what one app may hold (its rule and source in ``app_limit_source``),
+    less ``other_apps_bytes`` is ``available_bytes``, less ``margin_bytes`` is ``budget_bytes``;
+    ``fits``; and ``tensors``, one row per weight tensor (a pyarrow Table)."""
 
     def __init__(self, facts: dict, tensors):
         self._facts = facts
@@ -42,7 +43,8 @@ class Footprint:
             ("runtime", "overhead_bytes"),
             ("total", "total_bytes"),
             ("RAM", "ram_bytes"),
-            ("- OS", "os_reserved_bytes"),
+            ("- OS keeps", "os_reserved_bytes"),
+            ("= app limit", "app_limit_bytes"),
             ("- other apps", "other_apps_bytes"),
             ("= available", "available_bytes"),
             ("- margin", "margin_bytes"),
@@ -51,6 +53,7 @@ class Footprint:
         ):
             lines.append(f"  {label:<16} {f[key] / 1e9:9.3f} GB")
         lines.append(f"  {f['bits_per_weight']:.3f} bits/weight over {f['params'] / 1e9:.3f} B parameters")
+        lines.append(f"  app limit: {f['app_limit_source']}")
         return "\n".join(lines)
 
 

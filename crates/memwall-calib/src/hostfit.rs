@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use memwall_decode::{Engine, EngineConfig};
 use memwall_spec::{
-    Backend, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, EngineSpec, GgmlType, KvQuant, MemorySpec, ModelSpec,
+    Backend, CacheSpec, ClusterSpec, DeviceKind, DeviceSpec, EngineSpec, GgmlType, KvQuant, MemorySpec, ModelSpec, Os,
     PowerSpec, QuantFormat, Scenario, StorageSpec, UnitCosts, WeightQuant, Workload,
 };
 use nalgebra::{DMatrix, DVector};
@@ -280,9 +280,9 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         kind: Some(DeviceKind::Desktop),
         // The system this binary was built for.
         os: match std::env::consts::OS {
-            "linux" => Some(memwall_spec::Os::Linux),
-            "macos" => Some(memwall_spec::Os::Macos),
-            "windows" => Some(memwall_spec::Os::Windows),
+            "linux" => Some(Os::Linux),
+            "macos" => Some(Os::Macos),
+            "windows" => Some(Os::Windows),
             _ => None,
         },
         cooling: None,
@@ -290,7 +290,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         source: format!("memwall calibrate on {}; raw measurements in {name}.measurements.csv", info.date),
         memory: MemorySpec {
             ram_bytes: info.ram_bytes.max(1 << 30),
-            os_reserved_bytes: info.ram_bytes.saturating_sub(available).min(info.ram_bytes / 2),
+            os_reserved_bytes: Some(info.ram_bytes.saturating_sub(available).min(info.ram_bytes / 2)),
             other_apps_bytes: 0,
             lpddr: "host DRAM (measured)".into(),
             channels: 1,

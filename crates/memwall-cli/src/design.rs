@@ -69,8 +69,9 @@ pub(crate) struct ScenarioArgs {
     /// share), labelled as assumed in the output, instead of refusing.
     #[arg(long)]
     pub(crate) assume_defaults: bool,
-    /// Safety margin kept free, GB.
-    #[arg(long, default_value_t = 2.0)]
+    /// Part of the device's app limit kept free for what the footprint does not count, GB
+    /// (the workload's default, 0: the app limit is already what the OS leaves one app).
+    #[arg(long, default_value_t = Workload::default().margin_bytes as f64 / GB as f64)]
     pub(crate) margin_gb: f64,
     /// Print one JSON document (the versioned schema in README.md) instead of the table.
     #[arg(long)]

@@ -105,7 +105,18 @@ fn absurd_device_files_are_refused() {
         ("max_ghz", "max_ghz = 1e30", &["clusters[0].max_ghz", "plausible bound 10"][..]),
         ("kind", "kind = \"spaceship\"", &["spaceship", "phone"][..]),
         ("ram_bytes", "ram_bytes = 18446744073709551615", &["memory.ram_bytes", "2^60"][..]),
-        ("os_reserved_bytes", "os_reserved_bytes = 18446744073709551615", &["memory.os_reserved_bytes"][..]),
+        // The preset states no reserve (its class's published limit applies): one is added.
+        (
+            "ram_bytes",
+            "ram_bytes = 8589934592\nos_reserved_bytes = 18446744073709551615",
+            &["memory.os_reserved_bytes"][..],
+        ),
+        // Other apps that leave nothing of the app limit (0.88 of 8 GiB on a Linux board).
+        (
+            "ram_bytes",
+            "ram_bytes = 8589934592\nother_apps_bytes = 8000000000",
+            &["memory.other_apps_bytes", "8000000000"][..],
+        ),
         ("data_rate_mtps", "data_rate_mtps = 1e12", &["memory.data_rate_mtps"][..]),
     ];
     for (key, line, needles) in cases {

@@ -307,7 +307,7 @@ pub struct Footprint {
     pub overhead: u64,
     /// Sum of the above.
     pub total: u64,
-    /// What the device leaves the model: RAM − OS − other apps − margin, bytes.
+    /// What the device leaves the model: its app limit less other apps and the margin, bytes.
     pub budget: i64,
     /// The margin kept free, bytes.
     pub margin: u64,
@@ -354,7 +354,7 @@ impl Footprint {
         bounds::bytes("cost.runtime_overhead_bytes", overhead)?;
         // Five components of at most 2^60 bytes each: the sum and the budget fit i64.
         let total = weights + kv + state + compute + overhead;
-        let available = s.device.memory.available_bytes() as i64;
+        let available = s.device.available_bytes() as i64;
         let budget = available - wl.margin_bytes as i64;
         let headroom = budget - total as i64;
         let anonymous = (kv + state + compute + overhead) as i64;

@@ -134,7 +134,7 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
             format!("{:.2} → {:.2} GB", margin as f64 / 1e9, (margin - short) as f64 / 1e9),
             &e,
             Some(0.0),
-            "less memory kept free for other apps before the low-memory killer acts".into(),
+            "less of the app limit kept free for what the footprint does not count".into(),
         );
     }
     // Devices.
@@ -173,13 +173,14 @@ mod tests {
     use super::*;
     use crate::tests::scenario;
 
-    /// Llama 3.1 8B at Q6_K with a 32k F16 cache does not fit a 16 GB phone with a 2 GB
-    /// margin. Each proposed change fits (checked by the estimator again), the weight change
+    /// Llama 3.1 8B at Q6_K with a 16k F16 cache does not fit a 16 GB phone with a 2 GB
+    /// margin (0.6 of 16 GiB, 10.3 GB, less 2 GB: 8.3 GB for ~6.6 GB of weights and 2.1 GB of
+    /// cache). Each proposed change fits (checked by the estimator again), the weight change
     /// is the best-quality mix that fits (no file type with a smaller perplexity increase
     /// fits), and the ranking puts known, smaller quality costs first.
     #[test]
     fn each_change_fits_and_the_weight_change_is_the_best_that_does() {
-        let s = scenario("llama-3.1-8b", "snapdragon-8-gen3-16gb", "Q6_K", "f16", 32768);
+        let s = scenario("llama-3.1-8b", "snapdragon-8-gen3-16gb", "Q6_K", "f16", 16384);
         assert!(!estimate(&s).unwrap().fits);
         let changes = what_to_change(&s).unwrap();
         assert!(changes.iter().all(|c| c.headroom_bytes >= 0), "{changes:?}");

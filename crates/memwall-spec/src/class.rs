@@ -6,8 +6,9 @@
 //!   with the governor ladders and the skin controller's gains;
 //! - the compute units' figures: GPU and NPU bandwidth shares, throughput and power.
 
-use crate::device::{Cooling, DeviceKind};
+use crate::device::{Cooling, DeviceKind, Os};
 use crate::thermal::{GovernorSpec, ThermalNode, ThermalSpec};
+use crate::units::GIB;
 
 /// The class networks' skin controller integral constant, K·s per level
 /// ([`GovernorSpec::skin_integral_k_s`]), from a phone's own skin controller: the Pixel 8 Pro
@@ -260,5 +261,206 @@ pub fn npu_power_w(kind: Option<DeviceKind>) -> f64 {
         Some(DeviceKind::Laptop | DeviceKind::Desktop) => 5.0,
         Some(DeviceKind::Sbc | DeviceKind::Module) => 3.0,
         _ => 2.0,
+    }
+}
+
+/// One row of the published per-class app limits ([`APP_LIMITS`]): on devices running `os`
+/// (and of `kind`, where the row names one) with at least `min_ram_gib` GiB of RAM, one app
+/// may hold `share` of the RAM.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AppLimitRow {
+    /// The operating system.
+    pub os: Os,
+    /// The device kind the row is for; `None`: every kind the OS has no row of its own for.
+    pub kind: Option<DeviceKind>,
+    /// The least RAM the row applies to, GiB.
+    pub min_ram_gib: u64,
+    /// Share of the RAM one app may hold, 0–1.
+    pub share: f64,
+    /// Where the share comes from.
+    pub source: &'static str,
+}
+
+/// What one app may hold, by operating system, device kind and RAM: the published limits
+/// ([`app_limit_bytes`] applies them). Each is measured with the other apps evicted (the
+/// low-memory killer or jetsam removes cached apps before the foreground one), so it is the
+/// whole of what the OS, its services and the other apps leave the model's app; stacking an
+/// "other apps" figure or a margin on it counts them twice.
+pub const APP_LIMITS: &[AppLimitRow] = &[
+    AppLimitRow {
+        os: Os::Android,
+        kind: None,
+        min_ram_gib: 0,
+        share: 0.6,
+        source: "Android: no per-app limit on native memory before Android 17 (getMemoryClass and largeHeap \
+                 bound the Java heap only); lmkd kills cached and background apps first, so a foreground app \
+                 holds what the kernel, carve-outs and persistent system services leave. Published runs bound \
+                 it from below: Llama 3 8B 4-bit on an 8 GB Galaxy S22 in ExecuTorch (7.85 tok/s, \
+                 https://github.com/pytorch/executorch/blob/main/examples/models/llama/README.md; 4.7 GB by \
+                 memwall's count, 0.55 of the RAM), Llama 3.2 3B BF16 at 7419 MiB RSS on a 16 GB OnePlus 12 \
+                 (same README, 0.45); a 12 GB phone shows 6-7 GB available to an LLM app before cached apps \
+                 are killed (https://github.com/alibaba/MNN/issues/4435, 0.5-0.58). 0.6: the largest measured \
+                 run rounded up; an estimate, not a measured ceiling",
+    },
+    AppLimitRow {
+        os: Os::Ios,
+        kind: None,
+        min_ram_gib: 0,
+        share: 0.75,
+        source: "iOS/iPadOS jetsam limit with the com.apple.developer.kernel.increased-memory-limit entitlement \
+                 (which LLM apps use): 6 GB of 8 GB on an iPhone 15 Pro (os_proc_available_memory, \
+                 https://github.com/introlab/rtabmap/pull/1446, 3 GB without it), ~6 GB (75 %) of 8 GB on \
+                 iPadOS 26.0-26.3 (https://developer.apple.com/forums/thread/826325, which also reports 3 GB, \
+                 37.5 %, from iPadOS 26.4)",
+    },
+    AppLimitRow {
+        os: Os::Macos,
+        kind: None,
+        min_ram_gib: 0,
+        share: 2.0 / 3.0,
+        source: "macOS: Metal's recommendedMaxWorkingSetSize (the iogpu.wired_limit_mb default), 2/3 of the RAM \
+                 below 64 GiB: 21845.34 MB on a 32 GB M2 Max (https://github.com/ollama/ollama/issues/434), \
+                 ~10.67 GB on a 16 GB M4 (https://github.com/exo-explore/exo/pull/1672); an app on the CPU alone \
+                 may hold more (the GPU's limit is taken for both)",
+    },
+    AppLimitRow {
+        os: Os::Macos,
+        kind: None,
+        min_ram_gib: 64,
+        share: 0.75,
+        source: "macOS: Metal's recommendedMaxWorkingSetSize, 3/4 of the RAM from 64 GiB (51539.61 MB on a 64 GB \
+                 M2 Max in llama.cpp/whisper.cpp logs; '75% of total RAM', \
+                 https://github.com/gpustack/gpustack/issues/1375)",
+    },
+    AppLimitRow {
+        os: Os::Macos,
+        kind: None,
+        min_ram_gib: 128,
+        share: 0.84,
+        source: "macOS: Metal's recommendedMaxWorkingSetSize on 128 GiB machines, 107.52 GiB (0.84) measured on \
+                 two M-series Max machines (https://github.com/antirez/ds4/pull/893)",
+    },
+    AppLimitRow {
+        os: Os::Linux,
+        kind: None,
+        min_ram_gib: 0,
+        share: 0.88,
+        source: "Linux boards: no per-app limit; an app holds MemTotal less what the kernel, firmware carve-outs \
+                 and the desktop keep: a Pi 500+ (16 GB) reports 16215 MiB and 785 MiB in use two minutes after \
+                 boot with the Debian desktop (https://github.com/geerlingguy/sbc-reviews/issues/81), i.e. \
+                 ~1.0 GiB; 0.88 leaves that 1 GiB on an 8 GiB board (and more on larger ones)",
+    },
+    AppLimitRow {
+        os: Os::Linux,
+        kind: Some(DeviceKind::Module),
+        min_ram_gib: 0,
+        share: 0.65,
+        source: "Linux compute modules (Jetson): JetPack carve-outs, CMA and NvMap reservations leave \
+                 'approximately 5.2GB after OS overhead' of an 8 GB Orin Nano \
+                 (https://ericxliu.me/posts/benchmarking-llms-on-jetson-orin-nano), 0.61; published runs of \
+                 5.1 GB models on it (datasets/device_decode_measurements.csv) put it at 0.6 or more",
+    },
+    AppLimitRow {
+        os: Os::Windows,
+        kind: None,
+        min_ram_gib: 0,
+        share: 0.6,
+        source: "Windows: no per-app limit on physical memory; Windows 11 and its services keep 2-4 GB of an \
+                 8 GB machine resident (https://windowsforum.com/threads/maximize-performance-understanding-ram-usage-in-windows-11.339807/latest), \
+                 leaving 0.5-0.75; 0.6, an estimate",
+    },
+];
+
+/// The rows of [`APP_LIMITS`] that apply to a device: those of `os` for `kind`, or those of
+/// `os` naming no kind when none names it.
+fn app_limit_rows(os: Os, kind: Option<DeviceKind>) -> impl Iterator<Item = &'static AppLimitRow> {
+    let own = APP_LIMITS.iter().any(|r| r.os == os && kind.is_some() && r.kind == kind);
+    APP_LIMITS.iter().filter(move |r| r.os == os && if own { r.kind == kind } else { r.kind.is_none() })
+}
+
+/// The row of [`APP_LIMITS`] for a device: of the rows that apply to its OS and kind, the one
+/// with the largest `min_ram_gib` not above its RAM.
+pub fn app_limit(os: Os, kind: Option<DeviceKind>, ram_bytes: u64) -> &'static AppLimitRow {
+    app_limit_rows(os, kind)
+        .filter(|r| r.min_ram_gib.saturating_mul(GIB) <= ram_bytes)
+        .max_by_key(|r| r.min_ram_gib)
+        .expect("every OS has a row from 0 GiB")
+}
+
+/// What one app may hold on a device of `ram_bytes`, bytes: `⌊share × ram⌋` with the share of
+/// its [`app_limit`] row (an 8 GiB Android phone: ⌊0.6 × 8 589 934 592⌋ = 5 153 960 755 B).
+pub fn app_limit_bytes(os: Os, kind: Option<DeviceKind>, ram_bytes: u64) -> u64 {
+    (app_limit(os, kind, ram_bytes).share * ram_bytes as f64) as u64
+}
+
+/// The least RAM on which one app may hold `need_bytes` under [`app_limit_bytes`], bytes:
+/// the smallest over the rows that apply of `max(⌈need / share⌉, min_ram)`. The share grows
+/// with the RAM, so a candidate beyond its row's range is matched or beaten by a later row's.
+pub fn min_ram_for_app(os: Os, kind: Option<DeviceKind>, need_bytes: u64) -> u64 {
+    let mut best = app_limit_rows(os, kind)
+        .map(|r| ((need_bytes as f64 / r.share).ceil() as u64).max(r.min_ram_gib.saturating_mul(GIB)))
+        .min()
+        .expect("every OS has a row");
+    // ⌊share × ram⌋ may fall a byte or so short of the need at the candidate: step up.
+    while app_limit_bytes(os, kind, best) < need_bytes {
+        best += 1;
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB8: u64 = 8 * GIB;
+
+    /// The limits by hand: an 8 GiB Android phone ⌊0.6 × 8 589 934 592⌋ = 5 153 960 755 B;
+    /// a 16 GiB Mac 2/3 of 17 179 869 184 = 11 453 246 122 B (Metal's 11453.25 MB); a 64 GiB
+    /// Mac 3/4 of 68 719 476 736 = 51 539 607 552 B (Metal's 51539.61 MB); a 128 GiB Mac
+    /// ⌊0.84 × 137 438 953 472⌋ = 115 448 720 916 B.
+    #[test]
+    fn app_limits_by_hand() {
+        assert_eq!(app_limit_bytes(Os::Android, Some(DeviceKind::Phone), GIB8), 5_153_960_755);
+        assert_eq!(app_limit_bytes(Os::Macos, Some(DeviceKind::Laptop), 16 * GIB), 11_453_246_122);
+        assert_eq!(app_limit_bytes(Os::Macos, Some(DeviceKind::Laptop), 64 * GIB), 51_539_607_552);
+        assert_eq!(app_limit_bytes(Os::Macos, None, 128 * GIB), 115_448_720_916);
+        // One byte below a row's least RAM the row before applies.
+        assert_eq!(app_limit(Os::Macos, None, 64 * GIB - 1).min_ram_gib, 0);
+        // A kind with a row of its own takes it; others of the OS take the rows naming none.
+        assert_eq!(app_limit(Os::Linux, Some(DeviceKind::Module), GIB8).share, 0.65);
+        assert_eq!(app_limit(Os::Linux, Some(DeviceKind::Sbc), GIB8).share, 0.88);
+        assert_eq!(app_limit(Os::Linux, None, GIB8).share, 0.88);
+    }
+
+    /// Every OS has a row from 0 GiB, every share is a fraction, every row cites a source,
+    /// and within an OS and kind the share does not fall as the RAM grows (which
+    /// [`min_ram_for_app`] relies on).
+    #[test]
+    fn the_table_is_complete_and_sourced() {
+        for os in [Os::Android, Os::Ios, Os::Macos, Os::Linux, Os::Windows] {
+            assert!(APP_LIMITS.iter().any(|r| r.os == os && r.min_ram_gib == 0 && r.kind.is_none()), "{os:?}");
+        }
+        for r in APP_LIMITS {
+            assert!(r.share > 0.0 && r.share < 1.0 && r.source.contains("http"), "{r:?}");
+            for q in APP_LIMITS.iter().filter(|q| q.os == r.os && q.kind == r.kind && q.min_ram_gib > r.min_ram_gib) {
+                assert!(q.share >= r.share, "{q:?} after {r:?}");
+            }
+        }
+    }
+
+    /// The least RAM: an Android app needing 6 GB needs ⌈6e9 / 0.6⌉ = 10 GB; a Mac app needing
+    /// 45 GB needs 67.5 GB at 2/3, below 64 GiB (68.72 GB), so 67.5 GB; one needing 46 GB would
+    /// need 69 GB at 2/3, past 64 GiB, where 3/4 holds it (61.3 GB < 64 GiB): 64 GiB exactly.
+    /// At the answer the limit holds the need and one byte less does not.
+    #[test]
+    fn min_ram_for_app_by_hand() {
+        let r = min_ram_for_app(Os::Android, None, 6_000_000_000);
+        assert!(r.abs_diff(10_000_000_000) <= 2, "{r}");
+        assert!(min_ram_for_app(Os::Macos, None, 45_000_000_000).abs_diff(67_500_000_000) <= 2);
+        assert_eq!(min_ram_for_app(Os::Macos, None, 46_000_000_000), 64 * GIB);
+        for (os, need) in [(Os::Android, 6_000_000_000), (Os::Macos, 45_000_000_000), (Os::Macos, 100_000_000_000)] {
+            let r = min_ram_for_app(os, None, need);
+            assert!(app_limit_bytes(os, None, r) >= need && app_limit_bytes(os, None, r - 1) < need, "{os:?} {need}");
+        }
     }
 }

@@ -15,9 +15,13 @@ use crate::units::peak_bandwidth_gbps;
 pub struct MemorySpec {
     /// Installed RAM, bytes.
     pub ram_bytes: u64,
-    /// Kernel, carve-outs and system services, bytes.
-    pub os_reserved_bytes: u64,
-    /// What other apps typically keep resident, bytes.
+    /// What this device keeps from the model's app, bytes, where it was measured on the device
+    /// itself (a host's `MemTotal − MemAvailable`). Absent: the published limit of its class
+    /// ([`DeviceSpec::app_limit`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_reserved_bytes: Option<u64>,
+    /// Other apps the user keeps resident beside the model, bytes (0 by default: the published
+    /// app limits are measured with the other apps evicted).
     #[serde(default)]
     pub other_apps_bytes: u64,
     /// Memory technology (`"LPDDR5X"`).
@@ -44,11 +48,6 @@ impl MemorySpec {
     /// Peak bandwidth in GB/s: `channels × channel_width_bits / 8 × data_rate_mtps / 1000`.
     pub fn peak_gbps(&self) -> f64 {
         peak_bandwidth_gbps(self.channels, self.channel_width_bits, self.data_rate_mtps)
-    }
-
-    /// Bytes the model may use before the safety margin: `ram − os_reserved − other_apps`.
-    pub fn available_bytes(&self) -> u64 {
-        self.ram_bytes.saturating_sub(self.os_reserved_bytes).saturating_sub(self.other_apps_bytes)
     }
 }
 
@@ -206,31 +205,6 @@ impl Cooling {
     }
 }
 
-/// The operating system a device runs (`os` in a device file): it decides what an engine
-/// does by default (llama.cpp's thread count, [`crate::ThreadRule`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Os {
-    /// Android (a Linux kernel; llama.cpp counts cores as on Linux).
-    Android,
-    /// iOS / iPadOS.
-    Ios,
-    /// macOS.
-    Macos,
-    /// Linux (boards, modules, laptops).
-    Linux,
-    /// Windows.
-    Windows,
-}
-
-impl Os {
-    /// Whether it is one of Apple's (macOS, iOS), whose `hw.perflevel0` sysctl names the
-    /// performance cores.
-    pub fn is_apple(self) -> bool {
-        matches!(self, Os::Ios | Os::Macos)
-    }
-}
-
 /// Who designed the GPU (`accelerators.gpu_vendor`): it decides which of an engine's GPU
 /// backends runs it (llama.cpp: Metal on Apple, OpenCL on Adreno, CUDA on NVIDIA, Vulkan
 /// elsewhere).
@@ -287,6 +261,52 @@ impl DeviceKind {
     }
 }
 
+/// The operating system a device runs (`os` in a device file): it sets how much of the RAM
+/// one app may hold ([`crate::class::APP_LIMITS`]) and what an engine does by default
+/// (llama.cpp's thread count, [`crate::ThreadRule`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Os {
+    /// Android (lmkd evicts cached apps before the foreground one).
+    Android,
+    /// iOS or iPadOS (jetsam's per-app limit).
+    Ios,
+    /// macOS (Metal's GPU working-set limit on unified memory).
+    Macos,
+    /// Linux (no per-app limit: what the kernel, carve-outs and services leave).
+    Linux,
+    /// Windows.
+    Windows,
+}
+
+impl Os {
+    /// Whether it is one of Apple's (macOS, iOS), whose `hw.perflevel0` sysctl names the
+    /// performance cores.
+    pub fn is_apple(self) -> bool {
+        matches!(self, Os::Ios | Os::Macos)
+    }
+
+    /// Lower-case name as written in a device file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Os::Android => "android",
+            Os::Ios => "ios",
+            Os::Macos => "macos",
+            Os::Linux => "linux",
+            Os::Windows => "windows",
+        }
+    }
+}
+
+/// What one app may hold on a device ([`DeviceSpec::app_limit`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppLimit {
+    /// Bytes one app may hold.
+    pub bytes: u64,
+    /// The rule and source that gave it.
+    pub source: String,
+}
+
 /// A device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -300,8 +320,8 @@ pub struct DeviceSpec {
     /// absent: unspecified.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<DeviceKind>,
-    /// Its operating system (`android`, `ios`, `macos`, `linux`, `windows`); absent: not
-    /// stated.
+    /// The operating system (`android`, `ios`, `macos`, `linux`, `windows`); absent: the
+    /// usual one of its kind ([`DeviceSpec::os`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub os: Option<Os>,
     /// Default source of every number.
@@ -339,6 +359,68 @@ pub struct DeviceSpec {
 }
 
 impl DeviceSpec {
+    /// The operating system: the stated one, else the usual one of its kind (phones, tablets
+    /// and devices of no stated kind Android, boards and modules Linux, laptops and desktops
+    /// Windows).
+    pub fn os(&self) -> Os {
+        self.os.unwrap_or(match self.kind {
+            None | Some(DeviceKind::Phone | DeviceKind::Tablet) => Os::Android,
+            Some(DeviceKind::Sbc | DeviceKind::Module) => Os::Linux,
+            Some(DeviceKind::Laptop | DeviceKind::Desktop) => Os::Windows,
+        })
+    }
+
+    /// What one app may hold, bytes, by one rule: `ram − os_reserved` where the device states
+    /// a reserve measured on it, else the published limit of its class,
+    /// `⌊share(os, kind, ram) × ram⌋` ([`crate::class::app_limit_bytes`]).
+    pub fn app_limit_bytes(&self) -> u64 {
+        let m = &self.memory;
+        match m.os_reserved_bytes {
+            Some(r) => m.ram_bytes.saturating_sub(r),
+            None => crate::class::app_limit_bytes(self.os(), self.kind, m.ram_bytes),
+        }
+    }
+
+    /// [`DeviceSpec::app_limit_bytes`] with the rule and source that gave it.
+    pub fn app_limit(&self) -> AppLimit {
+        let source = match self.memory.os_reserved_bytes {
+            Some(_) => self.sources.get("memory.os_reserved_bytes").map_or_else(
+                || "RAM less memory.os_reserved_bytes as stated".to_string(),
+                |s| format!("RAM less memory.os_reserved_bytes: {s}"),
+            ),
+            None => {
+                let row = crate::class::app_limit(self.os(), self.kind, self.memory.ram_bytes);
+                format!(
+                    "{:.3} of the RAM, the published limit of {} devices: {}",
+                    row.share,
+                    self.os().name(),
+                    row.source
+                )
+            }
+        };
+        AppLimit { bytes: self.app_limit_bytes(), source }
+    }
+
+    /// The least RAM on which one app may hold `app_bytes` on this device, bytes: `app_bytes +
+    /// os_reserved` where a reserve is stated, else the class rule solved for the RAM
+    /// ([`crate::class::min_ram_for_app`]).
+    pub fn min_ram_for_app(&self, app_bytes: u64) -> u64 {
+        match self.memory.os_reserved_bytes {
+            Some(r) => app_bytes.saturating_add(r),
+            None => crate::class::min_ram_for_app(self.os(), self.kind, app_bytes),
+        }
+    }
+
+    /// What the OS keeps from the model's app, bytes: `ram − app_limit`.
+    pub fn reserve_bytes(&self) -> u64 {
+        self.memory.ram_bytes - self.app_limit_bytes()
+    }
+
+    /// Bytes the model may use before the margin: `app_limit − other_apps`.
+    pub fn available_bytes(&self) -> u64 {
+        self.app_limit_bytes().saturating_sub(self.memory.other_apps_bytes)
+    }
+
     /// All CPU cores.
     pub fn total_cores(&self) -> u32 {
         self.clusters.iter().map(|c| c.cores).sum()
@@ -385,15 +467,20 @@ impl DeviceSpec {
         self.validate_bounds()?;
         let m = &self.memory;
         nonzero("memory.ram_bytes", m.ram_bytes)?;
-        if m.os_reserved_bytes + m.other_apps_bytes >= m.ram_bytes {
+        if let Some(r) = m.os_reserved_bytes
+            && r >= m.ram_bytes
+        {
             return Err(SpecError::invalid(
                 "memory.os_reserved_bytes",
-                m.os_reserved_bytes,
-                format!(
-                    "OS reserve plus other apps ({} B) leave nothing of ram_bytes = {}",
-                    m.os_reserved_bytes + m.other_apps_bytes,
-                    m.ram_bytes
-                ),
+                r,
+                format!("the OS reserve leaves nothing of ram_bytes = {}", m.ram_bytes),
+            ));
+        }
+        if m.other_apps_bytes >= self.app_limit_bytes() {
+            return Err(SpecError::invalid(
+                "memory.other_apps_bytes",
+                m.other_apps_bytes,
+                format!("other apps leave nothing of the {} B one app may hold", self.app_limit_bytes()),
             ));
         }
         if let Some(b) = &self.battery {
@@ -475,7 +562,7 @@ impl DeviceSpec {
         let m = &self.memory;
         for (f, v) in [
             ("memory.ram_bytes", m.ram_bytes),
-            ("memory.os_reserved_bytes", m.os_reserved_bytes),
+            ("memory.os_reserved_bytes", m.os_reserved_bytes.unwrap_or(0)),
             ("memory.other_apps_bytes", m.other_apps_bytes),
         ] {
             b::bytes(f, v)?;
@@ -572,5 +659,42 @@ mod tests {
         );
         d.clusters = vec![cluster("a", 4, 1.7), cluster("b", 2, 1.7)];
         assert_eq!(d.big_cores(), 6);
+    }
+
+    /// One rule for what one app may hold: a reserve measured on the device (`ram − 1 GiB` of
+    /// 8 GiB = 7 GiB), else the published share of its class (an Android phone 0.6 of 8 GiB,
+    /// ⌊5 153 960 755.2⌋ B; the same board run as Linux 0.88), less other apps; a reserve or
+    /// other apps that leave nothing are refused naming the field and value.
+    #[test]
+    fn the_app_limit_is_a_stated_reserve_or_the_class_share() {
+        let mut d: DeviceSpec = toml::from_str(
+            "name = \"d\"\nkind = \"phone\"\n[[clusters]]\nname = \"big\"\ncores = 4\nmax_ghz = 2.0\nsimd_bits = 128\n\
+             power_w_per_core = 1.0\n[memory]\nram_bytes = 8589934592\nos_reserved_bytes = 1073741824\nlpddr = \"x\"\n\
+             channels = 1\nchannel_width_bits = 16\ndata_rate_mtps = 1.0\nachievable_fraction = 0.5\n\
+             per_core_gbps = 1.0\ndram_pj_per_bit = 1.0\n[storage]\nkind = \"x\"\nread_gbps = 1.0\n\
+             [power]\nstatic_w = 0.0",
+        )
+        .unwrap();
+        assert_eq!((d.app_limit_bytes(), d.reserve_bytes()), (7 << 30, 1 << 30));
+        assert!(d.app_limit().source.contains("os_reserved_bytes"));
+        d.memory.os_reserved_bytes = None;
+        assert_eq!(d.os(), Os::Android);
+        assert_eq!(d.app_limit_bytes(), 5_153_960_755);
+        assert!(d.app_limit().source.contains("android"), "{}", d.app_limit().source);
+        d.memory.other_apps_bytes = 1_000_000_000;
+        assert_eq!(d.available_bytes(), 4_153_960_755);
+        d.os = Some(Os::Linux);
+        assert_eq!(d.app_limit_bytes(), 7_559_142_440);
+        // 0.88 × 8 GiB = 7 559 142 440.96: one byte less of RAM still rounds down to the limit
+        // (… 440.08), two bytes less do not.
+        assert_eq!(d.min_ram_for_app(d.app_limit_bytes()), (8 << 30) - 1);
+        d.validate().unwrap();
+        d.memory.other_apps_bytes = 7_559_142_440;
+        let e = d.validate().unwrap_err().to_string();
+        assert!(e.contains("memory.other_apps_bytes") && e.contains("7559142440"), "{e}");
+        d.memory.other_apps_bytes = 0;
+        d.memory.os_reserved_bytes = Some(8 << 30);
+        let e = d.validate().unwrap_err().to_string();
+        assert!(e.contains("memory.os_reserved_bytes") && e.contains("8589934592"), "{e}");
     }
 }

@@ -189,18 +189,18 @@ pub enum ThreadRule {
 }
 
 impl ThreadRule {
-    /// The threads the rule gives on `d`, and why (for the output). A device without an
-    /// `os` counts as not Apple.
+    /// The threads the rule gives on `d` (its OS as [`DeviceSpec::os`] says), and why (for
+    /// the output).
     ///
     /// Example: a Snapdragon 8 Elite (2 prime + 6 performance cores, Android) → 8 under
     /// `llama_cpp`, 2 under `big_cores`; an Apple M3 Max (12P + 4E, macOS) → 12 under both.
     pub fn threads(self, d: &DeviceSpec) -> (u32, &'static str) {
         match self {
             ThreadRule::BigCores => (d.big_cores(), "the big cores (every cluster but the slowest)"),
-            ThreadRule::LlamaCpp if d.os.is_some_and(|o| o.is_apple()) => {
+            ThreadRule::LlamaCpp if d.os().is_apple() => {
                 (d.big_cores(), "llama.cpp's default on Apple: the performance cores")
             }
-            ThreadRule::LlamaCpp if d.os == Some(crate::Os::Linux) && x86_hybrid(d) => {
+            ThreadRule::LlamaCpp if d.os() == crate::Os::Linux && x86_hybrid(d) => {
                 (d.big_cores(), "llama.cpp's default on a hybrid x86 CPU: the cores that are not efficiency cores")
             }
             ThreadRule::LlamaCpp => (d.total_cores(), "llama.cpp's default: every physical core"),

@@ -33,8 +33,8 @@ pub mod workload;
 pub use class::{PHONE_GPU_FLOOR, SKIN_GAIN_LEVELS_PER_K, SKIN_INTEGRAL_K_S};
 pub use cost::CostModel;
 pub use device::{
-    AcceleratorSpec, BatterySpec, CacheSpec, ClusterSpec, Cooling, DeviceKind, DeviceSpec, GpuVendor, MemorySpec, Os,
-    PowerSpec, StorageSpec,
+    AcceleratorSpec, AppLimit, BatterySpec, CacheSpec, ClusterSpec, Cooling, DeviceKind, DeviceSpec, GpuVendor,
+    MemorySpec, Os, PowerSpec, StorageSpec,
 };
 pub use engine::{EngineSpec, ThreadRule, UnitCosts};
 pub use error::{Result, SpecError};

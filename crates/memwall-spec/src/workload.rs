@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SpecError, non_negative, nonzero};
 use crate::quant::{GgmlType, QuantFormat};
-use crate::units::GB;
 
 /// How much KV cache is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -83,9 +82,6 @@ fn d_one() -> u32 {
 fn d_ubatch() -> u64 {
     512
 }
-fn d_margin() -> u64 {
-    2 * GB
-}
 fn d_true() -> bool {
     true
 }
@@ -126,8 +122,13 @@ pub struct Workload {
     /// Compute unit.
     #[serde(default)]
     pub backend: Backend,
-    /// Safety margin kept free, bytes (2 GB by default).
-    #[serde(default = "d_margin")]
+    /// Part of the device's app limit kept free for what the footprint does not count (the
+    /// app's own UI and allocations beside the model, allocator slack), bytes. 0 by default:
+    /// the app limit ([`crate::DeviceSpec::app_limit`]) is already what the OS, its services
+    /// and the evicted apps leave one app, and the footprint counts the engine's runtime, so a
+    /// default margin would reserve the same bytes a second time. A design fits when
+    /// `footprint ≤ app_limit − other_apps − margin`.
+    #[serde(default)]
     pub margin_bytes: u64,
     /// Zipf exponent of expert popularity (0 = uniform routing).
     #[serde(default)]

@@ -229,14 +229,16 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         signed_gb(e.budget_bytes),
         if e.fits { "fits" } else { "DOES NOT FIT" }
     );
-    let m = &s.device.memory;
+    let limit = s.device.app_limit();
     println!(
-        "  budget      RAM {} − OS {} − other apps {} − margin {} GB",
-        gb(m.ram_bytes),
-        gb(m.os_reserved_bytes),
-        gb(m.other_apps_bytes),
+        "  budget      app limit {} (RAM {} − OS {}) − other apps {} − margin {} GB",
+        gb(limit.bytes),
+        gb(s.device.memory.ram_bytes),
+        gb(s.device.reserve_bytes()),
+        gb(s.device.memory.other_apps_bytes),
         gb(s.workload.margin_bytes)
     );
+    println!("  app limit   {}", limit.source);
     let show = |d: Option<f64>| d.map_or("unknown".to_string(), |v| format!("{v:+.4}"));
     println!("quality       dPPL weights {} | KV {}  [{}]", show(q.ppl_delta_weights), show(q.ppl_delta_kv), q.source);
 }

@@ -33,12 +33,14 @@ pub(crate) fn footprint(a: &ScenarioArgs) -> Result<()> {
         println!("{name:<18} {:>12}", gb(v));
     }
     println!("{:<18} {:>12}", "RAM", gb(f.ram_bytes));
-    println!("{:<18} {:>12}", "- OS", gb(f.os_reserved_bytes));
+    println!("{:<18} {:>12}", "- OS keeps", gb(f.os_reserved_bytes));
+    println!("{:<18} {:>12}", "= app limit", gb(f.app_limit_bytes));
     println!("{:<18} {:>12}", "- other apps", gb(f.other_apps_bytes));
     println!("{:<18} {:>12}", "= available", gb(f.available_bytes));
     println!("{:<18} {:>12}", "- margin", gb(d.margin_bytes));
     println!("{:<18} {:>12}", "= budget", signed_gb(f.budget_bytes));
     println!("{:<18} {:>12}", "headroom", signed_gb(f.headroom_bytes));
+    println!("app limit: {}", f.app_limit_source);
     println!(
         "fits: {}  ({:.3} bits/weight over {:.3}e9 parameters)",
         if f.fits { "yes" } else { "NO" },

@@ -84,13 +84,13 @@ pub fn solve(a: &SolveArgs) -> Result<()> {
             header(&s, "the least RAM it needs");
             let m = &s.device.memory;
             println!(
-                "min RAM       {} GB = footprint {} + OS {} + other apps {} + margin {}",
+                "min RAM       {} GB, whose app limit holds footprint {} + other apps {} + margin {}",
                 gb(r.min_ram_bytes as f64),
                 gb(r.footprint_bytes as f64),
-                gb(m.os_reserved_bytes as f64),
                 gb(m.other_apps_bytes as f64),
                 gb(s.workload.margin_bytes as f64)
             );
+            println!("app limit     {}", s.device.app_limit().source);
             println!(
                 "common size   {}   (this device: {:.0} GiB)",
                 r.next_size_gib.map_or("beyond 512 GiB".into(), |g| format!("{g} GiB")),

@@ -51,7 +51,7 @@ pub struct Design {
     pub backend: &'static str,
     /// Inference engine.
     pub engine: String,
-    /// Safety margin kept free, bytes.
+    /// Part of the app limit kept free for what the footprint does not count, bytes.
     pub margin_bytes: u64,
 }
 
@@ -103,11 +103,16 @@ pub struct Footprint {
     pub components: Components,
     /// The device's RAM, bytes.
     pub ram_bytes: u64,
-    /// What the device's OS keeps, bytes (`memory.os_reserved_bytes`).
+    /// What one app may hold on the device, bytes ([`memwall_spec::DeviceSpec::app_limit`]).
+    pub app_limit_bytes: u64,
+    /// The rule and source of the app limit.
+    pub app_limit_source: String,
+    /// What the device keeps from the app: `ram − app_limit`, bytes (the stated
+    /// `memory.os_reserved_bytes`, or what the class's published limit leaves).
     pub os_reserved_bytes: u64,
-    /// What other apps hold, bytes (`memory.other_apps_bytes`).
+    /// Other apps the user keeps resident, bytes (`memory.other_apps_bytes`, 0 by default).
     pub other_apps_bytes: u64,
-    /// What the OS leaves the app: `ram − os_reserved − other_apps`, bytes.
+    /// What the app may give the model: `app_limit − other_apps`, bytes.
     pub available_bytes: u64,
     /// `available_bytes` less the margin, bytes (negative when the margin exceeds it).
     pub budget_bytes: i64,
@@ -135,6 +140,7 @@ pub struct Footprint {
 pub fn footprint(s: &Scenario) -> Result<Footprint> {
     let e = memwall_sim::estimate(s)?;
     let w = WeightBytes::new(&s.model, &s.weights);
+    let limit = s.device.app_limit();
     Ok(Footprint {
         design: Design::of(s),
         components: Components {
@@ -146,9 +152,11 @@ pub fn footprint(s: &Scenario) -> Result<Footprint> {
             total_bytes: e.total_bytes,
         },
         ram_bytes: s.device.memory.ram_bytes,
-        os_reserved_bytes: s.device.memory.os_reserved_bytes,
+        app_limit_bytes: limit.bytes,
+        app_limit_source: limit.source,
+        os_reserved_bytes: s.device.reserve_bytes(),
         other_apps_bytes: s.device.memory.other_apps_bytes,
-        available_bytes: s.device.memory.available_bytes(),
+        available_bytes: s.device.available_bytes(),
         budget_bytes: e.budget_bytes,
         headroom_bytes: e.headroom_bytes,
         fits: e.fits,
@@ -189,7 +197,13 @@ mod tests {
         assert_eq!(c.weight_bytes + c.kv_bytes + c.state_bytes + c.compute_bytes + c.overhead_bytes, c.total_bytes);
         assert_eq!(f.weights.tensors.iter().map(|t| t.2).sum::<u64>(), f.weights.total);
         assert_eq!(f.headroom_bytes, f.budget_bytes - c.total_bytes as i64);
-        // The budget, component by component: RAM less the OS, other apps and the margin.
+        // The budget, component by component: the app limit (RAM less what the OS keeps), less
+        // other apps and the margin. A Pi 5 (Linux board) lets one app hold 0.88 of its 8 GiB:
+        // ⌊0.88 × 8 589 934 592⌋ = 7 559 142 440 B, with no other apps and no margin by default.
+        assert_eq!(f.app_limit_bytes, 7_559_142_440);
+        assert!(f.app_limit_source.contains("linux") && f.app_limit_source.contains("http"), "{}", f.app_limit_source);
+        assert_eq!(f.os_reserved_bytes, f.ram_bytes - f.app_limit_bytes);
+        assert_eq!((f.other_apps_bytes, f.design.margin_bytes), (0, 0));
         assert_eq!(f.available_bytes, f.ram_bytes - f.os_reserved_bytes - f.other_apps_bytes);
         assert_eq!(f.budget_bytes, f.available_bytes as i64 - f.design.margin_bytes as i64);
         let v = serde_json::to_value(&f).unwrap();

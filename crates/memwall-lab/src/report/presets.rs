@@ -88,7 +88,9 @@ pub struct DeviceFacts {
     pub kind: Option<&'static str>,
     /// RAM, bytes.
     pub ram_bytes: u64,
-    /// What the OS leaves an app, bytes.
+    /// Operating system (stated, or the usual one of its kind).
+    pub os: &'static str,
+    /// What the OS leaves an app, bytes ([`DeviceSpec::available_bytes`]).
     pub available_bytes: u64,
     /// Peak DRAM bandwidth, GB/s.
     pub peak_gbps: f64,
@@ -120,7 +122,8 @@ impl DeviceFacts {
             name: d.name.clone(),
             kind: d.kind.map(|k| k.name()),
             ram_bytes: d.memory.ram_bytes,
-            available_bytes: d.memory.available_bytes(),
+            os: d.os().name(),
+            available_bytes: d.available_bytes(),
             peak_gbps: d.memory.peak_gbps(),
             achievable_fraction: d.memory.achievable_fraction,
             cores: d.total_cores(),

@@ -68,9 +68,7 @@ impl Memory {
             anon += file;
             file = 0;
         }
-        let mem = &s.device.memory;
-        let avail =
-            mem.ram_bytes as i64 - mem.os_reserved_bytes as i64 - mem.other_apps_bytes as i64 - self.bg_alloc as i64;
+        let avail = s.device.available_bytes() as i64 - self.bg_alloc as i64;
         let room = avail - anon as i64;
         let resident_file =
             if s.sim.memory.pressure { resident_weight_bytes(file, room, s.sim.memory.lmk_free_bytes) } else { file };
