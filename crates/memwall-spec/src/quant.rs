@@ -476,7 +476,7 @@ fn parse_fp8(s: &str, lower: &str) -> Option<Result<QuantFormat>> {
     if rest.is_empty() {
         return Some(Ok(QuantFormat::Fp8(q)));
     }
-    let Some(rest) = rest.strip_prefix('-') else { return None };
+    let rest = rest.strip_prefix('-')?;
     for p in rest.split('-') {
         match p {
             "pc" => q.scale = Fp8Scale::Channel,
