@@ -227,6 +227,7 @@ impl Simd {
                     G::Q5_0 => Simd::Q8(avx2::q5_0),
                     G::Q5_1 => Simd::Q8(avx2::q5_1),
                     G::IQ4_NL => Simd::Q8(avx2::iq4_nl),
+                    G::MXFP4 => Simd::Q8(avx2::mxfp4),
                     G::Q2_K => Simd::Q8(avx2::q2_k),
                     G::Q3_K => Simd::Q8(avx2::q3_k),
                     G::Q4_K => Simd::Q8(avx2::q4_k),
