@@ -473,13 +473,17 @@ fn parse_fp8(s: &str, lower: &str) -> Option<Result<QuantFormat>> {
     let kind = [Fp8Kind::E4m3, Fp8Kind::E5m2].into_iter().find(|k| lower.starts_with(k.name()))?;
     let rest = &lower[kind.name().len()..];
     let mut q = Fp8Quant { kind, scale: Fp8Scale::Tensor, dtype: ScaleDtype::F32 };
+    let mut scales = 0;
     if rest.is_empty() {
         return Some(Ok(QuantFormat::Fp8(q)));
     }
     let rest = rest.strip_prefix('-')?;
     for p in rest.split('-') {
         match p {
-            "pc" => q.scale = Fp8Scale::Channel,
+            "pc" => {
+                q.scale = Fp8Scale::Channel;
+                scales += 1;
+            }
             "f16" => q.dtype = ScaleDtype::F16,
             "bf16" => q.dtype = ScaleDtype::Bf16,
             "f32" => q.dtype = ScaleDtype::F32,
@@ -494,8 +498,12 @@ fn parse_fp8(s: &str, lower: &str) -> Option<Result<QuantFormat>> {
                     )));
                 }
                 q.scale = Fp8Scale::Block(b);
+                scales += 1;
             }
         }
+    }
+    if scales > 1 {
+        return Some(Err(SpecError::invalid("", s, "name one scale layout: per tensor (none), -pc or -b<B>")));
     }
     Some(Ok(QuantFormat::Fp8(q)))
 }
