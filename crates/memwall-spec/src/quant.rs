@@ -695,6 +695,7 @@ mod tests {
             "fp8_e4m3-x",
             "fp8_e4m3pc",
             "fp8_e4m3-b99999999",
+            "fp8_e4m3-pc-b128",
         ] {
             let e = bad.parse::<QuantFormat>().unwrap_err().to_string();
             assert!(e.contains(&format!("`{bad}`")) || e.contains(&format!("= {bad}")), "{e}");
