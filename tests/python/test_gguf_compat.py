@@ -15,10 +15,10 @@ from gguf import quants
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # ggml types memwall supports, by the names memwall writes its fixtures under.
-DEQUANTIZE = ["f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl",
+DEQUANTIZE = ["f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "iq4_nl", "mxfp4",
               "q2_K", "q3_K", "q4_K", "q5_K", "q6_K", "tq1_0", "tq2_0"]
 # Types gguf-py can quantize (its reference implementations mirror ggml's).
-QUANTIZE = ["bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "tq1_0", "tq2_0"]
+QUANTIZE = ["bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "tq1_0", "tq2_0", "mxfp4"]
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@
 use std::collections::BTreeMap;
 
 use memwall_catalog::QualityTable;
+use memwall_kernels::formats::fp8::{dequantize_fp8, quantize_fp8};
 use memwall_kernels::quantizers::{awq, gptq, report, rtn};
 use memwall_kernels::{dequantize, quantize};
 use memwall_spec::{FileType, GgmlType, GroupQuant, KvQuant, Mix, ModelSpec, QuantFormat, SpecError, WeightQuant};
@@ -124,6 +125,11 @@ pub fn format_error(layer: &Layer, f: QuantFormat, method: Method) -> Result<f64
         QuantFormat::Channel(c) => {
             let g = GroupQuant { bits: c.bits, group: cols as u32, asym: c.asym, scale: c.scale };
             group_effective(layer, g, method).map_err(err)?
+        }
+        // FP8 is cast, never searched: every method stores the same codes.
+        QuantFormat::Fp8(q) => {
+            let t = quantize_fp8(q, &layer.w, cols).map_err(err)?;
+            dequantize_fp8(q, &t, cols).map_err(err)?
         }
     };
     Ok(report(&layer.w, &effective, rows, cols, &layer.x_eval).output_rel_err)

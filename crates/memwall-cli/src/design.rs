@@ -19,15 +19,16 @@ pub(crate) struct ScenarioArgs {
     /// file's); the weights default to the types it stores.
     #[arg(long, conflicts_with = "hf")]
     pub(crate) gguf: Option<String>,
-    /// A Hugging Face config.json.
+    /// A Hugging Face config.json; its `quantization_config` (fp8, mxfp4) sets the weights
+    /// unless --weights does.
     #[arg(long)]
     pub(crate) hf: Option<String>,
     /// Device preset name or TOML path.
     #[arg(long)]
     pub(crate) device: String,
     /// Weight mix: a llama.cpp file type (Q4_K_M, Q2_K, IQ4_XS, TQ1_0, ...), a format (q4_0,
-    /// int4-g128, ...) or `stored` (a GGUF's own types) [default: stored for a GGUF file,
-    /// Q4_K_M otherwise].
+    /// int4-g128, fp8_e4m3-b128, ...) or `stored` (a GGUF's own types) [default: stored for
+    /// a GGUF file, the quantization_config of a config.json, Q4_K_M otherwise].
     #[arg(long, value_parser = flag::<Mix>("weights"))]
     pub(crate) weights: Option<Mix>,
     #[command(flatten)]
@@ -112,7 +113,7 @@ impl ScenarioArgs {
             (None, None, Some(name)) => memwall_import::ModelFile::of_name(name).map(|k| (name.as_str(), "--model", k)),
             (None, None, None) => None,
         };
-        let model = match file {
+        let (model, stated) = match file {
             Some((path, flag, kind)) => {
                 if !std::path::Path::new(path).exists() {
                     let preset = memwall_lab::presets::model_text(path).is_some();
@@ -127,12 +128,19 @@ impl ScenarioArgs {
                 }
                 let imported = memwall_lab::presets::import_model_as(path, kind)?;
                 report_import(path, &imported);
-                imported.model
+                (imported.model, imported.weights)
             }
-            None => load_model(self.model.as_deref().unwrap_or_default())?,
+            None => (load_model(self.model.as_deref().unwrap_or_default())?, None),
         };
-        let weights =
-            self.weights.unwrap_or(if model.stored.is_some() { Mix::Stored } else { Mix::File(FileType::Q4_K_M) });
+        // --weights, else what the file states (a GGUF's stored types, a config.json's
+        // quantization_config), else Q4_K_M.
+        let weights = match (self.weights, stated) {
+            (Some(mix), _) => WeightQuant::new(mix),
+            (None, Some(w)) => w,
+            (None, None) => {
+                WeightQuant::new(if model.stored.is_some() { Mix::Stored } else { Mix::File(FileType::Q4_K_M) })
+            }
+        };
         let device = load_device(&self.device)?;
         let engine = match &self.engine {
             Some(e) => e.0.clone(),
@@ -143,7 +151,7 @@ impl ScenarioArgs {
             device,
             engine,
             assume_defaults: self.assume_defaults,
-            weights: WeightQuant::new(weights),
+            weights,
             kv,
             workload,
             cost: Default::default(),
@@ -182,7 +190,7 @@ fn report_import(path: &str, i: &memwall_import::Imported) {
 /// `--kv`, `--kv-k` and `--kv-v`.
 #[derive(Args)]
 pub(crate) struct KvArgs {
-    /// KV-cache format for both K and V (f16, q8_0, q4_0, ...).
+    /// KV-cache format for both K and V (f16, q8_0, q4_0, fp8_e4m3, ...).
     #[arg(long, default_value = "f16", value_parser = flag::<QuantFormat>("kv"))]
     kv: QuantFormat,
     /// K-cache format (overrides --kv).

@@ -118,3 +118,36 @@ fn an_experiment_over_a_gguf_uses_its_types_unless_it_sweeps_the_mix() {
     assert_eq!((b[0].0.as_str(), b[1].0.as_str()), ("Q4_0", "Q8_0"), "a swept mix");
     assert!(b[0].1 != bytes && b[1].1 > b[0].1, "{b:?}");
 }
+
+#[test]
+fn a_config_json_quantization_config_sets_the_weights_and_fp8_kv_halves_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/hf/qwen3-0.6b.json");
+    let mut cfg: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    cfg["quantization_config"] =
+        serde_json::json!({"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]});
+    std::fs::write(dir.path().join("config.json"), cfg.to_string()).unwrap();
+    let footprint = |extra: &[&str]| {
+        let args = [&["footprint", "--hf", "config.json", "--device", "raspberry-pi-5-16gb"][..], extra].concat();
+        let o = memwall(&args, dir.path());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{err}");
+        let field = |prefix: &str| -> String {
+            out.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {out}")).to_string()
+        };
+        let weight_bytes: u64 = field("weight bytes: ").split_whitespace().nth(2).unwrap().parse().unwrap();
+        (weight_bytes, field("kv cache"), out.lines().next().unwrap().to_string(), err)
+    };
+    let (stated, kv_f16, head, err) = footprint(&[]);
+    assert!(head.contains("fp8_e4m3-b128"), "{head}");
+    assert!(err.contains("quantization_config: weights in fp8_e4m3-b128"), "{err}");
+    // Embeddings and head stay bf16: more than every weight in FP8, less than all in bf16.
+    let (all_fp8, ..) = footprint(&["--weights", "fp8_e4m3-b128"]);
+    let (all_bf16, ..) = footprint(&["--weights", "BF16"]);
+    assert!(all_fp8 < stated && stated < all_bf16, "{all_fp8} < {stated} < {all_bf16}");
+    // An FP8 KV cache: half the f16 cache's bytes.
+    let (_, kv_fp8, head, _) = footprint(&["--kv", "fp8_e4m3"]);
+    assert!(head.contains("KV fp8_e4m3/fp8_e4m3"), "{head}");
+    let gb = |l: &str| l.split_whitespace().last().unwrap().parse::<f64>().unwrap();
+    assert!((gb(&kv_fp8) * 2.0 - gb(&kv_f16)).abs() <= 2e-3 * gb(&kv_f16) + 1e-3, "{kv_fp8} vs {kv_f16}");
+}

@@ -341,7 +341,7 @@ impl RefMamba {
 /// | source | budget |
 /// | --- | --- |
 /// | float weights (F32/F16/BF16): f32 arithmetic only | 2e-4 |
-/// | weights dotted against Q8_0 activations (Q4_0…Q8_0, IQ4_NL) | 0.05 |
+/// | weights dotted against Q8_0 activations (Q4_0…Q8_0, IQ4_NL, MXFP4) | 0.05 |
 /// | weights dotted against Q8_K activations (K-quants, ternary) | 0.06 |
 /// | SSM layers in the stack | × 2 of the above |
 /// | KV F16 | + 2e-3 |
@@ -358,9 +358,13 @@ pub fn logit_budget(weights: &[GgmlType], kv: [QuantFormat; 2], ssm: bool) -> f6
         .iter()
         .map(|t| match t {
             GgmlType::F32 | GgmlType::F16 | GgmlType::BF16 => 2e-4,
-            GgmlType::Q4_0 | GgmlType::Q4_1 | GgmlType::Q5_0 | GgmlType::Q5_1 | GgmlType::Q8_0 | GgmlType::IQ4_NL => {
-                0.05
-            }
+            GgmlType::Q4_0
+            | GgmlType::Q4_1
+            | GgmlType::Q5_0
+            | GgmlType::Q5_1
+            | GgmlType::Q8_0
+            | GgmlType::IQ4_NL
+            | GgmlType::MXFP4 => 0.05,
             _ => 0.06,
         })
         .fold(0.0, f64::max);

@@ -74,7 +74,7 @@ fn worst_error(m: &ModelSpec, mix: &str, kv: GgmlType) -> (f64, f64) {
 fn logits_match_the_f64_reference_within_the_budget_of_each_format() {
     let (mut report, mut failed) = (Vec::new(), Vec::new());
     for (name, m) in shapes() {
-        for mix in ["F32", "F16", "Q8_0", "Q4_0", "Q4_K_M", "Q3_K_M", "Q2_K", "TQ2_0"] {
+        for mix in ["F32", "F16", "Q8_0", "Q4_0", "mxfp4", "Q4_K_M", "Q3_K_M", "Q2_K", "TQ2_0"] {
             let (err, budget) = worst_error(&m, mix, GgmlType::F16);
             report.push(format!("{name:>13} {mix:>7} kv f16: {err:.2e} (budget {budget:.1e})"));
             if err >= budget {

@@ -55,6 +55,9 @@ pub struct Imported {
     pub file_type: Option<String>,
     /// Σ tensor bytes of a GGUF file.
     pub tensor_bytes: Option<u64>,
+    /// The weight mix a config.json's `quantization_config` states (FP8, MXFP4), for a
+    /// design that names no other.
+    pub weights: Option<memwall_spec::WeightQuant>,
 }
 
 /// Metadata prefixes that describe the file, the tokenizer or the numerics (rotary bases,
@@ -498,7 +501,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
              count, and they are read once per token"
         ));
     }
-    Ok(Imported { model, unmapped, notes, file_type, tensor_bytes: Some(h.tensor_bytes()) })
+    Ok(Imported { model, unmapped, notes, file_type, tensor_bytes: Some(h.tensor_bytes()), weights: None })
 }
 
 /// The attention keys as read: width, the largest query head count, and the per-layer counts

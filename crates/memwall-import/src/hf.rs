@@ -592,7 +592,8 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
         }
     }
     notes.extend(c.notes.into_inner());
-    Ok(Imported { model, unmapped, notes, file_type: None, tensor_bytes: None })
+    let weights = crate::hf_quant::stated_weights(&root, &mut notes)?;
+    Ok(Imported { model, unmapped, notes, file_type: None, tensor_bytes: None, weights })
 }
 
 /// LFM2's FFN width as transformers computes it: `block_ff_dim` (else `intermediate_size`,

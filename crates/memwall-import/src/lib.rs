@@ -11,6 +11,7 @@ pub mod gguf;
 pub mod gguf_model;
 mod gguf_shapes;
 pub mod hf;
+mod hf_quant;
 
 pub use error::ImportError;
 pub use gguf::{GgufHeader, TensorInfo, Value};

@@ -718,3 +718,12 @@ fn a_consistent_file_keeps_its_kv_cache() {
     let i = model_from_gguf(&file(&meta, &t), "generic").unwrap();
     assert!(!i.notes.iter().any(|n| n.starts_with("WARNING")), "{:?}", i.notes);
 }
+
+#[test]
+fn mxfp4_tensors_take_17_bytes_per_32_weights() {
+    // 3 rows of 64: 2 blocks of 17 B each (1 E8M0 byte + 16 bytes of nibbles).
+    let b = write::file(&[("general.architecture", s("llama"))], &[("e.weight", &[64, 3], GgmlType::MXFP4)]);
+    let h = parse(&b).unwrap();
+    assert_eq!(h.tensors[0].ggml, GgmlType::MXFP4);
+    assert_eq!(h.tensor_bytes(), 3 * 2 * 17);
+}

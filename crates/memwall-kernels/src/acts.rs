@@ -28,7 +28,7 @@ pub fn act_kind(t: GgmlType) -> Result<ActKind, KernelError> {
     use GgmlType as G;
     Ok(match t {
         G::F32 | G::F16 | G::BF16 => ActKind::F32,
-        G::Q4_0 | G::Q4_1 | G::Q5_0 | G::Q5_1 | G::Q8_0 | G::IQ4_NL => ActKind::Q8_0,
+        G::Q4_0 | G::Q4_1 | G::Q5_0 | G::Q5_1 | G::Q8_0 | G::IQ4_NL | G::MXFP4 => ActKind::Q8_0,
         G::Q2_K | G::Q3_K | G::Q4_K | G::Q5_K | G::Q6_K | G::TQ1_0 | G::TQ2_0 => ActKind::Q8K,
         other => return Err(KernelError::Unsupported { format: other.name() }),
     })

@@ -10,6 +10,7 @@ use crate::acts::{ActKind, Acts, Q8Acts, act_kind};
 use crate::formats::f16_at;
 use crate::formats::kquants::{q3k_scale, q6k_level, scale_min_k4};
 use crate::formats::legacy::IQ4_NL_VALUES;
+use crate::formats::mxfp4::{MXFP4_VALUES, e8m0_half};
 use crate::formats::ternary::tq1_trit;
 use crate::simd::Isa;
 
@@ -100,6 +101,9 @@ pub mod scalar {
                 GgmlType::Q4_1 => f16_at(b) * da * isum(qa, |j| nib(&b[4..], j)) as f32 + f16_at(&b[2..]) * da * asum,
                 GgmlType::Q5_0 => f16_at(b) * da * isum(qa, |j| q5(&b[2..], j) - 16) as f32,
                 GgmlType::Q5_1 => f16_at(b) * da * isum(qa, |j| q5(&b[4..], j)) as f32 + f16_at(&b[2..]) * da * asum,
+                GgmlType::MXFP4 => {
+                    da * e8m0_half(b[0]) * isum(qa, |j| MXFP4_VALUES[nib(&b[1..], j) as usize] as i32) as f32
+                }
                 _ => f16_at(b) * da * isum(qa, |j| IQ4_NL_VALUES[nib(&b[2..], j) as usize] as i32) as f32,
             };
         }
@@ -223,6 +227,7 @@ impl Simd {
                     G::Q5_0 => Simd::Q8(avx2::q5_0),
                     G::Q5_1 => Simd::Q8(avx2::q5_1),
                     G::IQ4_NL => Simd::Q8(avx2::iq4_nl),
+                    G::MXFP4 => Simd::Q8(avx2::mxfp4),
                     G::Q2_K => Simd::Q8(avx2::q2_k),
                     G::Q3_K => Simd::Q8(avx2::q3_k),
                     G::Q4_K => Simd::Q8(avx2::q4_k),

@@ -6,7 +6,8 @@
 //! - [`formats`]: ggml/GGUF block formats, byte for byte (each module documents its layouts
 //!   with their byte counts): F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, IQ4_NL
 //!   ([`formats::legacy`]), Q2_K…Q6_K and Q8_K ([`formats::kquants`]), TQ1_0 and TQ2_0
-//!   ([`formats::ternary`]), plus generic `intN-gG` group formats ([`formats::group`]).
+//!   ([`formats::ternary`]), MXFP4 ([`formats::mxfp4`]), plus generic `intN-gG` group
+//!   formats ([`formats::group`]) and scaled FP8 E4M3/E5M2 tensors ([`formats::fp8`]).
 //!   Quantization follows ggml's reference; our blocks dequantized by the `gguf` Python
 //!   package equal ours bit for bit (tests/python/test_gguf_compat.py).
 //! - [`quantizers`]: round-to-nearest, AWQ-style activation-aware scaling and GPTQ.
@@ -33,6 +34,7 @@
 //! | q8_0 | 0.0065 | q2_K | 0.345 |
 //! | q8_K | 0.0085 | tq1_0, tq2_0 (on ternary weights) | 5e-4 |
 //! | q6_K | 0.021 | q5_0, q5_1, q5_K | 0.05 |
+//! | mxfp4 | 0.13 | | |
 //!
 //! ```
 //! use memwall_kernels::dot::Kernel;

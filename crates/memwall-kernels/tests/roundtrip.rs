@@ -36,6 +36,7 @@ fn budget(t: GgmlType) -> f32 {
         G::Q6_K => 0.021,
         G::Q5_0 | G::Q5_1 | G::Q5_K => 0.05,
         G::Q4_0 | G::Q4_1 | G::Q4_K | G::IQ4_NL => 0.1,
+        G::MXFP4 => 0.13,
         G::Q3_K => 0.175,
         G::Q2_K => 0.345,
         // Ternary formats are for ternary-trained weights; see the exact test below.

@@ -46,6 +46,18 @@ fn simd_dots_match_the_scalar_reference() {
     }
 }
 
+/// The formats with an AVX2 kernel take it (a format that silently fell back to the scalar
+/// path would pass the comparison above trivially).
+#[test]
+fn avx2_formats_resolve_to_their_kernels() {
+    if !Isa::Avx2.supported() {
+        return;
+    }
+    for t in [GgmlType::Q4_0, GgmlType::IQ4_NL, GgmlType::MXFP4, GgmlType::Q4_K, GgmlType::F16] {
+        assert_eq!(Kernel::with_isa(t, Isa::Avx2).unwrap().isa(), Isa::Avx2, "{t}");
+    }
+}
+
 /// The activation quantizers of every SIMD path give the scalar reference's codes, scales and
 /// sums bit for bit: random data of every scale, exact rounding ties (`x × id` = k + ½), and
 /// blocks whose largest magnitude comes with both signs (Q8_K keeps the first).

@@ -419,6 +419,18 @@ mod tests {
     }
 
     #[test]
+    fn fp8_kv_takes_one_byte_per_element_plus_row_scales() {
+        // 1024 elements per row: 1024 B in fp8_e4m3 (its per-layer scale lies outside the
+        // rows), 1024 + 4 B with one f32 scale per token and layer.
+        let m = dense(1, 6144, 8);
+        let e4m3: QuantFormat = "fp8_e4m3".parse().unwrap();
+        assert_eq!(kv_cache_bytes(&m, e4m3, e4m3, 10, 512, 1), 10 * 2 * 1024);
+        assert_eq!(2 * kv_cache_bytes(&m, e4m3, e4m3, 4096, 512, 2), kv_cache_bytes(&m, F16, F16, 4096, 512, 2));
+        let pc: QuantFormat = "fp8_e5m2-pc".parse().unwrap();
+        assert_eq!(kv_cache_bytes(&m, pc, e4m3, 10, 512, 1), 10 * (1028 + 1024));
+    }
+
+    #[test]
     fn sliding_window_caps_kv_growth() {
         let mut m = dense(4, 6144, 8);
         m.layer_pattern = vec![LayerKind::Sliding];

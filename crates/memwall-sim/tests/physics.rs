@@ -1,7 +1,7 @@
 //! The analytic estimator against the physics it must reproduce.
 
 use memwall_sim::cost::formulas::overlap_time;
-use memwall_sim::{Binding, CostPlan, estimate, expected_distinct_experts};
+use memwall_sim::{Binding, CostPlan, Footprint, estimate, expected_distinct_experts};
 use memwall_spec::{KvQuant, LayerKind, Scenario, WeightQuant};
 
 const DEVICE: &str = include_str!("data/test-phone.toml");
@@ -408,4 +408,26 @@ fn history_sets_the_depth_and_only_the_prompt_is_prefilled() {
     assert_eq!(s.workload.kv_tokens(), 32768);
     s.workload.context_policy = memwall_spec::ContextPolicy::Grow;
     assert_eq!(s.workload.kv_tokens(), 16000 + 512 + g, "a growing cache holds the history too");
+}
+
+#[test]
+fn fp8_kv_and_weights_flow_through_footprint_and_estimate() {
+    let f16 = scenario("Q4_K_M");
+    let mut fp8 = scenario("Q4_K_M");
+    fp8.kv = KvQuant::both("fp8_e4m3".parse().unwrap());
+    fp8.validate().unwrap();
+    let (a, b) = (Footprint::of(&f16).unwrap(), Footprint::of(&fp8).unwrap());
+    // 32 layers × 8 KV heads × 128 × 4096 tokens × (K + V): 2 B per element in f16, 1 in fp8.
+    assert_eq!(a.kv, 32 * 8 * 128 * 4096 * 2 * 2);
+    assert_eq!(b.kv, a.kv / 2);
+    assert_eq!(b.weights, a.weights);
+    // Half the KV bytes to read: decode is no slower.
+    assert!(estimate(&fp8).unwrap().decode_tok_s >= estimate(&f16).unwrap().decode_tok_s);
+    // FP8 weights with 128 × 128 tiles: a little over 1 B per weight, and an estimate.
+    let w = scenario("fp8_e4m3-b128");
+    w.validate().unwrap();
+    let fw = Footprint::of(&w).unwrap();
+    let q8 = Footprint::of(&scenario("pure-q8_0")).unwrap();
+    assert!(fw.weights < q8.weights, "{} vs {}", fw.weights, q8.weights);
+    assert!(estimate(&w).unwrap().decode_tok_s > 0.0);
 }

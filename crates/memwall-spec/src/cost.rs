@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bounds::at_most;
 use crate::error::{Result, SpecError, fraction, non_negative, positive};
-use crate::quant::{ChannelQuant, GgmlType, GroupQuant, QuantFormat};
+use crate::quant::{ChannelQuant, Fp8Kind, Fp8Quant, GgmlType, GroupQuant, QuantFormat};
 
 fn d_source() -> String {
     "defaults: engineering estimates (memwall cost.rs), not yet calibrated".into()
@@ -118,6 +118,13 @@ impl Default for CostModel {
 /// within the calibration's own run-to-run spread. Taking the measured cycles as they are
 /// (× 2 for 128-bit) made it worse (11.3 %, llama.cpp on CPUs 28 %): memwall's kernels are
 /// not llama.cpp's in absolute terms.
+///
+/// FP8 figures are assumptions (memwall's kernels have no FP8 path to measure), scaled from the
+/// measured F16 (0.037) by instruction count on a CPU without FP8 arithmetic: an E5M2 byte is
+/// the top half of a binary16, so it converts as F16 plus one byte unpack per 16 weights
+/// (0.045); E4M3 must also rebias its exponent and select subnormals (a shift, an add and a
+/// blend per 8 weights), taken as IQ4_NL's table lookup (0.06). A per-row or per-tile scale
+/// multiplies once per row or tile and adds nothing per weight.
 pub fn default_dequant_cycles(f: QuantFormat) -> f64 {
     use GgmlType as G;
     match f {
@@ -153,6 +160,8 @@ pub fn default_dequant_cycles(f: QuantFormat) -> f64 {
             };
             base + if asym { 0.005 } else { 0.0 }
         }
+        QuantFormat::Fp8(Fp8Quant { kind: Fp8Kind::E5m2, .. }) => 0.045,
+        QuantFormat::Fp8(Fp8Quant { kind: Fp8Kind::E4m3, .. }) => 0.06,
     }
 }
 

@@ -43,7 +43,7 @@ pub use model::{
     LayerKind, LinearSpec, MlaSpec, ModelSpec, MoeSpec, ParamCounts, PerLayerEmbeddingSpec, ShortConvSpec, SsmKind,
     SsmSpec, StoredTensor, Tensor, TensorClass,
 };
-pub use quant::{ChannelQuant, GgmlType, GroupQuant, QuantFormat, ScaleDtype};
+pub use quant::{ChannelQuant, Fp8Kind, Fp8Quant, Fp8Scale, GgmlType, GroupQuant, QuantFormat, ScaleDtype};
 pub use scenario::Scenario;
 pub use sim::{
     BackgroundEvent, CacheMode, MemorySim, PolicySpec, Routing, Session, SimConfig, StorageSim, ThermalSim, Turn,

@@ -543,7 +543,8 @@ fn tensor_type(ftype: FileType, imatrix: bool, model: &ModelSpec, t: &Tensor, st
 /// llama.cpp's fallback when a row of `row_len` elements does not fill whole blocks of `f`:
 /// K- and IQ-quants fall back to a 32-element format of similar size, then to F16.
 ///
-/// Generic group and per-channel formats never fall back: they pad the last group instead.
+/// Generic group, per-channel and FP8 formats never fall back: they pad the last group (or
+/// tile) instead.
 pub fn fallback(f: QuantFormat, row_len: u64) -> QuantFormat {
     if f.row_bytes(row_len).is_some() {
         return f;
@@ -567,7 +568,7 @@ pub fn fallback(f: QuantFormat, row_len: u64) -> QuantFormat {
             G::Q6_K => Some(G::Q8_0),
             _ => None,
         },
-        QuantFormat::Group(_) | QuantFormat::Channel(_) => None,
+        QuantFormat::Group(_) | QuantFormat::Channel(_) | QuantFormat::Fp8(_) => None,
     };
     match alt {
         Some(a) if row_len.is_multiple_of(a.block_size()) => QuantFormat::Ggml(a),

@@ -466,12 +466,13 @@ impl Tensor {
         self.row_len * self.rows * self.experts
     }
 
-    /// Bytes of this tensor stored in `f`: `rows × experts × row_bytes(row_len)`, where a row
-    /// that ends mid-group of a generic group format pads its last group (ggml types fall
-    /// back to another type before they get here, see [`crate::mix::fallback`]).
+    /// Bytes of this tensor stored in `f`: `experts × matrix_bytes(row_len, rows)`, that is
+    /// `rows × experts × row_bytes(row_len)` where a row that ends mid-group of a generic
+    /// group format pads its last group (ggml types fall back to another type before they get
+    /// here, see [`crate::mix::fallback`]), and FP8 scales per tensor or per tile counted for
+    /// each expert's matrix ([`crate::QuantFormat::matrix_bytes`]).
     pub fn bytes_in(&self, f: crate::QuantFormat) -> u64 {
-        let row = f.row_bytes(self.row_len).unwrap_or_else(|| f.padded_bytes(self.row_len));
-        self.rows * self.experts * row
+        self.experts * f.matrix_bytes(self.row_len, self.rows)
     }
 
     /// Whether this is a 1-D tensor (norm weight or bias).

@@ -221,8 +221,79 @@ impl ChannelQuant {
     }
 }
 
-/// A weight or KV-cache storage format: a ggml type, a generic group-wise format or a
-/// per-channel format.
+/// An 8-bit float encoding (OCP OFP8 rev. 1.0, Table 1,
+/// <https://www.opencompute.org/documents/ocp-8-bit-floating-point-specification-ofp8-revision-1-0-2023-12-01-pdf-1>).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fp8Kind {
+    /// E4M3 (`float8_e4m3fn`): bias 7, largest finite 448, no infinity, NaN S.1111.111.
+    E4m3,
+    /// E5M2 (`float8_e5m2`): bias 15, largest finite 57344, IEEE-style infinities and NaNs.
+    E5m2,
+}
+
+impl Fp8Kind {
+    /// The largest finite value: E4M3 `2^(15 − 7) × 1.75 = 448`, E5M2 `2^(30 − 15) × 1.75 =
+    /// 57344` (OFP8 Table 1).
+    pub fn max_finite(self) -> f32 {
+        match self {
+            Fp8Kind::E4m3 => 448.0,
+            Fp8Kind::E5m2 => 57344.0,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Fp8Kind::E4m3 => "fp8_e4m3",
+            Fp8Kind::E5m2 => "fp8_e5m2",
+        }
+    }
+}
+
+/// What one scale of an FP8 format covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Fp8Scale {
+    /// One scale for the whole tensor (compressed-tensors `strategy: "tensor"`, vLLM's
+    /// `k_scale`/`v_scale` for an FP8 KV cache): no bytes in any row.
+    Tensor,
+    /// One scale per row (output channel; compressed-tensors `strategy: "channel"`); in a KV
+    /// cache, one per token and layer.
+    Channel,
+    /// One scale per `b × b` tile (`weight_block_size: [b, b]`, DeepSeek-V3's `[128, 128]`,
+    /// stored as `weight_scale_inv` of shape `[ceil(rows / b), ceil(row_len / b)]`).
+    Block(u32),
+}
+
+/// An FP8 format: one byte per weight in `kind`, times scales of dtype `dtype`
+/// (`fp8_e4m3`, `fp8_e4m3-pc`, `fp8_e4m3-b128`, `fp8_e5m2-pc-bf16`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Fp8Quant {
+    /// Encoding of each weight.
+    pub kind: Fp8Kind,
+    /// What one scale covers.
+    pub scale: Fp8Scale,
+    /// Dtype of the scales (f32 unless named: checkpoints store `weight_scale` in f32).
+    pub dtype: ScaleDtype,
+}
+
+impl Fp8Quant {
+    /// Bytes of a `rows × row_len` matrix: one byte per weight plus the scales,
+    /// `rows × row_len + s × (1 | rows | ceil(rows / b) × ceil(row_len / b))` for a scale of
+    /// `s` bytes per tensor, row or `b × b` tile.
+    ///
+    /// Example: a DeepSeek-V3 expert's `gate_proj` in `fp8_e4m3-b128`, 2048 rows of 7168:
+    /// 14,680,064 B + 16 × 56 tiles × 4 B of scales = 14,683,648 B.
+    pub fn matrix_bytes(&self, row_len: u64, rows: u64) -> u64 {
+        let scales = match self.scale {
+            Fp8Scale::Tensor => 1,
+            Fp8Scale::Channel => rows,
+            Fp8Scale::Block(b) => rows.div_ceil(b as u64) * row_len.div_ceil(b as u64),
+        };
+        rows * row_len + scales * self.dtype.bytes()
+    }
+}
+
+/// A weight or KV-cache storage format: a ggml type, a generic group-wise format, a
+/// per-channel format or an FP8 format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum QuantFormat {
     /// A ggml/GGUF type.
@@ -231,33 +302,50 @@ pub enum QuantFormat {
     Group(GroupQuant),
     /// A per-channel `intN-pc` format (one scale per row).
     Channel(ChannelQuant),
+    /// An 8-bit float format (`fp8_e4m3`, `fp8_e5m2`) with per-tensor, per-row or per-tile
+    /// scales.
+    Fp8(Fp8Quant),
 }
 
 impl QuantFormat {
     /// Elements per block (ggml block size, or group size); 0 for a per-channel format, whose
-    /// block is the whole row (use [`QuantFormat::row_bytes`]).
+    /// block is the whole row (use [`QuantFormat::row_bytes`]); for FP8, 1 with a per-tensor
+    /// scale, 0 per row, `b²` per `b × b` tile.
     pub fn block_elems(&self) -> u64 {
         match self {
             QuantFormat::Ggml(t) => t.block_size(),
             QuantFormat::Group(g) => g.group as u64,
             QuantFormat::Channel(_) => 0,
+            QuantFormat::Fp8(q) => match q.scale {
+                Fp8Scale::Tensor => 1,
+                Fp8Scale::Channel => 0,
+                Fp8Scale::Block(b) => b as u64 * b as u64,
+            },
         }
     }
 
-    /// Bytes per block; for a per-channel format, the bytes of one row's scales.
+    /// Bytes per block; for a per-channel format, the bytes of one row's scales; for FP8, 1
+    /// with a per-tensor scale, a row's scale, or a tile with its scale.
     pub fn block_bytes(&self) -> u64 {
         match self {
             QuantFormat::Ggml(t) => t.type_size(),
             QuantFormat::Group(g) => g.group_bytes(),
             QuantFormat::Channel(c) => c.row_bytes(0),
+            QuantFormat::Fp8(q) => match q.scale {
+                Fp8Scale::Tensor => 1,
+                Fp8Scale::Channel => q.dtype.bytes(),
+                Fp8Scale::Block(b) => b as u64 * b as u64 + q.dtype.bytes(),
+            },
         }
     }
 
-    /// Bits per weight, `8 × block_bytes / block_elems`; for a per-channel format the bits
-    /// of a weight alone (its row's scale adds `8 × scale bytes / row length`).
+    /// Bits per weight, `8 × block_bytes / block_elems`; for a per-channel format (integer
+    /// or FP8) the bits of a weight alone (its row's scale adds `8 × scale bytes / row
+    /// length`); 8 for FP8 with one scale per tensor.
     pub fn bits_per_weight(&self) -> f64 {
         match self {
             QuantFormat::Channel(c) => c.bits as f64,
+            QuantFormat::Fp8(Fp8Quant { scale: Fp8Scale::Channel, .. }) => 8.0,
             _ => 8.0 * self.block_bytes() as f64 / self.block_elems() as f64,
         }
     }
@@ -265,32 +353,60 @@ impl QuantFormat {
     /// Bytes of one row of `n` elements, or `None` when a ggml type cannot store it (`n` is
     /// not a multiple of its block size; llama.cpp then falls back to another type). Generic
     /// group formats pad the last group, as GPTQ, AWQ and MLC do, and the padding is counted;
-    /// per-channel formats store any row.
+    /// per-channel and FP8 formats store any row.
     pub fn row_bytes(&self, n: u64) -> Option<u64> {
         match self {
             QuantFormat::Ggml(_) => {
                 let b = self.block_elems();
                 n.is_multiple_of(b).then(|| n / b * self.block_bytes())
             }
-            QuantFormat::Group(_) | QuantFormat::Channel(_) => Some(self.padded_bytes(n)),
+            QuantFormat::Group(_) | QuantFormat::Channel(_) | QuantFormat::Fp8(_) => Some(self.padded_bytes(n)),
         }
     }
 
     /// Bytes of `n` elements when the row may end mid-block (the last block is padded, as a
-    /// KV cache or a generic format would store it): `ceil(n / block) × block_bytes`.
+    /// KV cache or a generic format would store it): `ceil(n / block) × block_bytes`. An FP8
+    /// row takes `n` bytes plus its own scale (per row) or its row of tile scales (a lone
+    /// row of a `b × b` format); a per-tensor scale lies outside every row (see
+    /// [`QuantFormat::matrix_bytes`]).
     pub fn padded_bytes(&self, n: u64) -> u64 {
         match self {
             QuantFormat::Channel(c) => c.row_bytes(n),
+            QuantFormat::Fp8(q) => match q.scale {
+                Fp8Scale::Tensor => n,
+                _ => q.matrix_bytes(n, 1),
+            },
             _ => n.div_ceil(self.block_elems()) * self.block_bytes(),
         }
     }
 
+    /// Bytes of a `rows × row_len` matrix: `rows × row_bytes(row_len)` (padded where a ggml
+    /// row ends mid-block), except FP8, whose per-tensor scale is counted once and whose
+    /// `b × b` tiles share a scale across `b` rows ([`Fp8Quant::matrix_bytes`]).
+    pub fn matrix_bytes(&self, row_len: u64, rows: u64) -> u64 {
+        match self {
+            QuantFormat::Fp8(q) => q.matrix_bytes(row_len, rows),
+            _ => rows * self.row_bytes(row_len).unwrap_or_else(|| self.padded_bytes(row_len)),
+        }
+    }
+
+    /// Bytes a whole tensor holds beside its rows (a per-tensor FP8 scale; 0 otherwise): a
+    /// KV cache layer in `fp8_e4m3` keeps one such scale for K and one for V.
+    pub fn tensor_scale_bytes(&self) -> u64 {
+        match self {
+            QuantFormat::Fp8(Fp8Quant { scale: Fp8Scale::Tensor, dtype, .. }) => dtype.bytes(),
+            _ => 0,
+        }
+    }
+
     /// Whether weights dot against integer-quantized activations (Q8_0/Q8_K) rather than
-    /// floats: true for every block-quantized format.
+    /// floats: true for every block-quantized format; false for FP8, which a CPU converts to
+    /// floats (no integer dot product reads it).
     pub fn is_quantized(&self) -> bool {
         match self {
             QuantFormat::Ggml(t) => t.is_quantized(),
             QuantFormat::Group(_) | QuantFormat::Channel(_) => true,
+            QuantFormat::Fp8(_) => false,
         }
     }
 
@@ -317,6 +433,18 @@ impl fmt::Display for QuantFormat {
                 write!(f, "int{}-pc", c.bits)?;
                 write_suffix(f, c.asym, c.scale)
             }
+            QuantFormat::Fp8(q) => {
+                f.write_str(q.kind.name())?;
+                match q.scale {
+                    Fp8Scale::Tensor => {}
+                    Fp8Scale::Channel => f.write_str("-pc")?,
+                    Fp8Scale::Block(b) => write!(f, "-b{b}")?,
+                }
+                if q.dtype != ScaleDtype::F32 {
+                    write!(f, "-{}", q.dtype.name())?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -333,8 +461,52 @@ fn write_suffix(f: &mut fmt::Formatter<'_>, asym: bool, scale: ScaleDtype) -> fm
 
 const FORMAT_HINT: &str = "; expected a ggml type (f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, \
 q2_K..q6_K, q8_K, iq1_s, iq1_m, iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq4_nl, iq4_xs, tq1_0, \
-tq2_0, mxfp4), int<N>-g<G>[-asym][-f16|-bf16|-f32|-e8m0] (groups of G weights, e.g. int4-g128) \
-or int<N>-pc[-asym][-...] (one scale per row, e.g. int8-pc)";
+tq2_0, mxfp4), int<N>-g<G>[-asym][-f16|-bf16|-f32|-e8m0] (groups of G weights, e.g. int4-g128), \
+int<N>-pc[-asym][-...] (one scale per row, e.g. int8-pc) or fp8_e4m3|fp8_e5m2[-pc|-b<B>][-f32|-bf16|-f16|-e8m0] \
+(8-bit floats with one f32 scale per tensor, per row or per B × B tile, e.g. fp8_e4m3-b128)";
+
+/// Largest FP8 scale tile edge accepted (DeepSeek-V3 uses 128).
+const MAX_FP8_TILE: u32 = 65_536;
+
+/// Parse `fp8_e4m3[-pc|-bB][-dtype]` (lower-cased); `None` when `s` does not name an FP8 format.
+fn parse_fp8(s: &str, lower: &str) -> Option<Result<QuantFormat>> {
+    let kind = [Fp8Kind::E4m3, Fp8Kind::E5m2].into_iter().find(|k| lower.starts_with(k.name()))?;
+    let rest = &lower[kind.name().len()..];
+    let mut q = Fp8Quant { kind, scale: Fp8Scale::Tensor, dtype: ScaleDtype::F32 };
+    let mut scales = 0;
+    if rest.is_empty() {
+        return Some(Ok(QuantFormat::Fp8(q)));
+    }
+    let rest = rest.strip_prefix('-')?;
+    for p in rest.split('-') {
+        match p {
+            "pc" => {
+                q.scale = Fp8Scale::Channel;
+                scales += 1;
+            }
+            "f16" => q.dtype = ScaleDtype::F16,
+            "bf16" => q.dtype = ScaleDtype::Bf16,
+            "f32" => q.dtype = ScaleDtype::F32,
+            "e8m0" => q.dtype = ScaleDtype::E8m0,
+            _ => {
+                let b: u32 = p.strip_prefix('b')?.parse().ok()?;
+                if b == 0 || b > MAX_FP8_TILE {
+                    return Some(Err(SpecError::invalid(
+                        "",
+                        s,
+                        format!("FP8 tile edge must lie in 1..={MAX_FP8_TILE}"),
+                    )));
+                }
+                q.scale = Fp8Scale::Block(b);
+                scales += 1;
+            }
+        }
+    }
+    if scales > 1 {
+        return Some(Err(SpecError::invalid("", s, "name one scale layout: per tensor (none), -pc or -b<B>")));
+    }
+    Some(Ok(QuantFormat::Fp8(q)))
+}
 
 impl FromStr for QuantFormat {
     type Err = SpecError;
@@ -353,6 +525,9 @@ impl FromStr for QuantFormat {
             return Ok(QuantFormat::Ggml(t));
         }
         let lower = s.trim().to_ascii_lowercase();
+        if lower.starts_with("fp8") {
+            return parse_fp8(s, &lower).unwrap_or_else(|| Err(unknown()));
+        }
         let Some(rest) = lower.strip_prefix("int") else { return Err(unknown()) };
         let mut parts = rest.split('-');
         let bits: u8 = parts.next().and_then(|p| p.parse().ok()).ok_or_else(unknown)?;
@@ -464,8 +639,64 @@ mod tests {
     }
 
     #[test]
+    fn fp8_formats_parse_display_and_size_byte_exactly() {
+        let f: QuantFormat = "FP8_E4M3".parse().unwrap();
+        assert_eq!(
+            f,
+            QuantFormat::Fp8(Fp8Quant { kind: Fp8Kind::E4m3, scale: Fp8Scale::Tensor, dtype: ScaleDtype::F32 })
+        );
+        assert_eq!(f.to_string(), "fp8_e4m3");
+        // One byte per weight; the tensor's one f32 scale lies outside the rows.
+        assert_eq!(f.row_bytes(4096), Some(4096));
+        assert_eq!(f.bits_per_weight(), 8.0);
+        assert_eq!(f.matrix_bytes(4096, 1024), 4096 * 1024 + 4);
+        assert_eq!(f.tensor_scale_bytes(), 4);
+        assert!(!f.is_quantized());
+        // Per row: 4096 B + one f32 scale.
+        let pc: QuantFormat = "fp8_e5m2-pc".parse().unwrap();
+        assert_eq!(pc.row_bytes(4096), Some(4100));
+        assert_eq!(pc.matrix_bytes(4096, 3), 3 * 4100);
+        assert_eq!(pc.tensor_scale_bytes(), 0);
+        // 128 × 128 tiles over 300 rows of 200: 3 × 2 tiles, 6 f32 scales.
+        let b: QuantFormat = "fp8_e4m3-b128".parse().unwrap();
+        assert_eq!(b.matrix_bytes(200, 300), 60_000 + 6 * 4);
+        // DeepSeek-V3 expert gate_proj: 2048 × 7168 + 16 × 56 × 4.
+        assert_eq!(b.matrix_bytes(7168, 2048), 14_683_648);
+        assert_eq!(b.bits_per_weight(), 8.0 + 32.0 / 16384.0);
+        let bf: QuantFormat = "fp8_e5m2-pc-bf16".parse().unwrap();
+        assert_eq!(bf.row_bytes(10), Some(12));
+        for name in ["fp8_e4m3", "fp8_e5m2", "fp8_e4m3-pc", "fp8_e4m3-b128", "fp8_e5m2-b64-bf16", "fp8_e4m3-pc-e8m0"] {
+            let f: QuantFormat = name.parse().unwrap();
+            assert_eq!(f.to_string(), name);
+        }
+        // An explicit f32 suffix is the default and is not displayed.
+        assert_eq!("fp8_e4m3-pc-f32".parse::<QuantFormat>().unwrap().to_string(), "fp8_e4m3-pc");
+    }
+
+    #[test]
+    fn fp8_largest_finite_values() {
+        assert_eq!(Fp8Kind::E4m3.max_finite(), 2f32.powi(8) * 1.75);
+        assert_eq!(Fp8Kind::E5m2.max_finite(), 2f32.powi(15) * 1.75);
+    }
+
+    #[test]
     fn bad_names_are_errors_that_quote_the_value() {
-        for bad in ["q4_z", "int9-g32", "int4-g0", "int4-g12", "int4", "int4-g32-foo", ""] {
+        for bad in [
+            "q4_z",
+            "int9-g32",
+            "int4-g0",
+            "int4-g12",
+            "int4",
+            "int4-g32-foo",
+            "",
+            "fp8",
+            "fp8_e3m4",
+            "fp8_e4m3-b0",
+            "fp8_e4m3-x",
+            "fp8_e4m3pc",
+            "fp8_e4m3-b99999999",
+            "fp8_e4m3-pc-b128",
+        ] {
             let e = bad.parse::<QuantFormat>().unwrap_err().to_string();
             assert!(e.contains(&format!("`{bad}`")) || e.contains(&format!("= {bad}")), "{e}");
         }

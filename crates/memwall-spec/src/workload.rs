@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, SpecError, non_negative, nonzero};
-use crate::quant::{GgmlType, QuantFormat};
+use crate::quant::{Fp8Scale, GgmlType, QuantFormat};
 
 /// How much KV cache is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -250,7 +250,9 @@ impl KvQuant {
     }
 
     /// Check the formats suit a KV cache (llama.cpp supports f32, f16, bf16, q8_0, q4_0,
-    /// q4_1, iq4_nl, q5_0, q5_1 caches; memwall also takes generic group formats).
+    /// q4_1, iq4_nl, q5_0, q5_1 caches; memwall also takes generic group formats and FP8
+    /// with one scale per layer, as vLLM's `kv_cache_dtype = "fp8_e4m3"` keeps `k_scale` and
+    /// `v_scale`, or one per token and layer).
     pub fn validate(&self) -> Result<()> {
         for (field, f) in [("k", self.k), ("v", self.v)] {
             let ok = match f {
@@ -269,15 +271,31 @@ impl KvQuant {
                 QuantFormat::Group(_) => true,
                 // A per-channel scale spans a weight row; a KV row is one token.
                 QuantFormat::Channel(_) => false,
+                // A b × b tile would span b tokens, which a cache appends one at a time.
+                QuantFormat::Fp8(q) => !matches!(q.scale, Fp8Scale::Block(_)),
             };
             if !ok {
                 return Err(SpecError::invalid(
                     field,
                     f,
-                    "not a KV-cache format (use f32, f16, bf16, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl or intN-gG)",
+                    "not a KV-cache format (use f32, f16, bf16, q8_0, q5_1, q5_0, q4_1, q4_0, iq4_nl, intN-gG, fp8_e4m3, fp8_e5m2 or their -pc forms)",
                 ));
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp8_kv_caches_are_accepted_unless_tiled() {
+        for ok in ["fp8_e4m3", "fp8_e5m2", "fp8_e4m3-pc"] {
+            assert!(KvQuant::both(ok.parse().unwrap()).validate().is_ok(), "{ok}");
+        }
+        let e = KvQuant::both("fp8_e4m3-b128".parse().unwrap()).validate().unwrap_err().to_string();
+        assert!(e.contains("fp8_e4m3-b128") && e.contains('k'), "{e}");
     }
 }

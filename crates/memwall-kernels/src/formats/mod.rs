@@ -7,9 +7,11 @@
 //! The per-format modules document each layout with its byte count.
 
 pub mod float;
+pub mod fp8;
 pub mod group;
 pub mod kquants;
 pub mod legacy;
+pub mod mxfp4;
 pub mod ternary;
 
 use memwall_spec::GgmlType;
@@ -124,6 +126,7 @@ macro_rules! dispatch {
             GgmlType::Q8_K => $f::<kquants::Q8_K>($($arg),*),
             GgmlType::TQ1_0 => $f::<ternary::TQ1_0>($($arg),*),
             GgmlType::TQ2_0 => $f::<ternary::TQ2_0>($($arg),*),
+            GgmlType::MXFP4 => $f::<mxfp4::MXFP4>($($arg),*),
             other => return Err(KernelError::Unsupported { format: other.name() }),
         }
     };
@@ -148,6 +151,7 @@ pub const SUPPORTED: &[GgmlType] = &[
     GgmlType::Q8_K,
     GgmlType::TQ1_0,
     GgmlType::TQ2_0,
+    GgmlType::MXFP4,
 ];
 
 /// Quantize a row of floats into ggml blocks of type `t`.

@@ -388,6 +388,33 @@ pub unsafe fn iq4_nl(w: &[u8], a: &Q8Acts) -> f32 {
     }
 }
 
+/// MXFP4 weights · Q8_0 activations: the doubled E2M1 code book looked up with `pshufb`, as
+/// IQ4_NL's, times the halved E8M0 scale (a power of two, formed without a conversion).
+///
+/// # Safety
+/// As [`q8_0`], with 17-byte blocks.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub unsafe fn mxfp4(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        use crate::formats::mxfp4::{MXFP4_VALUES as v, e8m0_half};
+        let table = _mm256_setr_epi8(
+            v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[0],
+            v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15],
+        );
+        let (wp, qa, da) = (w.as_ptr(), a.qs.as_ptr() as *const u8, a.d.as_ptr());
+        // Two accumulators: the FMA latency chain would otherwise bind.
+        let mut acc = [_mm256_setzero_ps(), _mm256_setzero_ps()];
+        for i in 0..w.len() / 17 {
+            let b = wp.add(17 * i);
+            prefetch_ahead(b, 17);
+            let p = dot_ss(_mm256_shuffle_epi8(table, nibbles32(b.add(1))), load(qa.add(32 * i)));
+            let d = _mm256_set1_ps(e8m0_half(*b) * *da.add(i));
+            acc[i % 2] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[i % 2]);
+        }
+        hsum(_mm256_add_ps(acc[0], acc[1]))
+    }
+}
+
 /// Q4_K (`five_bit = false`) or Q5_K weights · Q8_K activations: 8 sub-blocks of 32 with
 /// 6-bit scales and mins; Q5_K adds a fifth bit per weight from its `qh` plane.
 #[inline(always)]
