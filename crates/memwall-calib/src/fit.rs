@@ -49,7 +49,28 @@ pub fn least_squares(x: &DMatrix<f64>, y: &DVector<f64>) -> Result<(DVector<f64>
     Ok((beta, se))
 }
 
-/// A measured decode rate and the scenario memwall predicts it with.
+/// What a measured rate times: generated tokens or a prompt's prefill.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Decoded tokens/s (the estimator's `decode_tok_s`; llama-bench `tgN`).
+    #[default]
+    Decode,
+    /// Prompt tokens/s (the estimator's `prefill_tok_s` of the workload's prompt after its
+    /// history; llama-bench `ppN`, `ppN @ dD`).
+    Prefill,
+}
+
+impl Phase {
+    /// `decode` or `prefill`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Decode => "decode",
+            Phase::Prefill => "prefill",
+        }
+    }
+}
+
+/// A measured decode or prefill rate and the scenario memwall predicts it with.
 #[derive(Debug, Clone)]
 pub struct Observation {
     /// Identifier (a row of the measurement table).
@@ -60,8 +81,10 @@ pub struct Observation {
     pub class: String,
     /// The design as run.
     pub scenario: Scenario,
-    /// Measured decode tokens/s.
+    /// Measured tokens/s of `phase`.
     pub measured_tok_s: f64,
+    /// What `measured_tok_s` times.
+    pub phase: Phase,
 }
 
 /// A fitted figure of an engine on a unit.
@@ -78,12 +101,30 @@ pub enum Knob {
     /// Reads of the attended KV cache per decode step (how attention cost grows with the
     /// context).
     AttentionKvReads,
+    /// Share of the unit's peak arithmetic in prefill (a matrix-matrix product).
+    PrefillEfficiency,
 }
 
 impl Knob {
-    /// Every knob.
-    pub const ALL: [Knob; 5] =
+    /// The knobs decode rows are fitted with.
+    pub const DECODE: [Knob; 5] =
         [Knob::BandwidthShare, Knob::ComputeEfficiency, Knob::PerTokenS, Knob::PerOpS, Knob::AttentionKvReads];
+
+    /// The knobs prefill rows are fitted with, the decode knobs fixed: a prompt's chunks read
+    /// the weights once per `ubatch` tokens and are bound by arithmetic, so the one figure
+    /// they pin is the matrix-matrix efficiency.
+    pub const PREFILL: [Knob; 1] = [Knob::PrefillEfficiency];
+
+    /// Whether the figure changes a prediction of `phase`: prefill steps have no fixed cost
+    /// per token, no repeated KV reads and their own efficiency; decode steps never use the
+    /// prefill efficiency.
+    pub fn acts_on(self, phase: Phase) -> bool {
+        match self {
+            Knob::BandwidthShare | Knob::PerOpS => true,
+            Knob::ComputeEfficiency | Knob::PerTokenS | Knob::AttentionKvReads => phase == Phase::Decode,
+            Knob::PrefillEfficiency => phase == Phase::Prefill,
+        }
+    }
 
     /// The field's name in an engine profile.
     pub fn name(self) -> &'static str {
@@ -93,6 +134,7 @@ impl Knob {
             Knob::PerTokenS => "per_token_s",
             Knob::PerOpS => "per_op_s",
             Knob::AttentionKvReads => "attention_kv_reads",
+            Knob::PrefillEfficiency => "prefill_efficiency",
         }
     }
 
@@ -104,6 +146,7 @@ impl Knob {
             Knob::PerTokenS => u.per_token_s,
             Knob::PerOpS => u.per_op_s,
             Knob::AttentionKvReads => u.attention_kv_reads,
+            Knob::PrefillEfficiency => u.prefill_efficiency,
         }
     }
 
@@ -115,6 +158,7 @@ impl Knob {
             Knob::PerTokenS => u.per_token_s = v,
             Knob::PerOpS => u.per_op_s = v,
             Knob::AttentionKvReads => u.attention_kv_reads = v,
+            Knob::PrefillEfficiency => u.prefill_efficiency = v,
         }
     }
 
@@ -123,7 +167,7 @@ impl Knob {
     /// a per-query-head engine on an 8-way GQA model).
     pub fn bounds(self) -> (f64, f64) {
         match self {
-            Knob::BandwidthShare | Knob::ComputeEfficiency => (0.02, 1.0),
+            Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::PrefillEfficiency => (0.02, 1.0),
             Knob::PerTokenS => (1e-5, 0.2),
             Knob::PerOpS => (1e-8, 1e-3),
             Knob::AttentionKvReads => (1.0, 8.0),
@@ -135,7 +179,7 @@ impl Knob {
     /// that a few coherent rows move a figure, strong enough to hold one no row informs.
     pub fn prior_sigma(self) -> f64 {
         match self {
-            Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::AttentionKvReads => 1.0,
+            Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::PrefillEfficiency | Knob::AttentionKvReads => 1.0,
             Knob::PerTokenS | Knob::PerOpS => 2.5,
         }
     }
@@ -163,11 +207,17 @@ impl Param {
     }
 }
 
-/// Every knob of every (engine, unit) the observations use. The priors are the generic
+/// Every decode knob ([`Knob::DECODE`]) of every (engine, unit) the observations use: see
+/// [`params_for`].
+pub fn default_params(obs: &[Observation]) -> Vec<Param> {
+    params_for(obs, &Knob::DECODE)
+}
+
+/// `knobs` of every (engine, unit) the observations use. The priors are the generic
 /// engine's figures on that unit ([`memwall_spec::EngineSpec::generic`]), never the
 /// profile's: a profile's figures may themselves be fitted to these rows, and a prior that
 /// has seen a device would make leaving that device out meaningless.
-pub fn default_params(obs: &[Observation]) -> Vec<Param> {
+pub fn params_for(obs: &[Observation], knobs: &[Knob]) -> Vec<Param> {
     let mut seen: BTreeMap<(String, &'static str), (Backend, &UnitCosts)> = BTreeMap::new();
     for o in obs {
         let s = &o.scenario;
@@ -180,7 +230,7 @@ pub fn default_params(obs: &[Observation]) -> Vec<Param> {
     let mut out = Vec::new();
     for ((engine, _), (unit, u)) in seen {
         let u = generic.unit(unit).unwrap_or(u);
-        for knob in Knob::ALL {
+        for &knob in knobs {
             let (lo, hi) = knob.bounds();
             out.push(Param {
                 engine: engine.clone(),
@@ -195,7 +245,8 @@ pub fn default_params(obs: &[Observation]) -> Vec<Param> {
 }
 
 /// Evaluates observations under parameter values: each observation's tensor plan is built
-/// once, and each prediction is the estimator's decode rate with the engine's figures set.
+/// once, and each prediction is the estimator's rate of the observation's phase with the
+/// engine's figures set.
 pub struct Predictor<'a> {
     obs: &'a [Observation],
     params: &'a [Param],
@@ -220,7 +271,9 @@ impl<'a> Predictor<'a> {
                 params
                     .iter()
                     .enumerate()
-                    .filter(|(_, p)| p.engine == s.engine.name && p.unit == s.workload.backend)
+                    .filter(|(_, p)| {
+                        p.engine == s.engine.name && p.unit == s.workload.backend && p.knob.acts_on(o.phase)
+                    })
                     .map(|(i, _)| i)
                     .collect()
             })
@@ -233,7 +286,8 @@ impl<'a> Predictor<'a> {
         &self.touch[i]
     }
 
-    /// Predicted decode tok/s of observation `i` with parameter values `values` (not logs).
+    /// Predicted tok/s of observation `i` (of its phase) with parameter values `values` (not
+    /// logs).
     pub fn predict(&mut self, i: usize, values: &[f64]) -> Result<f64, CalibError> {
         let s = &mut self.scratch[i];
         let unit = s.workload.backend;
@@ -245,7 +299,11 @@ impl<'a> Predictor<'a> {
         }
         let plan = CostPlan::with_tensors(s, &self.plans[i])
             .map_err(|e| CalibError::Scenario { id: self.obs[i].id.clone(), source: e })?;
-        Ok(estimate_with(&plan, s).decode_tok_s)
+        let e = estimate_with(&plan, s);
+        Ok(match self.obs[i].phase {
+            Phase::Decode => e.decode_tok_s,
+            Phase::Prefill => e.prefill_tok_s,
+        })
     }
 }
 

@@ -42,8 +42,11 @@ pub mod quality_fit;
 pub mod thermal;
 pub mod validate;
 
-pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit, least_squares};
-pub use validate::{CrossValidated, Summary, cross_validate, naive_roofline_tok_s, summarize};
+pub use fit::{Fit, Knob, Observation, Param, Phase, Predictor, default_params, fit, least_squares, params_for};
+pub use validate::{
+    Coverage, CrossValidated, Summary, cross_validate, cross_validate_prefill, interval_coverage,
+    naive_prefill_roofline_tok_s, naive_roofline_tok_s, summarize,
+};
 
 /// Errors of calibration.
 ///
