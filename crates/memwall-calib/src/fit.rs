@@ -419,3 +419,26 @@ pub fn fit(pred: &mut Predictor, use_obs: &[usize]) -> Result<Fit, CalibError> {
     let rms_log = (raw.iter().map(|x| x * x).sum::<f64>() / raw.len() as f64).sqrt();
     Ok(Fit { values: values(&theta), rms_log, iterations })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_knob_acts_on_the_phases_whose_time_it_enters() {
+        // A prefill chunk: weights read (bandwidth share), operators (per-op cost), its own
+        // efficiency; no per-token cost, no repeated KV reads, not decode's efficiency.
+        let prefill: Vec<Knob> = [Knob::DECODE.as_slice(), &Knob::PREFILL]
+            .concat()
+            .into_iter()
+            .filter(|k| k.acts_on(Phase::Prefill))
+            .collect();
+        assert_eq!(prefill, [Knob::BandwidthShare, Knob::PerOpS, Knob::PrefillEfficiency]);
+        assert!(Knob::DECODE.iter().all(|k| k.acts_on(Phase::Decode)));
+        assert!(!Knob::PrefillEfficiency.acts_on(Phase::Decode));
+        let mut u = memwall_spec::EngineSpec::generic().cpu.unwrap();
+        Knob::PrefillEfficiency.set(&mut u, 0.25);
+        assert_eq!((u.prefill_efficiency, Knob::PrefillEfficiency.get(&u)), (0.25, 0.25));
+        assert_eq!(Knob::PrefillEfficiency.name(), "prefill_efficiency");
+    }
+}

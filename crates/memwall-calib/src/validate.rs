@@ -236,3 +236,52 @@ pub fn summarize(predicted: &[f64], measured: &[f64], key: &[String]) -> Vec<Sum
     out.extend(groups.iter().map(|(g, rows)| one(g, rows)));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefill_roofline_is_peak_macs_over_weights_per_token() {
+        // A Raspberry Pi 5: 4 Cortex-A76 at 2.4 GHz, two 128-bit pipes with dot products,
+        // 32 int8 MACs/cycle: 4 × 2.4e9 × 32 = 3.072e11 MAC/s.
+        let s = Scenario {
+            model: memwall_catalog::load_model("llama-3.2-1b").unwrap(),
+            device: memwall_catalog::load_device("raspberry-pi-5-8gb").unwrap(),
+            weights: memwall_spec::WeightQuant::new("Q4_0".parse().unwrap()),
+            kv: Default::default(),
+            workload: memwall_spec::Workload { threads: Some(4), ..Default::default() },
+            engine: memwall_catalog::load_engine("llama.cpp").unwrap(),
+            assume_defaults: false,
+            cost: Default::default(),
+            sim: Default::default(),
+        };
+        let active = s.model.params().active_per_token as f64;
+        let roof = naive_prefill_roofline_tok_s(&s);
+        assert!((roof * active / 3.072e11 - 1.0).abs() < 1e-12, "{roof}");
+        // Two threads: half.
+        let mut two = s.clone();
+        two.workload.threads = Some(2);
+        assert!((naive_prefill_roofline_tok_s(&two) / roof - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn coverage_counts_rows_inside_the_interval_of_the_other_devices() {
+        // Group g: six devices with ratios measured/predicted 1.0, 1.1, 0.9, 1.05, 0.95 and an
+        // outlier 2.0. Each row's interval is the 10th-90th percentile of the other five.
+        let measured = [1.0, 1.1, 0.9, 1.05, 0.95, 2.0];
+        let predicted = [1.0; 6];
+        let device: Vec<String> = (0..6).map(|i| format!("d{i}")).collect();
+        let key = vec!["g".to_string(); 6];
+        let c = interval_coverage(&predicted, &measured, &device, &key);
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[0].group.as_str(), c[0].checked), ("all", 6));
+        // By hand (linear interpolation over the other five): row 1.0 → [0.92, 1.64] inside;
+        // 1.1 → [0.92, 1.62] inside; 0.9 → [0.97, 1.64] outside; 1.05 → [0.92, 1.64] inside;
+        // 0.95 → [0.94, 1.64] inside; 2.0 → [0.92, 1.08] outside. 4 of 6.
+        assert!((c[1].share - 4.0 / 6.0).abs() < 1e-12, "{c:?}");
+        // Fewer than five rows of other devices: nothing checked.
+        let c = interval_coverage(&predicted[..3], &measured[..3], &device[..3], &key[..3]);
+        assert_eq!((c[0].checked, c[0].share.is_nan()), (0, true));
+    }
+}
