@@ -1,4 +1,5 @@
-//! The least-squares core of calibration, and engine figures fitted to decode measurements.
+//! The least-squares core of calibration, and engine figures fitted to decode and prefill
+//! measurements.
 //!
 //! Every least-squares fit in memwall goes through this module:
 //! - linear: [`least_squares`] (ordinary least squares by SVD, with standard errors), which
@@ -11,8 +12,9 @@
 //! The one optimizer beside it is derivative-free, [`crate::nelder_mead`], for the thermal
 //! networks, whose loss is not smooth enough for a Jacobian.
 //!
-//! The model is memwall's own estimator: for observation `i` with measured decode rate `mᵢ`
-//! and parameters `θ` (the logarithms of the fitted figures), the residual is
+//! The model is memwall's own estimator: for observation `i` with measured rate `mᵢ` (decode
+//! or prefill tok/s, [`Phase`]) and parameters `θ` (the logarithms of the fitted figures),
+//! the residual is
 //! `rᵢ(θ) = ln(predᵢ(θ) / mᵢ) / σ_d` (`σ_d` = 0.1: a row is trusted to about 10 %), and each
 //! parameter `k` adds a prior residual `(θₖ − ln priorₖ) / σₖ`. Levenberg–Marquardt
 //! minimizes `Σ ρ(rᵢ) + Σ prior²` with a soft L1 loss `ρ(r) = 2 c² (√(1 + (r/c)²) − 1)`
