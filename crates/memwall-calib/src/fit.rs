@@ -108,6 +108,16 @@ pub enum Knob {
 }
 
 impl Knob {
+    /// Every knob.
+    pub const ALL: [Knob; 6] = [
+        Knob::BandwidthShare,
+        Knob::ComputeEfficiency,
+        Knob::PerTokenS,
+        Knob::PerOpS,
+        Knob::AttentionKvReads,
+        Knob::PrefillEfficiency,
+    ];
+
     /// The knobs decode rows are fitted with.
     pub const DECODE: [Knob; 5] =
         [Knob::BandwidthShare, Knob::ComputeEfficiency, Knob::PerTokenS, Knob::PerOpS, Knob::AttentionKvReads];
@@ -436,6 +446,7 @@ mod tests {
             .filter(|k| k.acts_on(Phase::Prefill))
             .collect();
         assert_eq!(prefill, [Knob::BandwidthShare, Knob::PerOpS, Knob::PrefillEfficiency]);
+        assert_eq!([Knob::DECODE.as_slice(), &Knob::PREFILL].concat(), Knob::ALL);
         assert!(Knob::DECODE.iter().all(|k| k.acts_on(Phase::Decode)));
         assert!(!Knob::PrefillEfficiency.acts_on(Phase::Decode));
         let mut u = memwall_spec::EngineSpec::generic().cpu.unwrap();
