@@ -313,7 +313,8 @@ pub struct Validation {
 
 /// Cross-validate the rows of a table: rows marked `exclude`, rows whose presets are
 /// missing, and rows faster than the device's peak bandwidth allows are set aside, each with
-/// its reason.
+/// its reason; so is a prefill rate faster than the unit's peak arithmetic allows
+/// ([`crate::naive_prefill_roofline_tok_s`]), as `id (prefill)`.
 pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
     let mut observations = Vec::new();
     let mut prefill = Vec::new();
@@ -347,7 +348,22 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
             continue;
         }
         match prefill_observation(r) {
-            Ok(Some(p)) => prefill.push(p),
+            Ok(Some(p)) => {
+                let roof = crate::naive_prefill_roofline_tok_s(&p.scenario);
+                if p.measured_tok_s > roof * 1.02 {
+                    excluded.push((
+                        format!("{} (prefill)", r.id),
+                        format!(
+                            "physically impossible as stated: {:.2} tok/s of prefill is faster than the {}'s peak \
+                             arithmetic allows ({roof:.2} tok/s)",
+                            p.measured_tok_s,
+                            p.scenario.workload.backend.name()
+                        ),
+                    ));
+                } else {
+                    prefill.push(p);
+                }
+            }
             Ok(None) => {}
             Err(e) => excluded.push((format!("{} (prefill)", r.id), format!("cannot be stated: {e}"))),
         }

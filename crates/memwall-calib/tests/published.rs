@@ -61,12 +61,17 @@ fn prefill_rates_are_validated_leaving_their_device_out() {
          b,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q8_0,llama.cpp,cpu,4,0,128,8.0,512,0,55.0,,test\n\
          c,m2,apple-m2-16gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,40.0,512,0,300.0,,test\n\
          d,pi4,raspberry-pi-4-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,4.0,512,1024,15.0,,test\n\
-         e,m3,apple-m3-16gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,40.0,,,,,test\n"
+         e,m3,apple-m3-16gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,40.0,,,,,test\n\
+         f,pi5b,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,12.0,512,0,5000.0,,test\n"
     );
     let rows = parse_table(&text, "t.csv").unwrap();
     assert_eq!((rows[3].prefill_tokens, rows[3].prefill_depth), (Some(512), 1024));
     let v = validate(&rows).unwrap();
-    assert_eq!(v.validated.len(), 5);
+    assert_eq!(v.validated.len(), 6);
+    // 5000 tok/s of prefill is beyond 4 Pi 5 cores' peak (about 250 tok/s of a 1.24e9-weight
+    // model): its decode row is used, its prefill rate set aside.
+    let why = v.excluded.iter().find(|x| x.0 == "f (prefill)").map(|x| x.1.clone()).unwrap();
+    assert!(why.contains("physically impossible") && why.contains("peak arithmetic"), "{why}");
     let p = v.prefill.as_ref().expect("prefill rows");
     let ids: Vec<&str> = p.validated.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["a", "b", "c", "d"]);
