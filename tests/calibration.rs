@@ -3,7 +3,7 @@
 //! for an engine seen on other devices, the prior's error for an engine seen only on the
 //! device left out).
 
-use memwall::calib::{Knob, Observation, Predictor, cross_validate, default_params, fit, summarize};
+use memwall::calib::{Knob, Observation, Phase, Predictor, cross_validate, default_params, fit, summarize};
 use memwall::lab::{load_device, load_model};
 use memwall::sim::estimate;
 use memwall::spec::{EngineSpec, KvQuant, Scenario, WeightQuant, Workload};
@@ -58,6 +58,7 @@ fn table(truth: &[EngineSpec], devices: &[&str]) -> Vec<Observation> {
                         class: "phone".into(),
                         scenario: scenario(d, m, mix, &prior, depth),
                         measured_tok_s: measured * noise,
+                        phase: Phase::Decode,
                     });
                 }
             }
@@ -71,7 +72,7 @@ fn a_fit_recovers_the_figures_that_made_the_measurements() {
     let truth = [engine("alpha", 0.55, 2e-3, 12e-6), engine("beta", 0.85, 0.5e-3, 2e-6)];
     let obs = table(&truth, &["snapdragon-8-gen3-16gb", "dimensity-9300-16gb", "raspberry-pi-5-8gb"]);
     let params = default_params(&obs);
-    assert_eq!(params.len(), 2 * Knob::ALL.len());
+    assert_eq!(params.len(), 2 * Knob::DECODE.len());
     let mut pred = Predictor::new(&obs, &params).unwrap();
     let all: Vec<usize> = (0..obs.len()).collect();
     let f = fit(&mut pred, &all).unwrap();

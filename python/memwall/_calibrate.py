@@ -16,13 +16,16 @@ from ._validate import _file_or_name
 class Calibration:
     """A calibrated ``device`` and ``engine`` (use them together), ``table`` (a pyarrow Table:
     per llama-bench row the measured and predicted tok/s before and after, or per fitted
-    figure its value and 95 % interval) and, for a host, ``measurements_csv``."""
+    figure its value and 95 % interval), for llama-bench rows ``not_fitted`` (the figures the
+    file could not pin, each with why: a file without generation or prompt tests) and, for a
+    host, ``measurements_csv``."""
 
     def __init__(self, profiles: dict, table):
         self.device = Device(json.loads(profiles["device_json"]))
         self.engine = Engine(json.loads(profiles["engine_json"]))
         self.table = table
         self.measurements_csv: str | None = profiles.get("measurements_csv")
+        self.not_fitted: list[str] = list(profiles.get("not_fitted", []))
         self._toml = (profiles["device_toml"], profiles["engine_toml"])
         # The files the calibration read, which `write` must never replace.
         self._inputs: list[str] = []
@@ -56,14 +59,17 @@ def calibrate(
     progress: bool = True,
 ) -> Calibration:
     """Calibrate a device. With ``llama_bench`` (a file of llama-bench output of ``model`` on
-    ``device``, run by ``engine``): fit the unit's bandwidth share and the engine's fixed
-    costs and KV reads there. With ``host=True``: probe this machine with memwall's kernels and
+    ``device``, run by ``engine``): from its generation tests (``tgN``) fit the unit's
+    bandwidth share and the engine's fixed costs and KV reads there, from its prompt tests
+    (``ppN``) the engine's prefill efficiency; ``Calibration.not_fitted`` lists what the file
+    could not pin (the residual table's ``phase`` tells the rows apart). With ``host=True``: probe this machine with memwall's kernels and
     engine (``quick``: about 2 minutes) and fit a device and an engine profile with 95 %
     intervals. ``Calibration.write(path)`` saves the profiles as ``memwall calibrate`` does.
 
     From llama-bench output, rows that cannot be ``model`` on ``device`` raise ``SpecError``
     naming the line and field: another model's parameter count or size, a rate that is 0,
-    negative, not finite or above what the device's peak bandwidth allows, or a fit that ends
+    negative, not finite or above what the device's peak bandwidth (a prompt test: its peak
+    arithmetic) allows, or a fit that ends
     at a bound or does not reproduce its rows."""
     import pyarrow as pa
 

@@ -28,9 +28,10 @@ def validate(
     only: str | Sequence[str] | None = None,
 ):
     """Check predictions against measurements. ``devices=True``: leave-one-device-out over
-    the published decode measurements (``table``, default the shipped one); the report has
-    per row the measured, cross-validated predicted, in-sample and roofline tok/s, and
-    ``.excluded`` lists the rows set aside. ``host=PATH``: run memwall's engine here on the
+    the published decode and prefill measurements (``table``, default the shipped one); the
+    report has per row its ``phase`` (``decode`` or ``prefill``: prefill rows are predicted
+    with the decode figures fitted without their device), the measured, cross-validated
+    predicted, in-sample and roofline tok/s, and ``.excluded`` lists the rows set aside. ``host=PATH``: run memwall's engine here on the
     validation designs (those whose id contains ``only``, or one of a list of substrings)
     and predict each with the host
     profile at PATH (``PATH.engine.toml`` beside it). Returns ``memwall.Results``."""

@@ -175,6 +175,9 @@ def test_calibration_from_llama_bench_recovers_the_device_that_made_the_rows(tmp
     # the truth's 4 ms), which tg128 at three depths of one model barely tells from bandwidth.
     assert abs(c.device.spec["memory"]["achievable_fraction"] / 0.42 - 1) < 0.06
     assert c.table.num_rows == 3 and max(abs(x) for x in c.table.column("error").to_pylist()) < 0.03
+    # Generation tests only: the prefill efficiency is named as not fitted.
+    assert set(c.table.column("phase").to_pylist()) == {"decode"}
+    assert len(c.not_fitted) == 1 and c.not_fitted[0].startswith("cpu.prefill_efficiency: the file has no prompt test")
     c.write(tmp_path / "pi.toml")
     assert (tmp_path / "pi.engine.toml").exists()
     again = memwall.Device(tmp_path / "pi.toml")
@@ -194,7 +197,9 @@ def test_calibration_from_llama_bench_recovers_the_device_that_made_the_rows(tmp
 def test_validation_reports_measured_against_predicted():
     r = memwall.validate(devices=True)
     t = r.to_pyarrow()
-    assert t.num_rows > 50 and {"measured_tok_s", "predicted_tok_s", "error"} <= set(t.column_names)
+    assert t.num_rows > 50 and {"measured_tok_s", "predicted_tok_s", "error", "phase"} <= set(t.column_names)
+    # Prefill rows are reported beside the decode rows.
+    assert set(t.column("phase").to_pylist()) == {"decode", "prefill"}
     assert all(len(x) == 2 for x in r.excluded)
     host = memwall.validate(host=ROOT / "datasets/hosts/zen-2c.toml", only="mha-tiny", tokens=2).to_pyarrow()
     row = host.to_pylist()[0]

@@ -1,4 +1,5 @@
-//! The least-squares core of calibration, and engine figures fitted to decode measurements.
+//! The least-squares core of calibration, and engine figures fitted to decode and prefill
+//! measurements.
 //!
 //! Every least-squares fit in memwall goes through this module:
 //! - linear: [`least_squares`] (ordinary least squares by SVD, with standard errors), which
@@ -11,8 +12,9 @@
 //! The one optimizer beside it is derivative-free, [`crate::nelder_mead`], for the thermal
 //! networks, whose loss is not smooth enough for a Jacobian.
 //!
-//! The model is memwall's own estimator: for observation `i` with measured decode rate `mᵢ`
-//! and parameters `θ` (the logarithms of the fitted figures), the residual is
+//! The model is memwall's own estimator: for observation `i` with measured rate `mᵢ` (decode
+//! or prefill tok/s, [`Phase`]) and parameters `θ` (the logarithms of the fitted figures),
+//! the residual is
 //! `rᵢ(θ) = ln(predᵢ(θ) / mᵢ) / σ_d` (`σ_d` = 0.1: a row is trusted to about 10 %), and each
 //! parameter `k` adds a prior residual `(θₖ − ln priorₖ) / σₖ`. Levenberg–Marquardt
 //! minimizes `Σ ρ(rᵢ) + Σ prior²` with a soft L1 loss `ρ(r) = 2 c² (√(1 + (r/c)²) − 1)`
@@ -49,7 +51,28 @@ pub fn least_squares(x: &DMatrix<f64>, y: &DVector<f64>) -> Result<(DVector<f64>
     Ok((beta, se))
 }
 
-/// A measured decode rate and the scenario memwall predicts it with.
+/// What a measured rate times: generated tokens or a prompt's prefill.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Phase {
+    /// Decoded tokens/s (the estimator's `decode_tok_s`; llama-bench `tgN`).
+    #[default]
+    Decode,
+    /// Prompt tokens/s (the estimator's `prefill_tok_s` of the workload's prompt after its
+    /// history; llama-bench `ppN`, `ppN @ dD`).
+    Prefill,
+}
+
+impl Phase {
+    /// `decode` or `prefill`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Decode => "decode",
+            Phase::Prefill => "prefill",
+        }
+    }
+}
+
+/// A measured decode or prefill rate and the scenario memwall predicts it with.
 #[derive(Debug, Clone)]
 pub struct Observation {
     /// Identifier (a row of the measurement table).
@@ -60,8 +83,10 @@ pub struct Observation {
     pub class: String,
     /// The design as run.
     pub scenario: Scenario,
-    /// Measured decode tokens/s.
+    /// Measured tokens/s of `phase`.
     pub measured_tok_s: f64,
+    /// What `measured_tok_s` times.
+    pub phase: Phase,
 }
 
 /// A fitted figure of an engine on a unit.
@@ -78,12 +103,40 @@ pub enum Knob {
     /// Reads of the attended KV cache per decode step (how attention cost grows with the
     /// context).
     AttentionKvReads,
+    /// Share of the unit's peak arithmetic in prefill (a matrix-matrix product).
+    PrefillEfficiency,
 }
 
 impl Knob {
     /// Every knob.
-    pub const ALL: [Knob; 5] =
+    pub const ALL: [Knob; 6] = [
+        Knob::BandwidthShare,
+        Knob::ComputeEfficiency,
+        Knob::PerTokenS,
+        Knob::PerOpS,
+        Knob::AttentionKvReads,
+        Knob::PrefillEfficiency,
+    ];
+
+    /// The knobs decode rows are fitted with.
+    pub const DECODE: [Knob; 5] =
         [Knob::BandwidthShare, Knob::ComputeEfficiency, Knob::PerTokenS, Knob::PerOpS, Knob::AttentionKvReads];
+
+    /// The knobs prefill rows are fitted with, the decode knobs fixed: a prompt's chunks read
+    /// the weights once per `ubatch` tokens and are bound by arithmetic, so the one figure
+    /// they pin is the matrix-matrix efficiency.
+    pub const PREFILL: [Knob; 1] = [Knob::PrefillEfficiency];
+
+    /// Whether the figure changes a prediction of `phase`: prefill steps have no fixed cost
+    /// per token, no repeated KV reads and their own efficiency; decode steps never use the
+    /// prefill efficiency.
+    pub fn acts_on(self, phase: Phase) -> bool {
+        match self {
+            Knob::BandwidthShare | Knob::PerOpS => true,
+            Knob::ComputeEfficiency | Knob::PerTokenS | Knob::AttentionKvReads => phase == Phase::Decode,
+            Knob::PrefillEfficiency => phase == Phase::Prefill,
+        }
+    }
 
     /// The field's name in an engine profile.
     pub fn name(self) -> &'static str {
@@ -93,6 +146,7 @@ impl Knob {
             Knob::PerTokenS => "per_token_s",
             Knob::PerOpS => "per_op_s",
             Knob::AttentionKvReads => "attention_kv_reads",
+            Knob::PrefillEfficiency => "prefill_efficiency",
         }
     }
 
@@ -104,6 +158,7 @@ impl Knob {
             Knob::PerTokenS => u.per_token_s,
             Knob::PerOpS => u.per_op_s,
             Knob::AttentionKvReads => u.attention_kv_reads,
+            Knob::PrefillEfficiency => u.prefill_efficiency,
         }
     }
 
@@ -115,6 +170,7 @@ impl Knob {
             Knob::PerTokenS => u.per_token_s = v,
             Knob::PerOpS => u.per_op_s = v,
             Knob::AttentionKvReads => u.attention_kv_reads = v,
+            Knob::PrefillEfficiency => u.prefill_efficiency = v,
         }
     }
 
@@ -123,7 +179,7 @@ impl Knob {
     /// a per-query-head engine on an 8-way GQA model).
     pub fn bounds(self) -> (f64, f64) {
         match self {
-            Knob::BandwidthShare | Knob::ComputeEfficiency => (0.02, 1.0),
+            Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::PrefillEfficiency => (0.02, 1.0),
             Knob::PerTokenS => (1e-5, 0.2),
             Knob::PerOpS => (1e-8, 1e-3),
             Knob::AttentionKvReads => (1.0, 8.0),
@@ -135,7 +191,7 @@ impl Knob {
     /// that a few coherent rows move a figure, strong enough to hold one no row informs.
     pub fn prior_sigma(self) -> f64 {
         match self {
-            Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::AttentionKvReads => 1.0,
+            Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::PrefillEfficiency | Knob::AttentionKvReads => 1.0,
             Knob::PerTokenS | Knob::PerOpS => 2.5,
         }
     }
@@ -163,11 +219,17 @@ impl Param {
     }
 }
 
-/// Every knob of every (engine, unit) the observations use. The priors are the generic
+/// Every decode knob ([`Knob::DECODE`]) of every (engine, unit) the observations use: see
+/// [`params_for`].
+pub fn default_params(obs: &[Observation]) -> Vec<Param> {
+    params_for(obs, &Knob::DECODE)
+}
+
+/// `knobs` of every (engine, unit) the observations use. The priors are the generic
 /// engine's figures on that unit ([`memwall_spec::EngineSpec::generic`]), never the
 /// profile's: a profile's figures may themselves be fitted to these rows, and a prior that
 /// has seen a device would make leaving that device out meaningless.
-pub fn default_params(obs: &[Observation]) -> Vec<Param> {
+pub fn params_for(obs: &[Observation], knobs: &[Knob]) -> Vec<Param> {
     let mut seen: BTreeMap<(String, &'static str), (Backend, &UnitCosts)> = BTreeMap::new();
     for o in obs {
         let s = &o.scenario;
@@ -180,7 +242,7 @@ pub fn default_params(obs: &[Observation]) -> Vec<Param> {
     let mut out = Vec::new();
     for ((engine, _), (unit, u)) in seen {
         let u = generic.unit(unit).unwrap_or(u);
-        for knob in Knob::ALL {
+        for &knob in knobs {
             let (lo, hi) = knob.bounds();
             out.push(Param {
                 engine: engine.clone(),
@@ -195,7 +257,8 @@ pub fn default_params(obs: &[Observation]) -> Vec<Param> {
 }
 
 /// Evaluates observations under parameter values: each observation's tensor plan is built
-/// once, and each prediction is the estimator's decode rate with the engine's figures set.
+/// once, and each prediction is the estimator's rate of the observation's phase with the
+/// engine's figures set.
 pub struct Predictor<'a> {
     obs: &'a [Observation],
     params: &'a [Param],
@@ -220,7 +283,9 @@ impl<'a> Predictor<'a> {
                 params
                     .iter()
                     .enumerate()
-                    .filter(|(_, p)| p.engine == s.engine.name && p.unit == s.workload.backend)
+                    .filter(|(_, p)| {
+                        p.engine == s.engine.name && p.unit == s.workload.backend && p.knob.acts_on(o.phase)
+                    })
                     .map(|(i, _)| i)
                     .collect()
             })
@@ -233,7 +298,8 @@ impl<'a> Predictor<'a> {
         &self.touch[i]
     }
 
-    /// Predicted decode tok/s of observation `i` with parameter values `values` (not logs).
+    /// Predicted tok/s of observation `i` (of its phase) with parameter values `values` (not
+    /// logs).
     pub fn predict(&mut self, i: usize, values: &[f64]) -> Result<f64, CalibError> {
         let s = &mut self.scratch[i];
         let unit = s.workload.backend;
@@ -245,7 +311,11 @@ impl<'a> Predictor<'a> {
         }
         let plan = CostPlan::with_tensors(s, &self.plans[i])
             .map_err(|e| CalibError::Scenario { id: self.obs[i].id.clone(), source: e })?;
-        Ok(estimate_with(&plan, s).decode_tok_s)
+        let e = estimate_with(&plan, s);
+        Ok(match self.obs[i].phase {
+            Phase::Decode => e.decode_tok_s,
+            Phase::Prefill => e.prefill_tok_s,
+        })
     }
 }
 
@@ -360,4 +430,28 @@ pub fn fit(pred: &mut Predictor, use_obs: &[usize]) -> Result<Fit, CalibError> {
     }
     let rms_log = (raw.iter().map(|x| x * x).sum::<f64>() / raw.len() as f64).sqrt();
     Ok(Fit { values: values(&theta), rms_log, iterations })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_knob_acts_on_the_phases_whose_time_it_enters() {
+        // A prefill chunk: weights read (bandwidth share), operators (per-op cost), its own
+        // efficiency; no per-token cost, no repeated KV reads, not decode's efficiency.
+        let prefill: Vec<Knob> = [Knob::DECODE.as_slice(), &Knob::PREFILL]
+            .concat()
+            .into_iter()
+            .filter(|k| k.acts_on(Phase::Prefill))
+            .collect();
+        assert_eq!(prefill, [Knob::BandwidthShare, Knob::PerOpS, Knob::PrefillEfficiency]);
+        assert_eq!([Knob::DECODE.as_slice(), &Knob::PREFILL].concat(), Knob::ALL);
+        assert!(Knob::DECODE.iter().all(|k| k.acts_on(Phase::Decode)));
+        assert!(!Knob::PrefillEfficiency.acts_on(Phase::Decode));
+        let mut u = memwall_spec::EngineSpec::generic().cpu.unwrap();
+        Knob::PrefillEfficiency.set(&mut u, 0.25);
+        assert_eq!((u.prefill_efficiency, Knob::PrefillEfficiency.get(&u)), (0.25, 0.25));
+        assert_eq!(Knob::PrefillEfficiency.name(), "prefill_efficiency");
+    }
 }

@@ -5,17 +5,20 @@
 //!
 //! - [`fit`](mod@fit): the least-squares core — [`least_squares`] (linear, by SVD, with standard
 //!   errors) and [`fit()`](fit::fit), a robust, regularized Levenberg–Marquardt fit on the log
-//!   of predicted ÷ measured decode tok/s, with a log-normal prior on every parameter, of the
-//!   figures of each engine on each compute unit ([`Knob`]: bandwidth share, compute
-//!   efficiency, fixed cost per token and per operator, KV reads).
-//! - [`validate`]: leave-one-device-out cross-validation ([`cross_validate`]) — every
-//!   device's rows are predicted by a fit that never saw that device — and the summaries
-//!   memwall publishes ([`Summary`]).
-//! - [`published`]: the published decode rows (`datasets/validation_decode.csv`) read as
-//!   scenarios and cross-validated (`memwall validate --devices`), and the engine profiles
-//!   fitted on them ([`published::fitted_engine_profiles`]).
+//!   of predicted ÷ measured tok/s (decode or prefill, [`Phase`]), with a log-normal prior on
+//!   every parameter, of the figures of each engine on each compute unit ([`Knob`]: bandwidth
+//!   share, compute efficiency, fixed cost per token and per operator, KV reads, prefill
+//!   efficiency).
+//! - [`validate`]: leave-one-device-out cross-validation ([`cross_validate`], and
+//!   [`cross_validate_prefill`] for prompt rates on the decode figures of the same fold) —
+//!   every device's rows are predicted by a fit that never saw that device — and the
+//!   summaries memwall publishes ([`Summary`], [`Coverage`] of the 80 % interval).
+//! - [`published`]: the published decode and prefill rows (`datasets/validation_decode.csv`)
+//!   read as scenarios and cross-validated (`memwall validate --devices`), and the engine
+//!   profiles fitted on them ([`published::fitted_engine_profiles`]).
 //! - [`llama_bench`]: llama-bench output in its four formats, and a device and engine
-//!   calibrated from it, every row checked before and after the fit
+//!   calibrated from it (generation tests: decode figures; prompt tests: the prefill
+//!   efficiency), every row checked before and after the fit
 //!   (`memwall calibrate --from-llama-bench`).
 //! - [`host`], [`hostfit`], [`hostval`]: this machine probed with memwall's own kernels and
 //!   engine, the device and engine profiles fitted to the probes, and the check of the
@@ -42,8 +45,11 @@ pub mod quality_fit;
 pub mod thermal;
 pub mod validate;
 
-pub use fit::{Fit, Knob, Observation, Param, Predictor, default_params, fit, least_squares};
-pub use validate::{CrossValidated, Summary, cross_validate, naive_roofline_tok_s, summarize};
+pub use fit::{Fit, Knob, Observation, Param, Phase, Predictor, default_params, fit, least_squares, params_for};
+pub use validate::{
+    Coverage, CrossValidated, Summary, cross_validate, cross_validate_prefill, interval_coverage,
+    naive_prefill_roofline_tok_s, naive_roofline_tok_s, summarize,
+};
 
 /// Errors of calibration.
 ///

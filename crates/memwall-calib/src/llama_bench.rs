@@ -5,8 +5,10 @@
 //! generation test (`tg128`, `tg128 @ d4096`) of a model run on a device the researcher
 //! owns is a measured decode rate, and several of them (at several depths, thread counts or
 //! weight formats) pin that device's bandwidth share, its fixed cost per token and how
-//! attention grows with the context ([`calibrate`]). Malformed or partial files are refused
-//! with the line and the field, and so is a rate that is 0, negative or not finite.
+//! attention grows with the context; a prompt test (`pp512`, `pp512 @ d4096`) is a measured
+//! prefill rate, which pins the engine's prefill (matrix-matrix) efficiency on the unit, the
+//! decode figures fixed ([`calibrate`]). Malformed or partial files are refused with the line
+//! and the field, and so is a rate that is 0, negative or not finite.
 //!
 //! Calibration believes no row on its word. [`calibrate`], which every front end calls,
 //! refuses — naming the line, the field, its value and the limit — before the fit:
@@ -15,8 +17,10 @@
 //!   [`SIZE_TOLERANCE`] from the weight bytes of the row's mix; a row stating neither is
 //!   held to its `model_type` size label within a factor [`LABEL_FACTOR`];
 //! - a rate that is 0, negative or not finite;
-//! - a rate above what the device's peak DRAM bandwidth (and its last-level cache) can feed
-//!   with the weights a token reads;
+//! - a generation rate above what the device's peak DRAM bandwidth (and its last-level
+//!   cache) can feed with the weights a token reads;
+//! - a prompt rate above what the unit's peak arithmetic allows (every active weight
+//!   multiplied once per token);
 //!
 //! and after it:
 //! - a fitted figure that ended at a bound of [`Knob::bounds`] the rows
@@ -26,7 +30,7 @@
 //! A refused calibration returns an error and nothing, so no caller writes a profile.
 
 use crate::CalibError;
-use crate::fit::{Fit, Knob, Observation, Param, Predictor, fit};
+use crate::fit::{Fit, Knob, Observation, Param, Phase, Predictor, fit};
 use memwall_spec::{Backend, DeviceSpec, EngineSpec, KvQuant, ModelSpec, Scenario, SpecError, WeightQuant, Workload};
 
 /// Result alias of this module.
@@ -394,19 +398,28 @@ fn parse_markdown(text: &str, origin: &str) -> Result<Vec<BenchRow>> {
 /// A device calibrated from llama-bench rows.
 #[derive(Debug, Clone)]
 pub struct Calibrated {
-    /// The device with its unit's bandwidth figure fitted.
+    /// The device with its unit's bandwidth figure fitted (from generation tests).
     pub device: DeviceSpec,
-    /// The engine profile with this device's fixed cost per token, per operator and KV reads.
+    /// The engine profile with this device's fixed cost per token and KV reads (from
+    /// generation tests) and its prefill efficiency (from prompt tests).
     pub engine: EngineSpec,
-    /// One per generation row.
+    /// One per generation row, then one per prompt row.
     pub residuals: Vec<Residual>,
+    /// The figures the file could not pin, each with why (a file without `tgN` or `ppN`
+    /// tests).
+    pub not_fitted: Vec<String>,
 }
 
-/// A generation row of llama-bench output against the prediction before and after the fit.
+/// A generation or prompt row of llama-bench output against the prediction before and after
+/// the fit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Residual {
     /// Line of the row in the file.
     pub line: usize,
+    /// What the row times: a generation test (`tgN`) or a prompt test (`ppN`).
+    pub phase: Phase,
+    /// Prompt tokens of a prompt test (`N` of `ppN`); 0 for a generation test.
+    pub prompt: u64,
     /// Context depth (`n_depth`), tokens.
     pub depth: u64,
     /// Threads, when the row says.
@@ -419,24 +432,176 @@ pub struct Residual {
     pub calibrated_tok_s: f64,
 }
 
-/// Fit `device`'s figures for the unit the rows ran on to the generation rows of `rows`
-/// (model `model`, engine `engine`): the unit's bandwidth share of peak, and the engine's
-/// fixed costs and KV reads on this device. Rows of several units are refused (calibrate one
-/// unit at a time), and so are rows of another model, impossible rates and fits that did not
-/// converge (the module's documentation lists the checks).
+impl BenchRow {
+    /// Whether the row times a prompt's prefill (a prompt test, `ppN`).
+    pub fn is_prompt(&self) -> bool {
+        self.n_prompt > 0 && self.n_gen == 0
+    }
+
+    /// What the row times, `None` for a combined test (`pgN,M`), which neither phase's fit
+    /// uses.
+    pub fn phase(&self) -> Option<Phase> {
+        if self.is_generation() {
+            Some(Phase::Decode)
+        } else if self.is_prompt() {
+            Some(Phase::Prefill)
+        } else {
+            None
+        }
+    }
+}
+
+/// The scenario of a generation or prompt row: a generation test decodes `n_gen` tokens after
+/// `n_depth` cached ones; a prompt test prefills `n_prompt` tokens after `n_depth` cached ones
+/// (and generates one).
+fn row_scenario(
+    r: &BenchRow,
+    phase: Phase,
+    model: &ModelSpec,
+    device: &DeviceSpec,
+    engine: &EngineSpec,
+    unit: Backend,
+) -> Result<Scenario> {
+    let mix = r.mix()?.parse().map_err(|e: SpecError| CalibError::Spec(e.within(&format!("line {}", r.line))))?;
+    let (prompt, history, gen_tokens) = match phase {
+        Phase::Decode => (r.n_depth, 0, r.n_gen),
+        Phase::Prefill => (r.n_prompt, r.n_depth, 1),
+    };
+    let s = Scenario {
+        model: model.clone(),
+        device: device.clone(),
+        weights: WeightQuant::new(mix),
+        kv: KvQuant::default(),
+        workload: Workload {
+            prompt_tokens: prompt,
+            history_tokens: Some(history),
+            gen_tokens,
+            context_tokens: (history + prompt + gen_tokens).next_multiple_of(512),
+            threads: r.threads.filter(|_| unit == Backend::Cpu),
+            backend: unit,
+            ..Workload::default()
+        },
+        engine: engine.clone(),
+        assume_defaults: true,
+        cost: Default::default(),
+        sim: Default::default(),
+    };
+    s.validate().map_err(|e| CalibError::Spec(e.within(&format!("line {}", r.line))))?;
+    Ok(s)
+}
+
+/// The parameters of `knobs` for `engine` on `unit`, each with the profile's figure as prior.
+fn unit_params(engine: &EngineSpec, unit: Backend, knobs: &[Knob]) -> Result<Vec<Param>> {
+    let u = engine.unit(unit).ok_or_else(|| {
+        CalibError::Spec(SpecError::invalid("engine", &engine.name, format!("does not run on the {}", unit.name())))
+    })?;
+    Ok(knobs
+        .iter()
+        .map(|&knob| Param { engine: engine.name.clone(), unit, knob, prior: knob.get(u), sigma: knob.prior_sigma() })
+        .collect())
+}
+
+/// Fit `params` to `obs` (the rows `rows`, in order): the fit, and each row's prediction
+/// before and after it.
+fn fit_rows(rows: &[&BenchRow], obs: &[Observation], params: &[Param]) -> Result<(Fit, Vec<Residual>)> {
+    let fail = |what: &str, e: CalibError| CalibError::Spec(SpecError::invalid("calibration", what, e.to_string()));
+    let mut pred = Predictor::new(obs, params).map_err(|e| fail("scenario", e))?;
+    let before: Vec<f64> = params.iter().map(|p| p.prior).collect();
+    let all: Vec<usize> = (0..obs.len()).collect();
+    let f = fit(&mut pred, &all).map_err(|e| fail("fit", e))?;
+    let mut residuals = Vec::new();
+    for (i, r) in rows.iter().enumerate() {
+        let phase = obs[i].phase;
+        residuals.push(Residual {
+            line: r.line,
+            phase,
+            prompt: if phase == Phase::Prefill { r.n_prompt } else { 0 },
+            depth: r.n_depth,
+            threads: r.threads,
+            measured_tok_s: r.avg_ts,
+            before_tok_s: pred.predict(i, &before).map_err(|e| fail("", e))?,
+            calibrated_tok_s: pred.predict(i, &f.values).map_err(|e| fail("", e))?,
+        });
+    }
+    Ok((f, residuals))
+}
+
+/// Fit `device`'s figures for the unit the rows ran on to `rows` (model `model`, engine
+/// `engine`): from the generation tests, the unit's bandwidth share of peak and the engine's
+/// fixed cost per token and KV reads on this device; then, from the prompt tests, the
+/// engine's prefill efficiency on this device, with the decode figures just fitted (or the
+/// profiles' where the file has no generation test). A file with one kind of test only
+/// calibrates what that kind pins and lists the rest in [`Calibrated::not_fitted`]. Rows of
+/// several units are refused (calibrate one unit at a time), and so are rows of another
+/// model, impossible rates and fits that did not converge (the module's documentation lists
+/// the checks).
 pub fn calibrate(rows: &[BenchRow], model: &ModelSpec, device: &DeviceSpec, engine: &EngineSpec) -> Result<Calibrated> {
     let tg: Vec<&BenchRow> = rows.iter().filter(|r| r.is_generation()).collect();
-    let first = *tg.first().ok_or_else(|| {
-        CalibError::Spec(SpecError::invalid("llama-bench", "no tg test", "calibration needs generation tests (tgN)"))
+    let pp: Vec<&BenchRow> = rows.iter().filter(|r| r.is_prompt()).collect();
+    let first = *tg.first().or(pp.first()).ok_or_else(|| {
+        CalibError::Spec(SpecError::invalid(
+            "llama-bench",
+            "no tg or pp test",
+            "calibration needs generation tests (tgN) or prompt tests (ppN)",
+        ))
     })?;
     let unit = first.unit();
-    if let Some(r) = tg.iter().find(|r| r.unit() != unit) {
+    if let Some(r) = tg.iter().chain(&pp).find(|r| r.unit() != unit) {
         return Err(CalibError::Spec(SpecError::invalid(
             format!("line {}: backend", r.line),
             &r.backend,
             format!("the file mixes units ({} and {}); calibrate one unit at a time", unit.name(), r.unit().name()),
         )));
     }
+    let mut not_fitted = Vec::new();
+    let (mut device, mut engine, mut residuals, mut notes) = if tg.is_empty() {
+        not_fitted.push(format!(
+            "{}, {u}.per_token_s, {u}.attention_kv_reads: the file has no generation test (tgN); the profiles' figures are kept",
+            unit_field(unit),
+            u = unit.name()
+        ));
+        (device.clone(), engine.clone(), Vec::new(), Vec::new())
+    } else {
+        calibrate_decode(&tg, unit, model, device, engine)?
+    };
+    if pp.is_empty() {
+        not_fitted.push(format!(
+            "{}.prefill_efficiency: the file has no prompt test (ppN); the profile's figure is kept",
+            unit.name()
+        ));
+    } else {
+        let (eff, res, note) = calibrate_prefill(&pp, unit, model, &device, &engine)?;
+        if let Some(u) = engine.unit_mut(unit) {
+            u.prefill_efficiency = eff;
+        }
+        residuals.extend(res);
+        notes.push((format!("{}.prefill_efficiency", unit.name()), note));
+    }
+    if !tg.is_empty() {
+        device.name = format!("{}-calibrated", device.name);
+        let field = unit_field(unit);
+        let note = device.sources.remove(field).unwrap_or_default();
+        device.sources.insert(field.into(), format!("{note}, with engine `{}`", engine.name));
+    }
+    for (field, note) in notes {
+        engine.sources.insert(field, format!("{note} on device `{}`", device.name));
+    }
+    engine.name = format!("{}@{}", engine.name, device.name);
+    engine.aliases.clear();
+    Ok(Calibrated { device, engine, residuals, not_fitted })
+}
+
+/// The generation tests' half of [`calibrate`]: the device with its unit's bandwidth figure,
+/// the engine with its fixed cost per token and KV reads, the residuals, and the engine
+/// fields' provenance notes (the device's is in its `sources`, to be completed).
+#[allow(clippy::type_complexity)]
+fn calibrate_decode(
+    tg: &[&BenchRow],
+    unit: Backend,
+    model: &ModelSpec,
+    device: &DeviceSpec,
+    engine: &EngineSpec,
+) -> Result<(DeviceSpec, EngineSpec, Vec<Residual>, Vec<(String, String)>)> {
     // The fit runs with the unit's device figure at 1 and the engine's share standing for the
     // whole reach (device figure × engine share), so it can move either way; the result goes
     // back into the device figure, and the calibrated engine keeps a share of 1.
@@ -448,70 +613,22 @@ pub fn calibrate(rows: &[BenchRow], model: &ModelSpec, device: &DeviceSpec, engi
         u.bandwidth_share = reach0.min(1.0);
     }
     let mut obs = Vec::new();
-    for r in &tg {
-        let mix = r.mix()?.parse().map_err(|e: SpecError| CalibError::Spec(e.within(&format!("line {}", r.line))))?;
-        let s = Scenario {
-            model: model.clone(),
-            device: open_device.clone(),
-            weights: WeightQuant::new(mix),
-            kv: KvQuant::default(),
-            workload: Workload {
-                prompt_tokens: r.n_depth,
-                gen_tokens: r.n_gen,
-                context_tokens: (r.n_depth + r.n_gen).next_multiple_of(512),
-                threads: r.threads.filter(|_| unit == Backend::Cpu),
-                backend: unit,
-                history_tokens: Some(0),
-                ..Workload::default()
-            },
-            engine: open_engine.clone(),
-            assume_defaults: true,
-            cost: Default::default(),
-            sim: Default::default(),
-        };
-        s.validate().map_err(|e| CalibError::Spec(e.within(&format!("line {}", r.line))))?;
+    for r in tg {
         obs.push(Observation {
             id: format!("line {}", r.line),
             device: device.name.clone(),
             class: "calibration".into(),
-            scenario: s,
+            scenario: row_scenario(r, Phase::Decode, model, &open_device, &open_engine, unit)?,
             measured_tok_s: r.avg_ts,
+            phase: Phase::Decode,
         });
     }
-    check_rows(&tg, &obs, model)?;
+    check_rows(tg, &obs, model)?;
     // The bandwidth share stands for the device's unit figure here (the engine's share on
     // this device); the fixed costs and KV reads are this engine's on this device.
-    let knobs = [Knob::BandwidthShare, Knob::PerTokenS, Knob::AttentionKvReads];
-    let u = open_engine.unit(unit).ok_or_else(|| {
-        CalibError::Spec(SpecError::invalid("engine", &engine.name, format!("does not run on the {}", unit.name())))
-    })?;
-    let params: Vec<Param> = knobs
-        .iter()
-        .map(|&knob| Param { engine: engine.name.clone(), unit, knob, prior: knob.get(u), sigma: knob.prior_sigma() })
-        .collect();
-    let mut pred = Predictor::new(&obs, &params)
-        .map_err(|e| CalibError::Spec(SpecError::invalid("calibration", "scenario", e.to_string())))?;
+    let params = unit_params(&open_engine, unit, &[Knob::BandwidthShare, Knob::PerTokenS, Knob::AttentionKvReads])?;
     let before: Vec<f64> = params.iter().map(|p| p.prior).collect();
-    let all: Vec<usize> = (0..obs.len()).collect();
-    let f =
-        fit(&mut pred, &all).map_err(|e| CalibError::Spec(SpecError::invalid("calibration", "fit", e.to_string())))?;
-    let mut residuals = Vec::new();
-    for (i, r) in tg.iter().enumerate() {
-        let p0 = pred
-            .predict(i, &before)
-            .map_err(|e| CalibError::Spec(SpecError::invalid("calibration", "", e.to_string())))?;
-        let p1 = pred
-            .predict(i, &f.values)
-            .map_err(|e| CalibError::Spec(SpecError::invalid("calibration", "", e.to_string())))?;
-        residuals.push(Residual {
-            line: r.line,
-            depth: r.n_depth,
-            threads: r.threads,
-            measured_tok_s: r.avg_ts,
-            before_tok_s: p0,
-            calibrated_tok_s: p1,
-        });
-    }
+    let (f, residuals) = fit_rows(tg, &obs, &params)?;
     check_fit(&f, &params, &before, &residuals, unit)?;
     let mut device = device.clone();
     let mut engine = engine.clone();
@@ -521,18 +638,78 @@ pub fn calibrate(rows: &[BenchRow], model: &ModelSpec, device: &DeviceSpec, engi
         f.rms_log
     );
     let field = set_unit_fraction(&mut device, unit, f.values[0])?;
-    device.sources.insert(field.into(), format!("{note}, with engine `{}`", engine.name));
-    device.name = format!("{}-calibrated", device.name);
+    device.sources.insert(field.into(), note.clone());
     if let Some(eu) = engine.unit_mut(unit) {
         eu.bandwidth_share = 1.0;
         eu.per_token_s = f.values[1];
         eu.attention_kv_reads = f.values[2];
     }
-    engine.sources.insert(format!("{}.per_token_s", unit.name()), format!("{note} on device `{}`", device.name));
-    engine.sources.insert(format!("{}.attention_kv_reads", unit.name()), format!("{note} on device `{}`", device.name));
-    engine.name = format!("{}@{}", engine.name, device.name);
-    engine.aliases.clear();
-    Ok(Calibrated { device, engine, residuals })
+    let notes = ["per_token_s", "attention_kv_reads"].map(|k| (format!("{}.{k}", unit.name()), note.clone())).to_vec();
+    Ok((device, engine, residuals, notes))
+}
+
+/// The prompt tests' half of [`calibrate`]: the engine's prefill efficiency on `unit` fitted
+/// to `pp` with every other figure of `device` and `engine` fixed, the residuals, and the
+/// provenance note. Each row is checked as a generation row is ([`check_rate`],
+/// [`check_identity`]), and against the unit's peak arithmetic
+/// ([`check_prefill_ceiling`]).
+fn calibrate_prefill(
+    pp: &[&BenchRow],
+    unit: Backend,
+    model: &ModelSpec,
+    device: &DeviceSpec,
+    engine: &EngineSpec,
+) -> Result<(f64, Vec<Residual>, String)> {
+    let mut obs = Vec::new();
+    for r in pp {
+        let s = row_scenario(r, Phase::Prefill, model, device, engine, unit)?;
+        check_rate(r)?;
+        check_identity(r, model, &s.weights)?;
+        check_prefill_ceiling(r, &s)?;
+        obs.push(Observation {
+            id: format!("line {}", r.line),
+            device: device.name.clone(),
+            class: "calibration".into(),
+            scenario: s,
+            measured_tok_s: r.avg_ts,
+            phase: Phase::Prefill,
+        });
+    }
+    let params = unit_params(engine, unit, &Knob::PREFILL)?;
+    let before: Vec<f64> = params.iter().map(|p| p.prior).collect();
+    let (f, residuals) = fit_rows(pp, &obs, &params)?;
+    check_fit(&f, &params, &before, &residuals, unit)?;
+    let note = format!(
+        "calibrated by `memwall calibrate --from-llama-bench` on {} prompt tests (rms log residual {:.3})",
+        pp.len(),
+        f.rms_log
+    );
+    Ok((f.values[0], residuals, note))
+}
+
+/// A prompt row must process tokens no faster than the unit's peak arithmetic allows
+/// ([`crate::naive_prefill_roofline_tok_s`]: every active weight multiplied once per token at
+/// the unit's peak multiply-add rate); a faster one was measured on other hardware, with
+/// more threads or with another model.
+fn check_prefill_ceiling(r: &BenchRow, s: &Scenario) -> Result<()> {
+    let ceiling = crate::naive_prefill_roofline_tok_s(s);
+    if !ceiling.is_finite() || r.avg_ts <= ceiling {
+        return Ok(());
+    }
+    Err(row_error(
+        r,
+        r.format.field("avg_ts", "t/s"),
+        format!("{} tok/s", r.avg_ts),
+        format!(
+            "above the {ceiling:.3} tok/s that `{}`'s peak arithmetic on the {} ({} threads) allows when each token \
+             multiplies the {} active weights of `{}` once; the row is of other hardware or another model",
+            s.device.name,
+            s.workload.backend.name(),
+            s.threads(),
+            fmt_params(s.model.params().active_per_token as f64),
+            s.model.name
+        ),
+    ))
 }
 
 /// How far a row's parameter count may stray from the model named (either way, as a share of
@@ -575,7 +752,7 @@ fn check_rate(r: &BenchRow) -> Result<()> {
     if r.avg_ts.is_finite() && r.avg_ts > 0.0 {
         return Ok(());
     }
-    Err(row_error(r, r.format.field("avg_ts", "t/s"), r.avg_ts, "a decode rate must be finite and > 0 tokens/s"))
+    Err(row_error(r, r.format.field("avg_ts", "t/s"), r.avg_ts, "a rate must be finite and > 0 tokens/s"))
 }
 
 /// The model and the same model with its output matrix stored apart from the token embedding:

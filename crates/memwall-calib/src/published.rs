@@ -6,7 +6,10 @@
 //! cross-validation leaves out) and the preset that describes its SoC (`device`, with
 //! `ram_gib` when the machine had more memory than the preset), the model, the weight mix,
 //! the engine and unit, threads, the context already cached (`depth`) and the tokens
-//! generated. A row with a non-empty `exclude` names why it is not used.
+//! generated. A row with a non-empty `exclude` names why it is not used. Where the source
+//! also times the prompt, `prefill_tokens` (its length), `prefill_depth` (tokens cached
+//! before it: llama-bench `ppN @ dD`) and `measured_prefill_tok_s` state that measurement
+//! (optional columns: a table without them has decode rows only).
 
 use std::path::Path;
 
@@ -14,7 +17,7 @@ use memwall_catalog::{load_device, load_engine, load_model};
 use memwall_spec::{Backend, KvQuant, Scenario, SpecError, WeightQuant, Workload};
 
 use crate::CalibError;
-use crate::fit::Observation;
+use crate::fit::{Knob, Observation, Phase};
 
 /// Result alias of this module.
 type Result<T, E = CalibError> = std::result::Result<T, E>;
@@ -46,6 +49,12 @@ pub struct ValidationRow {
     pub gen_tokens: u64,
     /// Published decode tok/s.
     pub measured_tok_s: f64,
+    /// Prompt tokens of the published prefill measurement, when the row has one.
+    pub prefill_tokens: Option<u64>,
+    /// Tokens already cached when that prompt was processed.
+    pub prefill_depth: u64,
+    /// Published prefill tok/s, when the row has one.
+    pub measured_prefill_tok_s: Option<f64>,
     /// Why the row is not used (empty: used).
     pub exclude: String,
     /// Where the number comes from.
@@ -69,6 +78,9 @@ pub const COLUMNS: [&str; 14] = [
     "exclude",
     "source",
 ];
+
+/// The optional columns of a published prefill measurement (all three or none per row).
+pub const PREFILL_COLUMNS: [&str; 3] = ["prefill_tokens", "prefill_depth", "measured_prefill_tok_s"];
 
 /// Parse a validation table; errors name the line and the column.
 pub fn parse_table(text: &str, origin: &str) -> Result<Vec<ValidationRow>> {
@@ -113,6 +125,31 @@ pub fn parse_table(text: &str, origin: &str) -> Result<Vec<ValidationRow>> {
         let threads = int("threads")?
             .map(|t| u32::try_from(t).map_err(|_| bad(line, "threads", &t.to_string(), "too many threads")))
             .transpose()?;
+        let prefill_tokens = int("prefill_tokens")?;
+        let measured_prefill = num("measured_prefill_tok_s")?;
+        match (prefill_tokens, measured_prefill) {
+            (Some(0), _) => return Err(bad(line, "prefill_tokens", "0", "a prompt has at least one token")),
+            (Some(_), Some(m)) if m <= 0.0 => {
+                return Err(bad(line, "measured_prefill_tok_s", &m.to_string(), "must be > 0"));
+            }
+            (Some(p), None) => {
+                return Err(bad(
+                    line,
+                    "measured_prefill_tok_s",
+                    "",
+                    &format!("prefill_tokens is {p}: the prefill rate of that prompt is needed too"),
+                ));
+            }
+            (None, Some(m)) => {
+                return Err(bad(
+                    line,
+                    "prefill_tokens",
+                    "",
+                    &format!("measured_prefill_tok_s is {m}: the prompt length it was timed on is needed too"),
+                ));
+            }
+            _ => {}
+        }
         out.push(ValidationRow {
             id: get("id"),
             unit_device: get("unit_device"),
@@ -126,6 +163,9 @@ pub fn parse_table(text: &str, origin: &str) -> Result<Vec<ValidationRow>> {
             depth: int("depth")?.unwrap_or(0),
             gen_tokens: int("gen_tokens")?.unwrap_or(128),
             measured_tok_s: measured,
+            prefill_tokens,
+            prefill_depth: int("prefill_depth")?.unwrap_or(0),
+            measured_prefill_tok_s: measured_prefill,
             exclude,
             source: get("source"),
         });
@@ -183,7 +223,27 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
         class,
         scenario: s,
         measured_tok_s: row.measured_tok_s,
+        phase: Phase::Decode,
     })
+}
+
+/// The prefill observation of a row with a published prefill rate (not excluded): the row's
+/// scenario with its prompt of `prefill_tokens` after `prefill_depth` cached tokens and one
+/// generated token; `None` for a row without one.
+pub fn prefill_observation(row: &ValidationRow) -> Result<Option<Observation>> {
+    let (Some(prompt), Some(measured)) = (row.prefill_tokens, row.measured_prefill_tok_s) else {
+        return Ok(None);
+    };
+    let mut o = observation(row)?;
+    let wl = &mut o.scenario.workload;
+    wl.prompt_tokens = prompt;
+    wl.history_tokens = Some(row.prefill_depth);
+    wl.gen_tokens = 1;
+    wl.context_tokens = (row.prefill_depth + prompt + 1).next_multiple_of(512);
+    o.scenario.validate().map_err(|e| CalibError::Row { id: row.id.clone(), source: Box::new(CalibError::Spec(e)) })?;
+    o.measured_tok_s = measured;
+    o.phase = Phase::Prefill;
+    Ok(Some(o))
 }
 
 /// A row predicted by cross-validation, for the report.
@@ -205,23 +265,42 @@ pub struct Validated {
     pub model: String,
     /// Weight mix.
     pub weights: String,
-    /// Published decode tok/s.
+    /// What the rates time: decoded tokens or the prompt's prefill.
+    pub phase: Phase,
+    /// Published tok/s.
     pub measured_tok_s: f64,
     /// Predicted by the fit that left this device out.
     pub predicted_tok_s: f64,
     /// Predicted by the fit on every row (in sample).
     pub in_sample_tok_s: f64,
-    /// The naive roofline: peak bandwidth ÷ bytes per token.
+    /// The naive roofline: peak bandwidth ÷ bytes per token (decode), peak arithmetic ÷
+    /// multiply-adds per token (prefill, [`crate::naive_prefill_roofline_tok_s`]).
     pub roofline_tok_s: f64,
+}
+
+/// The prefill half of a validation: the rows with a published prefill rate, predicted
+/// with the decode figures of their fold and the prefill figures fitted without their device
+/// ([`crate::cross_validate_prefill`]).
+#[derive(Debug, Clone)]
+pub struct PrefillValidation {
+    /// Rows used (phase prefill).
+    pub validated: Vec<Validated>,
+    /// The observations used (same order as `validated`).
+    pub observations: Vec<Observation>,
+    /// The fitted prefill parameters ([`Knob::PREFILL`] of each engine and unit).
+    pub params: Vec<crate::Param>,
+    /// Leave-one-device-out and in-sample predictions, and the fit on every prefill row.
+    pub cv: crate::CrossValidated,
 }
 
 /// A validation run: the rows used with their cross-validated predictions, the rows left
 /// out with the reason, and the fit on every row.
 #[derive(Debug, Clone)]
 pub struct Validation {
-    /// Rows used.
+    /// Decode rows used.
     pub validated: Vec<Validated>,
-    /// Rows not used: (id, reason).
+    /// Rows not used: (id, reason); a prefill measurement set aside alone is listed as
+    /// `id (prefill)`.
     pub excluded: Vec<(String, String)>,
     /// The observations used (same order as `validated`).
     pub observations: Vec<Observation>,
@@ -229,13 +308,17 @@ pub struct Validation {
     pub params: Vec<crate::Param>,
     /// Leave-one-device-out and in-sample predictions, and the fit on every row.
     pub cv: crate::CrossValidated,
+    /// The prefill rows, where any row has a usable prefill rate.
+    pub prefill: Option<PrefillValidation>,
 }
 
 /// Cross-validate the rows of a table: rows marked `exclude`, rows whose presets are
 /// missing, and rows faster than the device's peak bandwidth allows are set aside, each with
-/// its reason.
+/// its reason; so is a prefill rate faster than the unit's peak arithmetic allows
+/// ([`crate::naive_prefill_roofline_tok_s`]), as `id (prefill)`.
 pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
     let mut observations = Vec::new();
+    let mut prefill = Vec::new();
     let mut roofline = Vec::new();
     let mut excluded = Vec::new();
     for r in rows {
@@ -265,6 +348,26 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
             ));
             continue;
         }
+        match prefill_observation(r) {
+            Ok(Some(p)) => {
+                let roof = crate::naive_prefill_roofline_tok_s(&p.scenario);
+                if p.measured_tok_s > roof * 1.02 {
+                    excluded.push((
+                        format!("{} (prefill)", r.id),
+                        format!(
+                            "physically impossible as stated: {:.2} tok/s of prefill is faster than the {}'s peak \
+                             arithmetic allows ({roof:.2} tok/s)",
+                            p.measured_tok_s,
+                            p.scenario.workload.backend.name()
+                        ),
+                    ));
+                } else {
+                    prefill.push(p);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => excluded.push((format!("{} (prefill)", r.id), format!("cannot be stated: {e}"))),
+        }
         roofline.push(roof);
         observations.push(o);
     }
@@ -274,8 +377,34 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
     let params = crate::default_params(&observations);
     let cv = crate::cross_validate(&observations, &params)
         .map_err(|e| CalibError::Spec(SpecError::invalid("validation", "fit", e.to_string())))?;
+    let validated = rows_of(rows, &observations, &cv, &roofline);
+    let prefill = if prefill.is_empty() {
+        None
+    } else {
+        let pparams = crate::params_for(&prefill, &Knob::PREFILL);
+        let pcv = crate::cross_validate_prefill(&prefill, &pparams, &params, &cv)
+            .map_err(|e| CalibError::Spec(SpecError::invalid("validation", "prefill fit", e.to_string())))?;
+        let roof: Vec<f64> = prefill.iter().map(|o| crate::naive_prefill_roofline_tok_s(&o.scenario)).collect();
+        Some(PrefillValidation {
+            validated: rows_of(rows, &prefill, &pcv, &roof),
+            observations: prefill,
+            params: pparams,
+            cv: pcv,
+        })
+    };
+    Ok(Validation { validated, excluded, observations, params, cv, prefill })
+}
+
+/// The report rows of `observations` with their cross-validated, in-sample and roofline
+/// predictions.
+fn rows_of(
+    rows: &[ValidationRow],
+    observations: &[Observation],
+    cv: &crate::CrossValidated,
+    roofline: &[f64],
+) -> Vec<Validated> {
     let rows_by_id = |id: &str| rows.iter().find(|r| r.id == id);
-    let validated = observations
+    observations
         .iter()
         .enumerate()
         .map(|(i, o)| {
@@ -289,14 +418,14 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
                 backend: o.scenario.workload.backend.name().to_string(),
                 model: o.scenario.model.name.clone(),
                 weights: r.map_or_else(|| o.scenario.weights.mix.to_string(), |r| r.weights.clone()),
+                phase: o.phase,
                 measured_tok_s: o.measured_tok_s,
                 predicted_tok_s: cv.predicted[i],
                 in_sample_tok_s: cv.in_sample[i],
                 roofline_tok_s: roofline[i],
             }
         })
-        .collect();
-    Ok(Validation { validated, excluded, observations, params, cv })
+        .collect()
 }
 
 /// The 10th and 90th percentiles of `ratios` (linear interpolation), or `None` for fewer
@@ -347,6 +476,32 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
                 p.prior
             ),
         );
+    }
+    if let Some(pv) = &v.prefill {
+        for (p, value) in pv.params.iter().zip(&pv.cv.full.values) {
+            let Some(e) = engines.get_mut(&p.engine) else { continue };
+            let Some(u) = e.unit_mut(p.unit) else { continue };
+            p.knob.set(u, *value);
+            let rows: Vec<&Validated> =
+                pv.validated.iter().filter(|r| r.engine == p.engine && r.backend == p.unit.name()).collect();
+            let n_dev = rows.iter().map(|r| &r.unit_device).collect::<std::collections::BTreeSet<_>>().len();
+            let how = if n_dev < crate::validate::MIN_PREFILL_DEVICES {
+                format!(
+                    "the generic engine's figure: {} prefill rows of {n_dev} devices are too few to fit it (at least {} \
+                     devices; datasets/validation_decode.csv)",
+                    rows.len(),
+                    crate::validate::MIN_PREFILL_DEVICES
+                )
+            } else {
+                format!(
+                    "fitted by `memwall validate --devices --write-engines` on {} prefill rows of {n_dev} devices, \
+                     the decode figures fixed (datasets/validation_decode.csv; prior {:.3e})",
+                    rows.len(),
+                    p.prior
+                )
+            };
+            e.sources.insert(format!("{}.{}", p.unit.name(), p.knob.name()), how);
+        }
     }
     for (name, e) in engines.iter_mut() {
         e.source = "figures fitted by `memwall validate --devices --write-engines` where the engine has published \

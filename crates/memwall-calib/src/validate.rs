@@ -2,7 +2,11 @@
 //!
 //! Each device's rows are predicted by a fit on every *other* device's rows, so the error
 //! reported is the error on a device the fit never saw, the case a researcher is in. Beside
-//! it, the naive roofline (`peak bandwidth ÷ bytes read per token`) on the same rows.
+//! it, the naive roofline (decode: `peak bandwidth ÷ bytes read per token`; prefill: `peak
+//! arithmetic ÷ multiply-adds per token`) on the same rows. Prefill rows are cross-validated
+//! in two stages ([`cross_validate_prefill`]): the decode figures of the fold that left the
+//! same device out, then the prefill figures fitted on the other devices' prefill rows, so no
+//! figure a prefill row is predicted with has seen its device.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +24,8 @@ pub struct CrossValidated {
     pub in_sample: Vec<f64>,
     /// The fit on every row (what profiles store).
     pub full: Fit,
+    /// Per device left out, the parameter values fitted without it.
+    pub folds: BTreeMap<String, Vec<f64>>,
 }
 
 /// Fit `params` on all observations, and on all but each device in turn.
@@ -33,15 +39,104 @@ pub fn cross_validate(obs: &[Observation], params: &[Param]) -> Result<CrossVali
         devices.entry(o.device.as_str()).or_default().push(i);
     }
     let mut predicted = vec![f64::NAN; obs.len()];
-    for rows in devices.values() {
+    let mut folds = BTreeMap::new();
+    for (device, rows) in &devices {
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
-        let values =
+        let values: Vec<f64> =
             if train.is_empty() { params.iter().map(|p| p.prior).collect() } else { fit(&mut pred, &train)?.values };
         for &i in rows {
             predicted[i] = pred.predict(i, &values)?;
         }
+        folds.insert(device.to_string(), values);
     }
-    Ok(CrossValidated { predicted, in_sample, full })
+    Ok(CrossValidated { predicted, in_sample, full, folds })
+}
+
+/// Set `values` of `params` in the engines of `obs`' scenarios (each parameter on the
+/// observations of its engine and unit).
+pub fn apply(obs: &mut [Observation], params: &[Param], values: &[f64]) {
+    for o in obs {
+        let unit = o.scenario.workload.backend;
+        let engine = o.scenario.engine.name.clone();
+        for (p, &v) in params.iter().zip(values) {
+            if p.engine == engine
+                && p.unit == unit
+                && let Some(u) = o.scenario.engine.unit_mut(unit)
+            {
+                p.knob.set(u, v);
+            }
+        }
+    }
+}
+
+/// An engine's prefill figure on a unit is fitted from the prompt rates of at least this many
+/// devices; with fewer it keeps its prior (the generic engine's figure). Two devices whose
+/// prompt rates disagree tenfold (llama.cpp on phone CPUs, OpenCL builds on Adreno) give a
+/// fit that transfers worse than the prior: leave-one-device-out on CPUs 34 % with a fit on
+/// whatever rows there were, 19.8 % with the prior.
+pub const MIN_PREFILL_DEVICES: usize = 3;
+
+/// `values` with each parameter whose (engine, unit) has prefill rows of fewer than
+/// [`MIN_PREFILL_DEVICES`] devices among `train` set back to its prior. Each prefill row
+/// depends on its own (engine, unit)'s parameters only, so this equals fitting without them.
+fn hold_thin_prefill(obs: &[Observation], params: &[Param], train: &[usize], mut values: Vec<f64>) -> Vec<f64> {
+    for (p, v) in params.iter().zip(values.iter_mut()) {
+        let devices: std::collections::BTreeSet<&str> = train
+            .iter()
+            .map(|&i| &obs[i])
+            .filter(|o| o.scenario.engine.name == p.engine && o.scenario.workload.backend == p.unit)
+            .map(|o| o.device.as_str())
+            .collect();
+        if devices.len() < MIN_PREFILL_DEVICES {
+            *v = p.prior;
+        }
+    }
+    values
+}
+
+/// Leave-one-device-out predictions of prefill observations `obs`, in two stages: for each
+/// device, the decode figures `decode_params` take the values of `decode`'s fold that left
+/// that device out (its full fit where the device has no decode row), then `params` (the
+/// prefill knobs) are fitted on the other devices' prefill rows, each (engine, unit) only
+/// where those rows come from [`MIN_PREFILL_DEVICES`] devices or more (else its prior).
+/// `full` and `in_sample` use the decode fit on every row and the prefill fit on every
+/// prefill row, under the same rule.
+pub fn cross_validate_prefill(
+    obs: &[Observation],
+    params: &[Param],
+    decode_params: &[Param],
+    decode: &CrossValidated,
+) -> Result<CrossValidated, CalibError> {
+    let with_decode = |values: &[f64]| {
+        let mut o = obs.to_vec();
+        apply(&mut o, decode_params, values);
+        o
+    };
+    let all: Vec<usize> = (0..obs.len()).collect();
+    let everyone = with_decode(&decode.full.values);
+    let mut pred = Predictor::new(&everyone, params)?;
+    let mut full = fit(&mut pred, &all)?;
+    full.values = hold_thin_prefill(obs, params, &all, full.values);
+    let in_sample = all.iter().map(|&i| pred.predict(i, &full.values)).collect::<Result<Vec<_>, _>>()?;
+    let mut devices: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, o) in obs.iter().enumerate() {
+        devices.entry(o.device.as_str()).or_default().push(i);
+    }
+    let mut predicted = vec![f64::NAN; obs.len()];
+    let mut folds = BTreeMap::new();
+    for (device, rows) in &devices {
+        let fold = with_decode(decode.folds.get(*device).unwrap_or(&decode.full.values));
+        let mut pred = Predictor::new(&fold, params)?;
+        let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
+        let values: Vec<f64> =
+            if train.is_empty() { params.iter().map(|p| p.prior).collect() } else { fit(&mut pred, &train)?.values };
+        let values = hold_thin_prefill(obs, params, &train, values);
+        for &i in rows {
+            predicted[i] = pred.predict(i, &values)?;
+        }
+        folds.insert(device.to_string(), values);
+    }
+    Ok(CrossValidated { predicted, in_sample, full, folds })
 }
 
 /// The naive roofline of a design: `peak DRAM bandwidth ÷ bytes read per decoded token`
@@ -50,6 +145,74 @@ pub fn naive_roofline_tok_s(s: &Scenario) -> Result<f64, memwall_sim::SimError> 
     let e = memwall_sim::estimate(s)?;
     let bytes = e.weight_bytes_per_token + e.kv_bytes_per_token;
     Ok(s.device.memory.peak_gbps() * 1e9 / bytes * s.workload.batch as f64)
+}
+
+/// The naive compute roofline of a prompt: `peak multiply-adds/s of the unit ÷ weight
+/// multiply-adds per prompt token`, tok/s. The peak is the accelerator's (`TFLOP/s × 1e12 /
+/// 2`), or on the CPU `Σ_cluster threads × GHz × 1e9 × int8 MACs/cycle` over the cores the
+/// threads run on (the fastest format's rate); a token of a dense model multiplies every
+/// active weight once. NaN where the unit states no throughput.
+///
+/// Example: 4 threads on 2.4 GHz cores of 128-bit, 2-pipe SIMD with dot products (32 int8
+/// MACs/cycle) is 3.072e11 MAC/s; a 1.0e9-parameter model, 307.2 tok/s.
+pub fn naive_prefill_roofline_tok_s(s: &Scenario) -> f64 {
+    let a = &s.device.accelerators;
+    let peak = match s.workload.backend {
+        memwall_spec::Backend::Cpu => s
+            .device
+            .placement(s.threads())
+            .iter()
+            .map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * cl.int8_macs_per_cycle())
+            .sum(),
+        memwall_spec::Backend::Gpu => a.gpu_fp16_tflops.map_or(f64::NAN, |t| t * 1e12 / 2.0),
+        memwall_spec::Backend::Npu => a.npu_int8_tops.map_or(f64::NAN, |t| t * 1e12 / 2.0),
+    };
+    peak / s.model.params().active_per_token as f64
+}
+
+/// Coverage of a leave-one-device-out 80 % interval of one group of rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Coverage {
+    /// The group (`all`, a device class, an engine and unit), as [`summarize`] names it.
+    pub group: String,
+    /// Rows whose interval could be formed (five or more rows of other devices in the group).
+    pub checked: usize,
+    /// Share of those rows whose `measured ÷ predicted` lies inside the interval; NaN when
+    /// none was checked.
+    pub share: f64,
+}
+
+/// How often the 80 % interval memwall would print covers a row it never saw: for each row,
+/// the 10th-90th percentile ([`crate::published::ratio_interval`]) of `measured ÷ predicted`
+/// over the rows of the same group on *other* devices, and whether the row's own ratio lies
+/// in it. An honest interval covers about 80 %. One [`Coverage`] per group of `key` (and
+/// `all` first), in [`summarize`]'s order.
+pub fn interval_coverage(predicted: &[f64], measured: &[f64], device: &[String], key: &[String]) -> Vec<Coverage> {
+    let ratio = |i: usize| measured[i] / predicted[i];
+    let one = |group: &str, rows: &[usize]| {
+        let mut checked = 0;
+        let mut inside = 0;
+        for &i in rows {
+            let mut others: Vec<f64> = rows.iter().filter(|&&j| device[j] != device[i]).map(|&j| ratio(j)).collect();
+            if let Some([lo, hi]) = crate::published::ratio_interval(&mut others) {
+                checked += 1;
+                inside += usize::from((lo..=hi).contains(&ratio(i)));
+            }
+        }
+        Coverage {
+            group: group.to_string(),
+            checked,
+            share: if checked == 0 { f64::NAN } else { inside as f64 / checked as f64 },
+        }
+    };
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, k) in key.iter().enumerate() {
+        groups.entry(k.as_str()).or_default().push(i);
+    }
+    let all: Vec<usize> = (0..predicted.len()).collect();
+    let mut out = vec![one("all", &all)];
+    out.extend(groups.iter().map(|(g, rows)| one(g, rows)));
+    out
 }
 
 /// Error statistics of a set of predictions: `|predicted ÷ measured − 1|`.
@@ -101,4 +264,53 @@ pub fn summarize(predicted: &[f64], measured: &[f64], key: &[String]) -> Vec<Sum
     let mut out = vec![one("all", &all)];
     out.extend(groups.iter().map(|(g, rows)| one(g, rows)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prefill_roofline_is_peak_macs_over_weights_per_token() {
+        // A Raspberry Pi 5: 4 Cortex-A76 at 2.4 GHz, two 128-bit pipes with dot products,
+        // 32 int8 MACs/cycle: 4 × 2.4e9 × 32 = 3.072e11 MAC/s.
+        let s = Scenario {
+            model: memwall_catalog::load_model("llama-3.2-1b").unwrap(),
+            device: memwall_catalog::load_device("raspberry-pi-5-8gb").unwrap(),
+            weights: memwall_spec::WeightQuant::new("Q4_0".parse().unwrap()),
+            kv: Default::default(),
+            workload: memwall_spec::Workload { threads: Some(4), ..Default::default() },
+            engine: memwall_catalog::load_engine("llama.cpp").unwrap(),
+            assume_defaults: false,
+            cost: Default::default(),
+            sim: Default::default(),
+        };
+        let active = s.model.params().active_per_token as f64;
+        let roof = naive_prefill_roofline_tok_s(&s);
+        assert!((roof * active / 3.072e11 - 1.0).abs() < 1e-12, "{roof}");
+        // Two threads: half.
+        let mut two = s.clone();
+        two.workload.threads = Some(2);
+        assert!((naive_prefill_roofline_tok_s(&two) / roof - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn coverage_counts_rows_inside_the_interval_of_the_other_devices() {
+        // Group g: six devices with ratios measured/predicted 1.0, 1.1, 0.9, 1.05, 0.95 and an
+        // outlier 2.0. Each row's interval is the 10th-90th percentile of the other five.
+        let measured = [1.0, 1.1, 0.9, 1.05, 0.95, 2.0];
+        let predicted = [1.0; 6];
+        let device: Vec<String> = (0..6).map(|i| format!("d{i}")).collect();
+        let key = vec!["g".to_string(); 6];
+        let c = interval_coverage(&predicted, &measured, &device, &key);
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[0].group.as_str(), c[0].checked), ("all", 6));
+        // By hand (linear interpolation over the other five): row 1.0 → [0.92, 1.64] inside;
+        // 1.1 → [0.92, 1.62] inside; 0.9 → [0.97, 1.64] outside; 1.05 → [0.92, 1.64] inside;
+        // 0.95 → [0.94, 1.64] inside; 2.0 → [0.92, 1.08] outside. 4 of 6.
+        assert!((c[1].share - 4.0 / 6.0).abs() < 1e-12, "{c:?}");
+        // Fewer than five rows of other devices: nothing checked.
+        let c = interval_coverage(&predicted[..3], &measured[..3], &device[..3], &key[..3]);
+        assert_eq!((c[0].checked, c[0].share.is_nan()), (0, true));
+    }
 }

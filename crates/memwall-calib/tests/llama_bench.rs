@@ -305,3 +305,111 @@ fn a_fit_pushed_to_a_bound_or_left_far_off_is_refused() {
     let err = refusal(&text, "llama-3.2-1b");
     assert!(err.contains("rms log residual") && err.contains("0.405"), "{err}");
 }
+
+/// The estimator's prefill rate of `n` prompt tokens of Llama-3.2-1B in Q4_0 on `device`
+/// with `engine`, 4 threads.
+fn prefill_rate(device: &memwall_spec::DeviceSpec, engine: &memwall_spec::EngineSpec, n: u64) -> f64 {
+    let s = Scenario {
+        model: load_model("llama-3.2-1b").unwrap(),
+        device: device.clone(),
+        weights: WeightQuant::new("Q4_0".parse().unwrap()),
+        kv: KvQuant::default(),
+        workload: Workload {
+            prompt_tokens: n,
+            gen_tokens: 1,
+            context_tokens: (n + 1).next_multiple_of(512),
+            history_tokens: Some(0),
+            threads: Some(4),
+            ..Workload::default()
+        },
+        engine: engine.clone(),
+        assume_defaults: true,
+        cost: Default::default(),
+        sim: Default::default(),
+    };
+    memwall_sim::estimate(&s).unwrap().prefill_tok_s
+}
+
+#[test]
+fn prompt_tests_calibrate_the_prefill_efficiency_beside_the_decode_figures() {
+    // A hand-made llama-bench table of Llama-3.2-1B Q4_0 on a Raspberry Pi 5 (4 threads):
+    // two generation tests at the rates such boards reach, and two prompt tests at 60 and
+    // 55 tok/s.
+    let text = table(
+        "| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |
+| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 @ d2048 | 10.80 ± 0.05 |
+| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 | 60.00 ± 0.30 |
+| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp256 | 55.00 ± 0.30 |
+",
+    );
+    let c = calibrate_text(&text, "llama-3.2-1b").unwrap();
+    assert!(c.not_fitted.is_empty(), "{:?}", c.not_fitted);
+    let pp: Vec<_> = c.residuals.iter().filter(|r| r.phase == memwall_calib::Phase::Prefill).collect();
+    assert_eq!(pp.iter().map(|r| (r.line, r.prompt)).collect::<Vec<_>>(), [(5, 512), (6, 256)]);
+    // By hand: a Pi 5 prompt is bound by arithmetic (4 × 2.4 GHz × 32 int8 MACs/cycle is
+    // 3.1e11 MAC/s, against 17 GB/s that reads the 0.7 GB of weights once per 512-token
+    // chunk), so its time is inversely proportional to the efficiency, and the fitted figure
+    // is the profile's 0.5 × measured ÷ predicted, in the geometric mean of the two rows
+    // (the fit is least squares in logs).
+    let ratio = |r: &memwall_calib::llama_bench::Residual| r.measured_tok_s / r.before_tok_s;
+    let by_hand = 0.5 * (ratio(pp[0]) * ratio(pp[1])).sqrt();
+    let fitted = c.engine.cpu.as_ref().unwrap().prefill_efficiency;
+    assert!((fitted / by_hand - 1.0).abs() < 0.05, "fitted {fitted}, by hand {by_hand}");
+    // 60 tok/s of a model of 1.24e9 weights is 7.4e10 MAC/s, a quarter of the peak; the
+    // efficiency also scales the unpacking of the weights, so it ends a little above a
+    // quarter, well below the profile's 0.5.
+    assert!(fitted > 0.25 && fitted < 0.4, "{fitted}");
+    for r in &pp {
+        assert!((r.calibrated_tok_s / r.measured_tok_s - 1.0).abs() < 0.1, "{r:?}");
+        assert!(r.before_tok_s > r.measured_tok_s * 1.3, "the profile predicted them too fast: {r:?}");
+    }
+    // The calibrated profiles predict the rows: the engine, on the calibrated device.
+    let predicted = prefill_rate(&c.device, &c.engine, 512);
+    assert!((predicted / 60.0 - 1.0).abs() < 0.1, "{predicted}");
+    assert!(c.engine.sources["cpu.prefill_efficiency"].contains("2 prompt tests"));
+    assert!(c.device.sources["memory.achievable_fraction"].contains("2 generation tests"));
+}
+
+#[test]
+fn a_file_with_one_kind_of_test_calibrates_what_it_can_and_says_what_it_could_not() {
+    let start = load_device("raspberry-pi-5-8gb").unwrap();
+    // Prompt tests only: the decode figures stay the profiles', the prefill efficiency moves.
+    let pp_only = table(
+        "| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 | 60.00 ± 0.30 |
+| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 @ d1024 | 52.00 ± 0.30 |
+",
+    );
+    let c = calibrate_text(&pp_only, "llama-3.2-1b").unwrap();
+    assert_eq!(c.not_fitted.len(), 1, "{:?}", c.not_fitted);
+    assert!(
+        c.not_fitted[0].contains("memory.achievable_fraction") && c.not_fitted[0].contains("no generation test"),
+        "{:?}",
+        c.not_fitted
+    );
+    assert_eq!(c.device.memory.achievable_fraction, start.memory.achievable_fraction);
+    assert_eq!(c.residuals.iter().map(|r| r.depth).collect::<Vec<_>>(), [0, 1024]);
+    let profile = load_engine("llama.cpp").unwrap();
+    let (cu, pu) = (c.engine.cpu.as_ref().unwrap(), profile.cpu.as_ref().unwrap());
+    assert_eq!((cu.per_token_s, cu.bandwidth_share), (pu.per_token_s, pu.bandwidth_share));
+    assert!(cu.prefill_efficiency < 0.75 * pu.prefill_efficiency, "{}", cu.prefill_efficiency);
+    // Generation tests only: as before, and the prefill efficiency is named as not fitted.
+    let tg_only = table("| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |\n");
+    let c = calibrate_text(&tg_only, "llama-3.2-1b").unwrap();
+    assert_eq!(c.not_fitted.len(), 1);
+    assert!(c.not_fitted[0].starts_with("cpu.prefill_efficiency: the file has no prompt test"), "{:?}", c.not_fitted);
+    assert_eq!(c.engine.cpu.as_ref().unwrap().prefill_efficiency, pu.prefill_efficiency);
+    // Neither kind: refused.
+    let pg = table("| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pg512,128 | 12.00 ± 0.05 |\n");
+    assert!(refusal(&pg, "llama-3.2-1b").contains("no tg or pp test"));
+}
+
+#[test]
+fn a_prompt_rate_above_the_unit_s_peak_arithmetic_is_refused() {
+    // 4 threads of a Pi 5 multiply at most 4 × 2.4e9 × 32 = 3.07e11 int8 MACs/s: about 250
+    // tokens/s of a model of 1.24e9 weights. 5000 tok/s is other hardware.
+    let text = table("| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 | 5000.00 ± 0.30 |\n");
+    let err = refusal(&text, "llama-3.2-1b");
+    for needle in ["line 3: t/s", "5000 tok/s", "peak arithmetic", "4 threads"] {
+        assert!(err.contains(needle), "`{needle}` not in: {err}");
+    }
+}

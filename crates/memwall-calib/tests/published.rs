@@ -49,3 +49,70 @@ fn malformed_tables_name_the_line_and_column() {
         assert!(err.contains(needle) && err.contains("t.csv"), "`{needle}` not in {err}");
     }
 }
+
+const PREFILL_HEADER: &str = "id,unit_device,device,ram_gib,model,weights,engine,backend,threads,depth,gen_tokens,measured_tok_s,prefill_tokens,prefill_depth,measured_prefill_tok_s,exclude,source\n";
+
+#[test]
+fn prefill_rates_are_validated_leaving_their_device_out() {
+    // Three devices with decode and prefill rates, one with decode only.
+    let text = format!(
+        "{PREFILL_HEADER}\
+         a,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,12.0,512,0,60.0,,test\n\
+         b,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q8_0,llama.cpp,cpu,4,0,128,8.0,512,0,55.0,,test\n\
+         c,m2,apple-m2-16gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,40.0,512,0,300.0,,test\n\
+         d,pi4,raspberry-pi-4-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,4.0,512,1024,15.0,,test\n\
+         e,m3,apple-m3-16gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,40.0,,,,,test\n\
+         f,pi5b,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,12.0,512,0,5000.0,,test\n"
+    );
+    let rows = parse_table(&text, "t.csv").unwrap();
+    assert_eq!((rows[3].prefill_tokens, rows[3].prefill_depth), (Some(512), 1024));
+    let v = validate(&rows).unwrap();
+    assert_eq!(v.validated.len(), 6);
+    // 5000 tok/s of prefill is beyond 4 Pi 5 cores' peak (about 250 tok/s of a 1.24e9-weight
+    // model): its decode row is used, its prefill rate set aside.
+    let why = v.excluded.iter().find(|x| x.0 == "f (prefill)").map(|x| x.1.clone()).unwrap();
+    assert!(why.contains("physically impossible") && why.contains("peak arithmetic"), "{why}");
+    let p = v.prefill.as_ref().expect("prefill rows");
+    let ids: Vec<&str> = p.validated.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c", "d"]);
+    assert!(p.validated.iter().all(|r| r.phase == memwall_calib::Phase::Prefill));
+    assert!(v.validated.iter().all(|r| r.phase == memwall_calib::Phase::Decode));
+    // Row d's prompt follows 1024 cached tokens.
+    assert_eq!(p.observations[3].scenario.workload.history_tokens, Some(1024));
+    // Each device's prefill rows are predicted by prefill figures fitted without it.
+    assert_eq!(p.cv.folds.keys().map(String::as_str).collect::<Vec<_>>(), ["m2", "pi4", "pi5"]);
+    for r in &p.validated {
+        assert!(r.predicted_tok_s > 0.0 && r.roofline_tok_s > r.measured_tok_s, "{r:?}");
+    }
+    // The fold of the Pi 5 never saw its rows: refitting without them gives the same figure.
+    let without: Vec<_> = rows.iter().filter(|r| r.unit_device != "pi5").cloned().collect();
+    let w = validate(&without).unwrap();
+    let full_without = &w.prefill.as_ref().unwrap().cv.full.values;
+    assert!((p.cv.folds["pi5"][0] / full_without[0] - 1.0).abs() < 1e-6, "{:?} vs {full_without:?}", p.cv.folds);
+    // Each fold sees the prompt rates of two devices, too few to fit the figure
+    // (MIN_PREFILL_DEVICES = 3): it keeps its prior; the fit on all three moves off it.
+    assert_eq!(memwall_calib::validate::MIN_PREFILL_DEVICES, 3);
+    let prior = p.params[0].prior;
+    assert!(p.cv.folds.values().all(|f| f[0] == prior), "{:?} vs prior {prior}", p.cv.folds);
+    assert!((p.cv.full.values[0] / prior - 1.0).abs() > 1e-3, "{:?}", p.cv.full.values);
+    // The profiles written carry the prefill efficiency fitted on every prefill row.
+    let profiles = memwall_calib::published::fitted_engine_profiles(&v).unwrap();
+    let text = &profiles.iter().find(|(n, _)| n == "llama.cpp").unwrap().1;
+    let e: memwall_spec::EngineSpec = toml::from_str(text).unwrap();
+    assert!((e.cpu.as_ref().unwrap().prefill_efficiency / p.cv.full.values[0] - 1.0).abs() < 1e-12);
+    assert!(e.sources["cpu.prefill_efficiency"].contains("4 prefill rows of 3 devices"), "{:?}", e.sources);
+}
+
+#[test]
+fn a_prefill_rate_needs_its_prompt_length_and_the_reverse() {
+    let cases = [
+        ("a,pi5,raspberry-pi-5-8gb,,m,Q4_0,llama.cpp,cpu,4,0,128,12.0,512,0,,,s\n", "column measured_prefill_tok_s"),
+        ("a,pi5,raspberry-pi-5-8gb,,m,Q4_0,llama.cpp,cpu,4,0,128,12.0,,0,60.0,,s\n", "column prefill_tokens"),
+        ("a,pi5,raspberry-pi-5-8gb,,m,Q4_0,llama.cpp,cpu,4,0,128,12.0,0,0,60.0,,s\n", "at least one token"),
+        ("a,pi5,raspberry-pi-5-8gb,,m,Q4_0,llama.cpp,cpu,4,0,128,12.0,512,0,0,,s\n", "must be > 0"),
+    ];
+    for (row, needle) in cases {
+        let err = parse_table(&format!("{PREFILL_HEADER}{row}"), "t.csv").unwrap_err().to_string();
+        assert!(err.contains(needle) && err.contains("line 2"), "`{needle}` not in {err}");
+    }
+}

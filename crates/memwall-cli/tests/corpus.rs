@@ -429,7 +429,8 @@ fn calibration() -> Vec<Case> {
         ("rate 1e-6", bench("llama 1B Q4_K - Medium", 1_235_814_400, 807_690_240, &["1e-6", "1e-6", "1e-6"]), &["bound"]),
         ("rows a factor 20 apart", bench("llama 1B Q4_K - Medium", 1_235_814_400, 807_690_240, &["11.5", "0.6", "11"]), &["calibration"]),
         ("size of another mix", bench("llama 1B Q4_K - Medium", 1_235_814_400, 2_471_628_800, &["11.5", "10.9", "10.4"]), &["model_size"]),
-        ("no generation test", Make::Text("[{\"model_type\": \"llama 1B Q4_K - Medium\", \"n_prompt\": 512, \"n_gen\": 0, \"avg_ts\": 60.1}]".into()), &["tgN"]),
+        // A prompt-only file calibrates the prefill efficiency; a combined test (pp512+tg128) alone pins nothing.
+        ("neither a generation nor a prompt test", Make::Text("[{\"model_type\": \"llama 1B Q4_K - Medium\", \"n_prompt\": 512, \"n_gen\": 128, \"avg_ts\": 60.1}]".into()), &["tgN", "ppN"]),
         ("mixed units", Make::Text("| model | backend | ngl | test | t/s |\n| --- | --- | --: | --: | --: |\n| llama 1B Q4_K - Medium | CPU | 0 | tg128 | 11.5 ± 0.1 |\n| llama 1B Q4_K - Medium | Metal | 99 | tg128 | 40.1 ± 0.1 |\n".into()), &["line 4", "mixes units"]),
         ("not llama-bench", text("a,b,c\n1,2,3\n"), &["not llama-bench output"]),
     ];

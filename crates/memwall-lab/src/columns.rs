@@ -378,6 +378,7 @@ pub static REPORT_COLUMNS: &[Column<memwall_calib::published::Validated>] = {
         Column { name: "backend", get: Get::Str(|v| &v.backend) },
         Column { name: "model", get: Get::Str(|v| &v.model) },
         Column { name: "weights", get: Get::Str(|v| &v.weights) },
+        Column { name: "phase", get: Get::Str(|v| v.phase.name()) },
         Column { name: "measured_tok_s", get: Get::F64(|v| v.measured_tok_s) },
         Column { name: "predicted_tok_s", get: Get::F64(|v| v.predicted_tok_s) },
         Column { name: "in_sample_tok_s", get: Get::F64(|v| v.in_sample_tok_s) },
@@ -422,6 +423,8 @@ pub static FITTED_COLUMNS: &[Column<memwall_calib::hostfit::Fitted>] = {
 pub static RESIDUAL_COLUMNS: &[Column<memwall_calib::llama_bench::Residual>] = {
     &[
         Column { name: "line", get: Get::U64(|r| r.line as u64) },
+        Column { name: "phase", get: Get::Str(|r| r.phase.name()) },
+        Column { name: "prompt", get: Get::U64(|r| r.prompt) },
         Column { name: "depth", get: Get::U64(|r| r.depth) },
         Column { name: "threads", get: Get::OptU32(|r| r.threads) },
         Column { name: "measured_tok_s", get: Get::F64(|r| r.measured_tok_s) },

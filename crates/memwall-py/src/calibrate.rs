@@ -21,7 +21,9 @@ pub(crate) fn profiles<'py>(py: Python<'py>, device: &DeviceSpec, engine: &Engin
 }
 
 /// Calibrate a device from llama-bench output (`path`) of `model` on `device` run by
-/// `engine` ([`memwall_lab::report::calibrate_llama_bench`]): the profiles ([`profiles`]) and the per-row residuals before and after.
+/// `engine` ([`memwall_lab::report::calibrate_llama_bench`]): the profiles ([`profiles`], with
+/// `not_fitted`: the figures the file could not pin, each with why) and the per-row residuals
+/// before and after.
 #[pyfunction]
 pub(crate) fn calibrate_llama_bench<'py>(
     py: Python<'py>,
@@ -36,7 +38,9 @@ pub(crate) fn calibrate_llama_bench<'py>(
         Ok((c, batch))
     });
     let (c, batch) = r?;
-    Ok((profiles(py, &c.device, &c.engine)?, one_batch(batch)))
+    let d = profiles(py, &c.device, &c.engine)?;
+    d.set_item("not_fitted", c.not_fitted)?;
+    Ok((d, one_batch(batch)))
 }
 
 /// Calibrate this machine with memwall's kernels and engine (`quick`: the short probe set,

@@ -6,16 +6,16 @@ use pyo3::prelude::*;
 use crate::arrow::{ArrowStream, one_batch};
 use crate::errors::Result;
 
-/// Leave-one-device-out validation of decode tok/s against published measurements
+/// Leave-one-device-out validation of decode and prefill tok/s against published measurements
 /// ([`memwall_lab::report::validate_devices`]): the report rows (the columns of `memwall validate
-/// --out`) and the rows set aside with why.
+/// --out`, decode rows then prefill rows, told apart by `phase`) and the rows set aside with why.
 #[pyfunction]
 #[pyo3(signature = (table=None))]
 pub(crate) fn validate_devices(py: Python<'_>, table: Option<&str>) -> Result<(ArrowStream, Vec<(String, String)>)> {
     let r = py.detach(|| -> memwall_lab::Result<_> {
         let r = memwall_lab::report::validate_devices(table.map(std::path::Path::new), &[])?;
-        let v = r.validation;
-        Ok((memwall_lab::columns::batch_of(memwall_lab::columns::REPORT_COLUMNS, &v.validated)?, v.excluded))
+        let rows = r.report_rows();
+        Ok((memwall_lab::columns::batch_of(memwall_lab::columns::REPORT_COLUMNS, &rows)?, r.validation.excluded))
     });
     let (batch, excluded) = r?;
     Ok((one_batch(batch), excluded))

@@ -296,7 +296,8 @@ fn the_weight_and_attention_phases_add() {
 }
 
 /// A GPU dequantizes on its own ALUs: `dequant_ops_per_weight / 2` multiply-add equivalents
-/// per Q4_0-equivalent weight, at the unit's rate, beside the multiply-adds.
+/// per Q4_0-equivalent weight, at the unit's rate (peak × the step's efficiency: decode's
+/// `compute_efficiency`, prefill's `prefill_efficiency`), beside the multiply-adds.
 #[test]
 fn gpu_dequantization_by_hand() {
     use memwall_sim::StepWork;
@@ -307,6 +308,7 @@ fn gpu_dequantization_by_hand() {
     let mut e = memwall_spec::EngineSpec::generic();
     let gpu = e.gpu.as_mut().unwrap();
     gpu.compute_efficiency = 0.5;
+    gpu.prefill_efficiency = 0.25;
     gpu.dequant_ops_per_weight = 4.0;
     s.engine = e;
     let plan = CostPlan::new(&s).unwrap();
@@ -314,10 +316,16 @@ fn gpu_dequantization_by_hand() {
     // 0.02 cycles a weight, so StepWork counts 2e7 dequantization cycles; the GPU turns each
     // into (4 / 2) / 0.02 = 100 multiply-adds: 2e9, beside the 1e9 of the dot products.
     let w = StepWork { weight_macs: 1e9, dequant_cycles: 0.02 * 1e9, ..Default::default() };
-    let t = plan.step_time(&w, 1.0, false);
+    let t = plan.decode_step_at(&w, &memwall_sim::Conditions::NOMINAL);
     let rate = 2.0e12 / 2.0 * 0.5;
     assert!((t.t_arith - 1e9 / rate).abs() < 1e-15, "{t:?}");
     assert!((t.t_dequant - 2e9 / rate).abs() < 1e-12 * 2e9 / rate, "{t:?}");
+    // A prefill chunk runs the same work at its own efficiency, 0.25 of the 1e12 MAC/s peak:
+    // twice the time.
+    let p = plan.prefill_step_at(&w, &memwall_sim::Conditions::NOMINAL);
+    let rate = 2.0e12 / 2.0 * 0.25;
+    assert!((p.t_arith - 1e9 / rate).abs() < 1e-15, "{p:?}");
+    assert!((p.t_dequant - 2e9 / rate).abs() < 1e-12 * 2e9 / rate, "{p:?}");
 }
 
 #[test]

@@ -143,9 +143,10 @@ pub(crate) fn from_llama_bench(
         engine,
         &[("--out", out), ("--engine-out", &engine_out)],
     )?;
-    let header: Vec<String> = ["line", "depth", "threads", "measured tok/s", "before", "error", "calibrated", "error"]
-        .map(String::from)
-        .to_vec();
+    let header: Vec<String> =
+        ["line", "test", "depth", "threads", "measured tok/s", "before", "error", "calibrated", "error"]
+            .map(String::from)
+            .to_vec();
     let pct = |p: f64, m: f64| format!("{:+.1}%", 100.0 * (p / m - 1.0));
     let lines: Vec<Vec<String>> = c
         .residuals
@@ -153,6 +154,10 @@ pub(crate) fn from_llama_bench(
         .map(|r| {
             vec![
                 r.line.to_string(),
+                match r.phase {
+                    memwall_calib::Phase::Decode => "tg".to_string(),
+                    memwall_calib::Phase::Prefill => format!("pp{}", r.prompt),
+                },
                 r.depth.to_string(),
                 r.threads.map_or("-".into(), |t| t.to_string()),
                 format!("{:.2}", r.measured_tok_s),
@@ -164,6 +169,9 @@ pub(crate) fn from_llama_bench(
         })
         .collect();
     print_table(&header, &lines);
+    for what in &c.not_fitted {
+        println!("not fitted: {what}");
+    }
     let (device_toml, engine_toml) = memwall_lab::report::profile_texts(&c.device, &c.engine)?;
     memwall_lab::files::atomic::write_text(out, &device_toml)?;
     memwall_lab::files::atomic::write_text(&engine_out, &engine_toml)?;

@@ -1,5 +1,5 @@
-//! `memwall validate --devices`: leave-one-device-out error on the published rows
-//! ([`memwall_lab::report::validate_devices`]).
+//! `memwall validate --devices`: leave-one-device-out error of decode and prefill on the
+//! published rows ([`memwall_lab::report::validate_devices`]).
 
 use anyhow::Result;
 
@@ -15,16 +15,28 @@ pub(crate) fn validate(
     eprintln!("validating the published rows (fitting every engine, then once per device left out)...");
     let r = memwall_lab::report::validate_devices(table, &outputs)?;
     let v = &r.validation;
-    let header: Vec<String> =
-        ["row", "device", "engine/unit", "model", "weights", "measured", "predicted", "error", "roofline", "error"]
-            .map(String::from)
-            .to_vec();
-    let lines: Vec<Vec<String>> = v
-        .validated
+    let header: Vec<String> = [
+        "row",
+        "phase",
+        "device",
+        "engine/unit",
+        "model",
+        "weights",
+        "measured",
+        "predicted",
+        "error",
+        "roofline",
+        "error",
+    ]
+    .map(String::from)
+    .to_vec();
+    let rows = r.report_rows();
+    let lines: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             vec![
                 r.id.clone(),
+                r.phase.name().to_string(),
                 r.unit_device.clone(),
                 format!("{}/{}", r.engine, r.backend),
                 r.model.clone(),
@@ -38,13 +50,29 @@ pub(crate) fn validate(
         })
         .collect();
     print_table(&header, &lines);
+    let prefill_rows = v.prefill.as_ref().map_or(0, |p| p.validated.len());
     println!(
-        "\nleave-one-device-out over {} rows of {} devices ({} rows set aside); error = |predicted / measured - 1|",
+        "\nleave-one-device-out over {} decode rows of {} devices and {prefill_rows} prefill rows ({} set aside); \
+         error = |predicted / measured - 1|; prefill rows are predicted with the decode figures fitted without \
+         their device and prefill figures fitted on the other devices' prefill rows; 80% covered = share of rows \
+         inside the 10th-90th percentile of measured / predicted of the group's other devices (rows checked)",
         v.validated.len(),
         r.devices,
         v.excluded.len()
     );
-    for (title, groups) in [("by device class", &r.by_class), ("by engine and unit", &r.by_engine)] {
+    let mut tables = vec![
+        ("decode by device class", &r.decode.by_class),
+        ("decode by unit", &r.decode.by_unit),
+        ("decode by engine and unit", &r.decode.by_engine),
+    ];
+    if let Some(p) = &r.prefill {
+        tables.extend([
+            ("prefill by device class", &p.by_class),
+            ("prefill by unit", &p.by_unit),
+            ("prefill by engine and unit", &p.by_engine),
+        ]);
+    }
+    for (title, groups) in tables {
         let header: Vec<String> = [
             title,
             "rows",
@@ -52,6 +80,7 @@ pub(crate) fn validate(
             "max",
             "within 15%",
             "bias",
+            "80% covered",
             "roofline median",
             "roofline max",
             "in-sample median",
@@ -61,7 +90,7 @@ pub(crate) fn validate(
         let lines: Vec<Vec<String>> = groups
             .iter()
             .map(|g| {
-                let (c, r, i) = (&g.cross_validated, &g.roofline, &g.in_sample);
+                let (c, r, i, k) = (&g.cross_validated, &g.roofline, &g.in_sample, &g.coverage);
                 vec![
                     c.group.clone(),
                     c.rows.to_string(),
@@ -69,6 +98,7 @@ pub(crate) fn validate(
                     format!("{:.0}%", 100.0 * c.max),
                     format!("{:.0}%", 100.0 * c.within_15pct),
                     format!("{:.2}", c.bias),
+                    if k.checked == 0 { "-".into() } else { format!("{:.0}% ({})", 100.0 * k.share, k.checked) },
                     format!("{:.1}%", 100.0 * r.median),
                     format!("{:.0}%", 100.0 * r.max),
                     format!("{:.1}%", 100.0 * i.median),
@@ -85,9 +115,9 @@ pub(crate) fn validate(
         }
     }
     if let Some(p) = out {
-        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::REPORT_COLUMNS, &v.validated)?;
+        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::REPORT_COLUMNS, &rows)?;
         memwall_lab::write_parquet(p, &batch, &memwall_lab::metadata(None))?;
-        println!("report: {} ({} rows)", p.display(), v.validated.len());
+        println!("report: {} ({} rows)", p.display(), rows.len());
     }
     if let Some(dir) = engines_dir {
         for (name, text) in memwall_calib::published::fitted_engine_profiles(v)? {

@@ -16,7 +16,9 @@ pub use calibrate::{calibrate_llama_bench, profile_texts};
 pub use compare::{Compared, Comparison, compare};
 pub use estimate::{AtDepth, EstimateReport, Ops, at_depths, estimate, ops};
 pub use presets::{DeviceFacts, EngineFacts, ModelFacts, Presets, presets};
-pub use validate::{DeviceValidation, GroupErrors, HostValidation, host_engine_path, validate_devices, validate_host};
+pub use validate::{
+    DeviceValidation, GroupErrors, HostValidation, PhaseErrors, host_engine_path, validate_devices, validate_host,
+};
 
 use memwall_sim::WeightBytes;
 use memwall_spec::Scenario;

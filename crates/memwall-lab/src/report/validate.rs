@@ -4,9 +4,9 @@
 
 use std::path::Path;
 
-use memwall_calib::Summary;
 use memwall_calib::hostfit::HostProfile;
 use memwall_calib::hostval::{HOST_CONFIGS, HostRow, profile_of};
+use memwall_calib::{Coverage, Summary};
 use memwall_spec::SpecError;
 
 use crate::error::Result;
@@ -21,20 +21,73 @@ pub struct GroupErrors {
     pub roofline: Summary,
     /// The fit on every row, the device included (optimistic; shown for contrast only).
     pub in_sample: Summary,
+    /// How often the 80 % interval of `measured ÷ predicted` formed from the group's other
+    /// devices covers a row ([`memwall_calib::interval_coverage`]).
+    pub coverage: Coverage,
 }
 
-/// A device validation: the rows, the rows set aside, and the errors by device class and by
-/// engine and unit (each list starts with `all`).
+/// The errors of one phase's rows by device class, by unit and by engine and unit (each
+/// list starts with `all`).
+#[derive(Debug, Clone)]
+pub struct PhaseErrors {
+    /// Errors by device class.
+    pub by_class: Vec<GroupErrors>,
+    /// Errors by unit (`cpu`, `gpu`, `npu`).
+    pub by_unit: Vec<GroupErrors>,
+    /// Errors by `engine/unit`.
+    pub by_engine: Vec<GroupErrors>,
+}
+
+impl PhaseErrors {
+    /// The errors of `rows` (one phase's), three ways each.
+    fn of(rows: &[Validated]) -> Self {
+        let pick = |f: fn(&Validated) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
+        let (measured, predicted) = (pick(|r| r.measured_tok_s), pick(|r| r.predicted_tok_s));
+        let (in_sample, roofline) = (pick(|r| r.in_sample_tok_s), pick(|r| r.roofline_tok_s));
+        let device: Vec<String> = rows.iter().map(|r| r.unit_device.clone()).collect();
+        let groups = |key: Vec<String>| -> Vec<GroupErrors> {
+            let cv = memwall_calib::summarize(&predicted, &measured, &key);
+            let roof = memwall_calib::summarize(&roofline, &measured, &key);
+            let ins = memwall_calib::summarize(&in_sample, &measured, &key);
+            let cov = memwall_calib::interval_coverage(&predicted, &measured, &device, &key);
+            cv.into_iter()
+                .zip(roof)
+                .zip(ins)
+                .zip(cov)
+                .map(|(((c, r), i), coverage)| GroupErrors { cross_validated: c, roofline: r, in_sample: i, coverage })
+                .collect()
+        };
+        PhaseErrors {
+            by_class: groups(rows.iter().map(|r| r.class.clone()).collect()),
+            by_unit: groups(rows.iter().map(|r| r.backend.clone()).collect()),
+            by_engine: groups(rows.iter().map(|r| format!("{}/{}", r.engine, r.backend)).collect()),
+        }
+    }
+}
+
+/// A device validation: the rows, the rows set aside, and the errors of decode and of
+/// prefill rows.
 #[derive(Debug, Clone)]
 pub struct DeviceValidation {
     /// The cross-validated rows, the rows set aside and the fits.
     pub validation: Validation,
-    /// Errors by device class.
-    pub by_class: Vec<GroupErrors>,
-    /// Errors by `engine/unit`.
-    pub by_engine: Vec<GroupErrors>,
+    /// Errors of the decode rows.
+    pub decode: PhaseErrors,
+    /// Errors of the prefill rows, where any row has a usable prefill rate.
+    pub prefill: Option<PhaseErrors>,
     /// Distinct physical devices among the rows.
     pub devices: usize,
+}
+
+impl DeviceValidation {
+    /// Every report row: the decode rows, then the prefill rows (the `phase` column tells them
+    /// apart).
+    pub fn report_rows(&self) -> Vec<Validated> {
+        let v = &self.validation;
+        let mut rows = v.validated.clone();
+        rows.extend(v.prefill.iter().flat_map(|p| p.validated.iter().cloned()));
+        rows
+    }
 }
 
 /// The published rows memwall ships (`datasets/validation_decode.csv`), or those of `table`.
@@ -45,31 +98,19 @@ pub fn published_rows(table: Option<&Path>) -> Result<Vec<ValidationRow>> {
     })
 }
 
-/// Validate memwall's decode predictions against published rows (those of `table`, or the
-/// shipped ones): every engine is fitted, then refitted once per device left out. `outputs`
-/// (flag, path) are checked against the table before the fits.
+/// Validate memwall's decode and prefill predictions against published rows (those of
+/// `table`, or the shipped ones): every engine is fitted, then refitted once per device left
+/// out (prefill rows: on the decode figures of the same fold). `outputs` (flag, path) are
+/// checked against the table before the fits.
 pub fn validate_devices(table: Option<&Path>, outputs: &[(&str, &Path)]) -> Result<DeviceValidation> {
     let rows = published_rows(table)?;
     let inputs: Vec<&Path> = table.into_iter().collect();
     crate::check_outputs(&inputs, outputs)?;
     let v = validate(&rows)?;
-    let pick = |f: fn(&Validated) -> f64| v.validated.iter().map(f).collect::<Vec<f64>>();
-    let (measured, predicted) = (pick(|r| r.measured_tok_s), pick(|r| r.predicted_tok_s));
-    let (in_sample, roofline) = (pick(|r| r.in_sample_tok_s), pick(|r| r.roofline_tok_s));
-    let groups = |key: Vec<String>| -> Vec<GroupErrors> {
-        let cv = memwall_calib::summarize(&predicted, &measured, &key);
-        let roof = memwall_calib::summarize(&roofline, &measured, &key);
-        let ins = memwall_calib::summarize(&in_sample, &measured, &key);
-        cv.into_iter()
-            .zip(roof)
-            .zip(ins)
-            .map(|((c, r), i)| GroupErrors { cross_validated: c, roofline: r, in_sample: i })
-            .collect()
-    };
-    let by_class = groups(v.validated.iter().map(|r| r.class.clone()).collect());
-    let by_engine = groups(v.validated.iter().map(|r| format!("{}/{}", r.engine, r.backend)).collect());
+    let decode = PhaseErrors::of(&v.validated);
+    let prefill = v.prefill.as_ref().map(|p| PhaseErrors::of(&p.validated));
     let devices = v.validated.iter().map(|r| r.unit_device.as_str()).collect::<std::collections::BTreeSet<_>>().len();
-    Ok(DeviceValidation { validation: v, by_class, by_engine, devices })
+    Ok(DeviceValidation { validation: v, decode, prefill, devices })
 }
 
 /// A host validation: each design run on this machine, measured against memwall's estimate

@@ -107,6 +107,8 @@ pub struct CostPlan {
     per_core_gbps: Option<f64>,
     cache_bandwidth_bps: f64,
     cache_bytes: f64,
+    /// Accelerators: the unit's peak multiply-adds per second (a step's efficiency, decode's
+    /// or prefill's, scales it).
     accel_macs_per_s: Option<f64>,
     /// Accelerators: dequantization multiply-add equivalents per CPU dequantization cycle
     /// of the lead cluster (`dequant_ops_per_weight / 2 ÷ the cluster's Q4_0 cycles per
@@ -323,7 +325,7 @@ impl CostPlan {
         // (and no assumed default) adds none here, and the thermal simulator refuses it.
         let power_scale = u.power_scale.unwrap_or(1.0);
         let (accel_macs_per_s, compute_w) = match unit.peak_macs_per_s {
-            Some(peak) => (Some(peak * u.compute_efficiency), unit.power_w.unwrap_or(0.0) * power_scale),
+            Some(peak) => (Some(peak), unit.power_w.unwrap_or(0.0) * power_scale),
             None => (None, cpu_w * power_scale),
         };
         let mem = &d.memory;
@@ -489,7 +491,7 @@ impl CostPlan {
     /// last-level cache, which LRU then keeps between tokens; DRAM otherwise, where a
     /// cyclic sweep larger than the cache gets no reuse). CPU: `t_arith = arith_cycles /
     /// (efficiency × cycle rate)`, `t_dequant = dequant_cycles / (efficiency × cycle rate)`; accelerators:
-    /// `t_arith = MACs / MAC rate`. `total = overlap_time(t_mem, t_arith + t_dequant) +
+    /// `t_arith = MACs / (efficiency × peak MAC rate)`. `total = overlap_time(t_mem, t_arith + t_dequant) +
     /// ops × per-op cost + per-token cost`.
     pub fn step_time(&self, w: &StepWork, efficiency: f64, per_token: bool) -> StepTime {
         self.step_time_at(w, efficiency, per_token, &Conditions::NOMINAL)
@@ -517,8 +519,10 @@ impl CostPlan {
         let weight_share = if bytes > 0.0 { w.weight_bytes / bytes } else { 1.0 };
         let (mem_w, mem_a) = (t_mem * weight_share, t_mem * (1.0 - weight_share));
         let ((arith_w, dequant_w), arith_a) = match self.accel_macs_per_s {
-            Some(rate) => {
-                let rate = rate * c.freq_scale;
+            Some(peak) => {
+                // Decode steps reach `compute_efficiency` of the peak, prefill chunks
+                // `prefill_efficiency` (a matrix-matrix product), as on the CPU.
+                let rate = peak * efficiency * c.freq_scale;
                 let dequant = w.dequant_cycles * self.accel_dequant_macs_per_cycle;
                 ((w.weight_macs / rate, dequant / rate), w.attn_macs / rate)
             }
