@@ -33,6 +33,12 @@ use memwall_spec::{FileType, GgmlType, KvQuant, Mix, ModelSpec, QuantFormat, Wei
 
 use crate::presets::{QUALITY_BY_MODEL_CSV, QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV};
 
+/// The seed's quality thresholds, relative to the model's unquantized perplexity: an increase
+/// up to this is acceptable ...
+pub const ACCEPTABLE_PPL_INCREASE_PCT: f64 = 5.0;
+/// ... and above this the format should be reconsidered.
+pub const RECONSIDER_PPL_INCREASE_PCT: f64 = 10.0;
+
 /// Where a figure comes from.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -51,6 +57,16 @@ pub enum Provenance {
 }
 
 impl Provenance {
+    /// `published`, `scaled`, `estimated` or `unknown`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Provenance::Published => "published",
+            Provenance::Scaled { .. } => "scaled",
+            Provenance::Estimated => "estimated",
+            Provenance::Unknown => "unknown",
+        }
+    }
+
     fn rank(&self) -> u8 {
         match self {
             Provenance::Published => 0,
@@ -118,6 +134,20 @@ impl Quality {
     /// either is unknown).
     pub fn ppl_increase_pct(&self) -> Option<f64> {
         self.weights_pct.zip(self.kv_pct).map(|(w, k)| w.pct + k.pct)
+    }
+
+    /// The seed's verdict on the whole increase: `acceptable` (<= +5 %), `noticeable`,
+    /// `reconsider` (> +10 %), `not usable` (flagged [`Quality::ptq_unusable`]) or `unknown`.
+    pub fn verdict(&self) -> &'static str {
+        if self.ptq_unusable.is_some() {
+            return "not usable";
+        }
+        match self.ppl_increase_pct() {
+            None => "unknown",
+            Some(p) if p <= ACCEPTABLE_PPL_INCREASE_PCT => "acceptable",
+            Some(p) if p <= RECONSIDER_PPL_INCREASE_PCT => "noticeable",
+            Some(_) => "reconsider",
+        }
     }
 
     /// The upper end of the whole increase's 80 % interval (None when either is unknown).
@@ -854,6 +884,19 @@ impl QualityTable {
                 abs: Some(r.delta),
                 provenance: Provenance::Published,
                 text: format!("K/V {k}/{v} on {}: {} ({})", r.model, fmt_pct(&p), r.source),
+            };
+        }
+        let family = family_of(m.name);
+        if let Some(r) =
+            self.published.iter().find(|r| r.kv && r.k_type == k && r.v_type == v && Some(r.family.as_str()) == family)
+        {
+            let (lo, hi) = self.kv_spread;
+            let p = PctFigure { pct: r.pct, lo: r.pct * lo, hi: r.pct * hi };
+            return Part {
+                pct: Some(p),
+                abs: Some(r.delta),
+                provenance: Provenance::Scaled { from: r.model.clone() },
+                text: format!("K/V {k}/{v} as on {} (same family): {} ({})", r.model, fmt_pct(&p), r.source),
             };
         }
         let (a, b) = (self.kv_half(m, true, &k), self.kv_half(m, false, &v));

@@ -64,19 +64,20 @@ pub(crate) fn compare(py: Python<'_>, experiments: Vec<PyRef<'_, Experiment>>) -
 /// A design question answered for the experiment's first point (`memwall_solve::answer`):
 /// the answer as the JSON `memwall solve --json` carries under `answer`.
 #[pyfunction]
-#[pyo3(signature = (experiment, question, target_tok_s=None, max_ppl_delta=None))]
+#[pyo3(signature = (experiment, question, target_tok_s=None, max_ppl_delta=None, max_ppl_increase_pct=None))]
 pub(crate) fn solve(
     py: Python<'_>,
     experiment: PyRef<'_, Experiment>,
     question: &str,
     target_tok_s: Option<f64>,
     max_ppl_delta: Option<f64>,
+    max_ppl_increase_pct: Option<f64>,
 ) -> Result<String> {
     let exp = &experiment.exp;
     let q: memwall_solve::Question = question.parse().map_err(|e: SpecError| e.within("question"))?;
     let answered = py.detach(|| -> memwall_lab::Result<String> {
         let s = exp.point(0)?.scenario;
-        let a = memwall_solve::answer(&s, q, target_tok_s, max_ppl_delta)?;
+        let a = memwall_solve::answer(&s, q, target_tok_s, max_ppl_delta, max_ppl_increase_pct)?;
         Ok(serde_json::to_string(&a).expect("answers serialize"))
     });
     answered.map_err(Error::from)
