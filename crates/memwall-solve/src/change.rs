@@ -57,12 +57,16 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
             headroom_bytes: c.headroom_bytes,
             decode_tok_s: c.decode_tok_s,
             tok_s_ratio: c.decode_tok_s / base.decode_tok_s,
-            ppl_cost: c.ppl_delta.zip(ppl0).map(|(a, b)| a - b),
-            ppl_increase_pct_cost: c.ppl_increase_pct.zip(pct0).map(|(a, b)| a - b),
-            cost: if c.ppl_increase_pct.is_none() {
-                "quality of the new format unknown".into()
-            } else {
-                format!("quality: {}", c.quality_source)
+            ppl_cost: c.ppl_delta.zip(ppl0).map(|(a, b)| a - b).filter(|_| c.ptq_unusable.is_none()),
+            ppl_increase_pct_cost: c
+                .ppl_increase_pct
+                .zip(pct0)
+                .map(|(a, b)| a - b)
+                .filter(|_| c.ptq_unusable.is_none()),
+            cost: match (&c.ptq_unusable, c.ppl_increase_pct) {
+                (Some(why), _) => format!("NOT USABLE on this model: {why}"),
+                (None, None) => "quality of the new format unknown".into(),
+                (None, Some(_)) => format!("quality: {}", c.quality_source),
             },
         });
     };
@@ -78,7 +82,10 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
             }
         }
         rank(&mut c);
-        Ok(c.into_iter().next().filter(|c| c.meets))
+        // The best that meets every constraint; else one that fits only in a format the model
+        // does not survive, listed so that the answer says so rather than staying silent.
+        let usable = c.iter().find(|c| c.meets).cloned();
+        Ok(usable.or_else(|| c.into_iter().find(|c| c.fits && c.misses == "ptq_unusable")))
     };
     let files: Vec<Mix> = FileType::ALL.iter().map(|f| Mix::File(*f)).collect();
     let kvs: Vec<KvQuant> = KV_FORMATS.iter().map(|f| KvQuant::both(*f)).collect();
@@ -221,5 +228,19 @@ mod tests {
         // A design that fits needs no change.
         let ok = scenario("llama-3.2-1b", "snapdragon-8-gen3-16gb", "Q4_K_M", "f16", 4096);
         assert!(what_to_change(&ok).unwrap().is_empty());
+    }
+
+    /// The seed question: on the phone only ternary or 1-bit weights would fit; the change is
+    /// listed with its cost saying the model does not survive it, never as a plain answer.
+    #[test]
+    fn a_format_the_model_does_not_survive_is_listed_only_with_the_warning() {
+        let s = scenario("hypothetical-35b-moe", "snapdragon-8-gen3-16gb", "Q4_K_M", "f16", 32768);
+        let changes = what_to_change(&s).unwrap();
+        let weights: Vec<&Change> = changes.iter().filter(|c| c.axis.starts_with("weights")).collect();
+        assert!(!weights.is_empty(), "{changes:?}");
+        for c in weights {
+            assert!(c.cost.starts_with("NOT USABLE on this model") && c.cost.contains("trained_bits"), "{c:?}");
+            assert_eq!(c.ppl_increase_pct_cost, None);
+        }
     }
 }
