@@ -524,29 +524,21 @@ fn is_unquantized(t: &str) -> bool {
     matches!(t, "f16" | "f32" | "bf16")
 }
 
-/// Why a weight format is below what post-training quantization survives, if it is: ternary
-/// formats, and any format under 2 bits per weight.
-fn sub_2_bit(w: &WeightQuant) -> Option<String> {
+/// A weight format below what post-training quantization survives: its name and bits per
+/// weight, and whether it is ternary (ternary formats, and any format under 2 bits per weight).
+fn sub_2_bit(w: &WeightQuant) -> Option<(String, f64, bool)> {
     let (name, bits, ternary) = match w.mix {
-        Mix::File(ft) => {
-            let t = ft.default_type();
-            (ft.name().to_string(), t.bits_per_weight(), matches!(ft, FileType::TQ1_0 | FileType::TQ2_0))
-        }
+        Mix::File(ft) => (
+            ft.name().to_string(),
+            ft.default_type().bits_per_weight(),
+            matches!(ft, FileType::TQ1_0 | FileType::TQ2_0),
+        ),
         Mix::Pure(f) => {
             (f.to_string(), f.bits_per_weight(), matches!(f, QuantFormat::Ggml(GgmlType::TQ1_0 | GgmlType::TQ2_0)))
         }
         Mix::Stored => return None,
     };
-    (ternary || bits < 2.0).then(|| {
-        format!(
-            "{name} ({bits:.2} bits per weight{}) on a model not trained for it: post-training quantization below \
-             ~2 bits is not usable (Llama-3-8B wikitext-2 perplexity 6.23 -> 25.5 with IQ1_M, 58.1 with IQ1_S even \
-             with an importance matrix: llama.cpp tools/perplexity/README.md 'LLaMA 3 8b Scoreboard', PR #6936); \
-             ternary weights need a model trained ternary (BitNet b1.58, https://arxiv.org/abs/2402.17764), \
-             see trained_bits",
-            if ternary { ", ternary" } else { "" }
-        )
-    })
+    (ternary || bits < 2.0).then_some((name, bits, ternary))
 }
 
 /// The row of `rs` nearest `params_b` in log parameter count.
@@ -580,15 +572,13 @@ impl QualityTable {
                 source: get(s),
             });
         }
-        let mut t = QualityTable {
+        Ok(QualityTable {
             rows,
             estimated: Vec::new(),
             published: Vec::new(),
             scaling: SizeScaling::fit(&[]),
             kv_spread: (1.0, 1.0),
-        };
-        t.set_published(Vec::new());
-        Ok(t)
+        })
     }
 
     /// Replace the published per-model rows, refitting the size rule and the KV spread.
@@ -617,6 +607,28 @@ impl QualityTable {
     /// The size rule and its checked interval.
     pub fn size_scaling(&self) -> &SizeScaling {
         &self.scaling
+    }
+
+    /// Why `w` is not usable on a model not trained for it, if it is a ternary or sub-2-bit
+    /// format: the published 1-bit rows of the reference model say what post-training
+    /// quantization there does.
+    fn ptq_unusable(&self, w: &WeightQuant) -> Option<String> {
+        let (name, bits, ternary) = sub_2_bit(w)?;
+        let evidence: Vec<String> = self
+            .published
+            .iter()
+            .filter(|r| !r.kv && r.method == "llama.cpp" && r.model.eq_ignore_ascii_case(ModelRef::REFERENCE.name))
+            .filter(|r| r.format.to_ascii_uppercase().starts_with("IQ1"))
+            .map(|r| format!("{} +{:.0} % ({})", r.format, r.pct, r.source))
+            .collect();
+        let qat = self.published.iter().find(|r| r.method == "qat").map_or("", |r| r.source.as_str());
+        Some(format!(
+            "{name} ({bits:.2} bits per weight{}) on a model not trained for it: post-training quantization below \
+             ~2 bits is not usable ({}: {}); ternary weights need a model trained ternary ({qat}), see trained_bits",
+            if ternary { ", ternary" } else { "" },
+            ModelRef::REFERENCE.name,
+            evidence.join("; ")
+        ))
     }
 
     /// Llama-3-8B's weights figure from `quant_quality.csv` (the reference lookup).
@@ -960,14 +972,14 @@ impl QualityTable {
             }
             None => Part::unknown(""),
         };
-        let unusable = sub_2_bit(w);
+        let unusable = self.ptq_unusable(w);
         Self::assemble(wp, self.kv_for(&m, kv), unusable)
     }
 
     /// Look up the quality cost of a weight mix and KV formats on model `m` (see the module for
     /// the order: published, scaled from another size, estimated, unknown).
     pub fn lookup_model(&self, m: &ModelRef, w: &WeightQuant, kv: &KvQuant) -> Quality {
-        let unusable = if m.trained_bits.is_some_and(|b| b <= 2.0) { None } else { sub_2_bit(w) };
+        let unusable = if m.trained_bits.is_some_and(|b| b <= 2.0) { None } else { self.ptq_unusable(w) };
         Self::assemble(self.weights_for(m, w), self.kv_for(m, kv), unusable)
     }
 }
@@ -1120,6 +1132,8 @@ mod tests {
         let r = q(&t, &m, "TQ1_0", "f16", "f16");
         let why = r.ptq_unusable.as_deref().unwrap();
         assert!(why.contains("not usable") && why.contains("2402.17764"), "{why}");
+        // The evidence is the reference's published 1-bit rows: IQ1_S +832 %, IQ1_M +309 %.
+        assert!(why.contains("IQ1_S +832 %") && why.contains("IQ1_M +309 %"), "{why}");
         assert!(q(&t, &m, "IQ1_S", "f16", "f16").ptq_unusable.is_some());
         assert!(q(&t, &m, "Q4_K_M", "f16", "f16").ptq_unusable.is_none());
         // The model-free lookup flags it too.
