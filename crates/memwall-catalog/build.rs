@@ -29,6 +29,7 @@ fn main() {
         ("validation_decode.csv", "VALIDATION_DECODE_CSV", "The validation table"),
         ("quant_quality.csv", "QUANT_QUALITY_CSV", "The quantization-quality table"),
         ("quality_estimated.csv", "QUALITY_ESTIMATED_CSV", "Perplexity deltas estimated from measured error"),
+        ("quality_by_model.csv", "QUALITY_BY_MODEL_CSV", "Published perplexity deltas per model, format and KV type"),
     ] {
         let path = root.join(file);
         println!("cargo:rerun-if-changed={}", path.display());

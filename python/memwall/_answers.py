@@ -166,22 +166,28 @@ def solve(
     *,
     target_tok_s: float | None = None,
     max_ppl_delta: float | None = None,
+    max_ppl_increase_pct: float | None = None,
     **kwargs: Any,
 ) -> Any:
     """Answer a design question directly, as ``memwall solve`` does: ``"max_context"`` (the
     longest context that fits, one dict per KV format f16, q8_0, q4_0), ``"min_ram"``,
     ``"min_bandwidth"`` (needs ``target_tok_s``), ``"cheapest_fit"`` (the weight mix × KV
     format with the best estimated quality that fits, reaching ``target_tok_s`` within
-    ``max_ppl_delta``) or ``"what_to_change"`` (for a design that does not fit: the nearest
+    ``max_ppl_delta`` and ``max_ppl_increase_pct``, % of the model's baseline perplexity) or ``"what_to_change"`` (for a design that does not fit: the nearest
     fitting design along each axis, best first; empty when it fits). Returns the answer as
     the ``answer`` of ``memwall solve --json`` (dicts and lists), each naming what binds it.
     Design arguments as ``design``."""
-    for name, v in (("target_tok_s", target_tok_s), ("max_ppl_delta", max_ppl_delta)):
+    for name, v in (
+        ("target_tok_s", target_tok_s),
+        ("max_ppl_delta", max_ppl_delta),
+        ("max_ppl_increase_pct", max_ppl_increase_pct),
+    ):
         if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise _bad(name, repr(v), f"invalid `{name}` = {v!r}: expected a number")
     target = None if target_tok_s is None else float(target_tok_s)
     bound = None if max_ppl_delta is None else float(max_ppl_delta)
+    pct = None if max_ppl_increase_pct is None else float(max_ppl_increase_pct)
     text = _on_design(
-        "solve", model, device, weights, kwargs, lambda exp: _native.solve(exp, question, target, bound)
+        "solve", model, device, weights, kwargs, lambda exp: _native.solve(exp, question, target, bound, pct)
     )
     return json.loads(text)

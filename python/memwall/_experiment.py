@@ -157,12 +157,17 @@ def _distributed(text: str, origin: str, client, partitions: int | None, out: st
     exp = parse_experiment(text, origin)
     table = pa.concat_tables(parts)
     if method != "des":
-        by, objectives = exp.pareto_rule()
-        table = pareto(table, by, objectives)
+        by, objectives, max_pct = exp.pareto_rule()
+        table = pareto(table, by, objectives, max_ppl_increase_pct=max_pct)
     return Results(table=table, metadata=lambda: _native.metadata(exp))
 
 
-def pareto(table, by: str | Sequence[str] | None = None, objectives: Sequence[str] | None = None):
+def pareto(
+    table,
+    by: str | Sequence[str] | None = None,
+    objectives: Sequence[str] | None = None,
+    max_ppl_increase_pct: float | None = None,
+):
     """``table`` (a pyarrow Table, ``Results``, anything with ``__arrow_c_stream__``) with its
     ``pareto`` column set (appended, or replaced) to the Pareto fronts of one question, as
     ``memwall run`` marks them (README, "Pareto front"): ``by`` names the columns whose values
@@ -171,6 +176,9 @@ def pareto(table, by: str | Sequence[str] | None = None, objectives: Sequence[st
     ``"min:total_bytes"``, a bare name: more is better for ``_tok_s`` rates, less otherwise;
     ``"ppl_delta"`` adds the weights' and the KV cache's perplexity increase; a column you
     added serves too). Default: one front over memory, decode tok/s, quality and energy.
+    ``max_ppl_increase_pct`` (the seed's thresholds: +5 acceptable, above +10 reconsider) makes
+    only designs whose perplexity increase, % of the model's baseline, is known and within it
+    eligible.
 
     Designs that do not fit (``fits``) are never on a front. A quality unknown on every design
     of a group that fits is left out of that group's front, and said: the fronts, with what
@@ -182,7 +190,16 @@ def pareto(table, by: str | Sequence[str] | None = None, objectives: Sequence[st
         table = table.to_pyarrow()
     by_list = [by] if isinstance(by, str) else list(by or [])
     objectives_list = [objectives] if isinstance(objectives, str) else list(objectives or [])
-    stream, fronts = _native.pareto(table, by_list, objectives_list)
+    if max_ppl_increase_pct is not None and (
+        isinstance(max_ppl_increase_pct, bool) or not isinstance(max_ppl_increase_pct, (int, float))
+    ):
+        raise bad(
+            "max_ppl_increase_pct",
+            repr(max_ppl_increase_pct),
+            f"invalid `max_ppl_increase_pct` = {max_ppl_increase_pct!r}: expected a number",
+        )
+    pct = None if max_ppl_increase_pct is None else float(max_ppl_increase_pct)
+    stream, fronts = _native.pareto(table, by_list, objectives_list, pct)
     t = pa.table(stream)
     meta = dict(t.schema.metadata or {})
     meta[b"pareto"] = fronts.encode()

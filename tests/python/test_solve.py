@@ -146,3 +146,28 @@ def test_estimate_states_its_depth_and_decodes_at_several():
     with pytest.raises(memwall.SpecError) as err:
         memwall.estimate("llama-3.2-1b", "snapdragon-8-gen3-16gb", depths=[-1])
     assert err.value.field == "depths"
+
+
+def test_quality_is_the_models_own_and_thresholds_bound_answers_and_fronts():
+    # Llama-2-7B's own published figures (llama.cpp's Llama 2 vs Llama 3 comparison): Q4_K_M
+    # +1.424 %, Q2_K +10.796 %; TQ1_0 is ternary on a model not trained for it.
+    design = dict(model="llama-2-7b", device="snapdragon-8-gen3-16gb")
+    fit = memwall.solve("cheapest_fit", **design, max_ppl_increase_pct=5)
+    assert fit["found"] and fit["max_ppl_increase_pct"] == 5
+    assert all(c["ppl_increase_pct"] <= 5 for c in fit["candidates"] if c["meets"])
+    tq = next(c for c in fit["candidates"] if c["weights"] == "TQ1_0")
+    assert not tq["meets"] and "not usable" in tq["ptq_unusable"]
+    with pytest.raises(memwall.SpecError) as e:
+        memwall.solve("cheapest_fit", **design, max_ppl_increase_pct="five")
+    assert e.value.field == "max_ppl_increase_pct"
+    grid = {"weights.mix": ["Q4_K_M", "Q2_K", "TQ1_0"]}
+    base = dict(model="llama-2-7b", device="snapdragon-8-gen3-16gb", weights={"mix": "Q4_K_M"})
+    rows = memwall.sweep(base=base, grid=grid, pareto={"max_ppl_increase_pct": 5.0}).to_pyarrow().to_pylist()
+    by_mix = {r["weights.mix"]: r for r in rows}
+    assert by_mix["Q4_K_M"]["ppl_increase_pct"] == pytest.approx(1.424)
+    assert by_mix["Q4_K_M"]["weights_quality_provenance"] == "published"
+    assert by_mix["Q2_K"]["quality_verdict"] == "reconsider" and by_mix["TQ1_0"]["ptq_unusable"]
+    # Q2_K is smaller: on the front without the threshold, off it within +5 %.
+    assert [by_mix[m]["pareto"] for m in ("Q4_K_M", "Q2_K", "TQ1_0")] == [True, False, False]
+    unbounded = memwall.pareto(memwall.sweep(base=base, grid=grid).to_pyarrow()).to_pylist()
+    assert {r["weights.mix"]: r["pareto"] for r in unbounded}["Q2_K"]

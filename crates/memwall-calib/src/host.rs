@@ -544,6 +544,7 @@ pub fn attention_model() -> ModelSpec {
         head_dim_per_layer: None,
         kv_shared_layers: None,
         per_layer_embedding: None,
+        trained_bits: None,
         from_file: None,
         stored: None,
         sources: Default::default(),

@@ -196,6 +196,11 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
     }
     let mix = row.weights.parse().map_err(|e: SpecError| wrap(CalibError::Spec(e.within("weights"))))?;
     let gen_tokens = row.gen_tokens.max(1);
+    // A row that does not state its threads ran an app (PocketPal, a vendor demo) whose
+    // thread count the source does not give; it is taken as the big cores, as every fit has
+    // taken it, not as the engine's own default for a design (which a llama.cpp command line
+    // would use): an app's choice is not llama.cpp's.
+    let threads = row.threads.or(Some(device.big_cores()));
     let s = Scenario {
         model: load_model(&row.model).map_err(|e| wrap(e.into()))?,
         device,
@@ -205,7 +210,7 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
             prompt_tokens: row.depth,
             gen_tokens,
             context_tokens: (row.depth + gen_tokens).next_multiple_of(512),
-            threads: row.threads,
+            threads,
             backend,
             history_tokens: Some(0),
             ..Workload::default()

@@ -10,7 +10,9 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/presets.rs"));
 }
 
-pub use embedded::{DEVICES, ENGINES, MODELS, QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV, VALIDATION_DECODE_CSV};
+pub use embedded::{
+    DEVICES, ENGINES, MODELS, QUALITY_BY_MODEL_CSV, QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV, VALIDATION_DECODE_CSV,
+};
 
 fn find<'a>(table: &'a [(&'a str, &'a str)], name: &str) -> Option<&'a str> {
     table.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, t)| *t)

@@ -457,6 +457,7 @@ pub fn model_from_gguf(h: &GgufHeader, name: &str) -> Result<Imported, ImportErr
         head_dim_per_layer: None,
         kv_shared_layers,
         per_layer_embedding,
+        trained_bits: None,
         sources,
         from_file: None,
         stored: Some(Arc::new(stored)),

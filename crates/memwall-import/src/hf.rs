@@ -557,6 +557,7 @@ pub fn model_from_hf(text: &str, name: &str) -> Result<Imported, ImportError> {
         head_dim_per_layer: None,
         kv_shared_layers,
         per_layer_embedding,
+        trained_bits: None,
         sources,
         from_file: None,
         stored: None,

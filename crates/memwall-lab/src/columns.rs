@@ -239,6 +239,12 @@ pub static ESTIMATE_COLUMNS: &[Column<Estimate>] = &[
 pub static QUALITY_COLUMNS: &[Column<Quality>] = &[
     Column { name: "ppl_delta_weights", get: Get::OptF64(|q| q.ppl_delta_weights) },
     Column { name: "ppl_delta_kv", get: Get::OptF64(|q| q.ppl_delta_kv) },
+    Column { name: "ppl_increase_pct", get: Get::OptF64(|q| q.ppl_increase_pct()) },
+    Column { name: "ppl_increase_pct_hi", get: Get::OptF64(|q| q.ppl_increase_pct_hi()) },
+    Column { name: "weights_quality_provenance", get: Get::Str(|q| q.weights_provenance.name()) },
+    Column { name: "kv_quality_provenance", get: Get::Str(|q| q.kv_provenance.name()) },
+    Column { name: "ptq_unusable", get: Get::Bool(|q| q.ptq_unusable.is_some()) },
+    Column { name: "quality_verdict", get: Get::Str(|q| q.verdict()) },
     Column { name: "quality_source", get: Get::Str(|q| &q.source) },
 ];
 

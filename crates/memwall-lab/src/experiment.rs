@@ -99,6 +99,10 @@ struct RawPareto {
     by: Vec<String>,
     #[serde(default)]
     objectives: Vec<String>,
+    /// Quality threshold: designs whose perplexity increase (% of the model's baseline) is
+    /// unknown or above it are left off the front.
+    #[serde(default)]
+    max_ppl_increase_pct: Option<f64>,
 }
 
 /// A parsed experiment.
@@ -395,7 +399,9 @@ impl Experiment {
             axis.labels = Some(labels.iter().map(display_value).collect());
         }
         let pareto = match raw.pareto {
-            Some(p) => crate::pareto::Rule::new(p.by, &p.objectives)?,
+            Some(p) => {
+                crate::pareto::Rule::new(p.by, &p.objectives)?.with_max_ppl_increase_pct(p.max_ppl_increase_pct)?
+            }
             None => crate::pareto::Rule::default(),
         };
         let engine_by_default = !base.contains_key("engine")

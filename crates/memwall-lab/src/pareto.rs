@@ -19,6 +19,10 @@
 //!   group's front while some design that fits has it known; when no design of the group that
 //!   fits has it known, the group's front is drawn over the other objectives and the objective
 //!   is named as left out ([`GroupFront::left_out`]).
+//! - **Quality threshold** (`max_ppl_increase_pct`, optional): only designs whose whole
+//!   perplexity increase (column `ppl_increase_pct`, % of the model's baseline) is known and at
+//!   most the threshold are eligible, as a design that does not fit is not (the seed's +5 %
+//!   acceptable / +10 % reconsider, [`memwall_catalog::quality_table::ACCEPTABLE_PPL_INCREASE_PCT`]).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,6 +43,9 @@ const POINT: &str = "point";
 
 /// The column that says whether a design fits.
 const FITS: &str = "fits";
+
+/// The column a quality threshold reads: the whole perplexity increase, % of the baseline.
+const PPL_INCREASE_PCT: &str = "ppl_increase_pct";
 
 /// The objective that adds the weights' and the KV cache's perplexity increase.
 pub const PPL_DELTA: &str = "ppl_delta";
@@ -106,12 +113,15 @@ impl Objective {
 
 /// Which front a question asks for: the columns whose values group the rows (`by`, each
 /// group its own front) and the objectives.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Rule {
     /// Columns whose values make a group; empty: one front over every row.
     pub by: Vec<String>,
     /// The objectives, at least one.
     pub objectives: Vec<Objective>,
+    /// Only designs whose perplexity increase is known and at most this (% of the model's
+    /// baseline) are eligible.
+    pub max_ppl_increase_pct: Option<f64>,
 }
 
 impl Default for Rule {
@@ -121,7 +131,7 @@ impl Default for Rule {
             .iter()
             .map(|o| Objective::parse(o).expect("the default objectives parse"))
             .collect();
-        Rule { by: Vec::new(), objectives }
+        Rule { by: Vec::new(), objectives, max_ppl_increase_pct: None }
     }
 }
 
@@ -144,12 +154,26 @@ impl Rule {
                 return Err(SpecError::invalid("pareto.by", b, "is named twice").into());
             }
         }
-        Ok(Rule { by, objectives })
+        Ok(Rule { by, objectives, max_ppl_increase_pct: None })
+    }
+
+    /// The rule with a quality threshold: designs above `max` % perplexity increase, or whose
+    /// increase is unknown, are not eligible. `max` must be a finite number >= 0.
+    pub fn with_max_ppl_increase_pct(self, max: Option<f64>) -> Result<Self> {
+        if let Some(m) = max
+            && !(m.is_finite() && m >= 0.0)
+        {
+            return Err(SpecError::invalid("pareto.max_ppl_increase_pct", m, "must be a finite number >= 0").into());
+        }
+        Ok(Rule { max_ppl_increase_pct: max, ..self })
     }
 
     /// Every column the rule reads from a table: `point`, `fits`, the groups', the objectives'.
     pub fn reads(&self) -> Vec<String> {
         let mut r: Vec<String> = vec![POINT.into(), FITS.into()];
+        if self.max_ppl_increase_pct.is_some() {
+            r.push(PPL_INCREASE_PCT.into());
+        }
         r.extend(self.by.iter().cloned());
         r.extend(self.objectives.iter().flat_map(|o| o.reads()).map(String::from));
         r.dedup();
@@ -169,6 +193,9 @@ impl Rule {
                 .collect();
             SpecError::unknown(field, "column", c, candidates.iter().copied(), "").into()
         };
+        if self.max_ppl_increase_pct.is_some() && !names.contains(&PPL_INCREASE_PCT) {
+            return Err(unknown("pareto.max_ppl_increase_pct", PPL_INCREASE_PCT, true));
+        }
         for b in &self.by {
             if !names.contains(&b.as_str()) {
                 return Err(unknown("pareto.by", b, false));
@@ -384,6 +411,16 @@ impl Fronts {
         };
         let point = point.as_ref().map(|p| p.as_primitive::<UInt64Type>());
         let fits = batch.column_by_name(FITS).map(|c| c.as_boolean().clone());
+        let increase = match self.rule.max_ppl_increase_pct {
+            Some(max) => Some((cast(batch, PPL_INCREASE_PCT, &DataType::Float64)?, max)),
+            None => None,
+        };
+        let within = |i: usize| {
+            increase.as_ref().is_none_or(|(a, max)| {
+                let a = a.as_primitive::<Float64Type>();
+                a.is_valid(i) && a.value(i) <= *max
+            })
+        };
         let by: Vec<&ArrayRef> = self.rule.by.iter().map(|b| column(batch, b)).collect::<Result<Vec<_>>>()?;
         let values: Vec<Values> =
             self.rule.objectives.iter().map(|o| Values::read(batch, o)).collect::<Result<Vec<_>>>()?;
@@ -409,7 +446,7 @@ impl Fronts {
             };
             let g = &mut self.groups[at].1;
             g.rows += 1;
-            let fit = fits.as_ref().is_none_or(|f| f.is_valid(i) && f.value(i));
+            let fit = fits.as_ref().is_none_or(|f| f.is_valid(i) && f.value(i)) && within(i);
             let row = first.map(|f| f + i as u64);
             let p = match point {
                 Some(p) if p.is_valid(i) => p.value(i),
@@ -637,6 +674,37 @@ mod tests {
         let col = f.column(&t).unwrap();
         let col = col.as_boolean();
         assert_eq!((0..6).map(|i| col.value(i)).collect::<Vec<_>>(), vec![false, true, true, true, true, false]);
+    }
+
+    /// The quality threshold: a design above it, or with its increase unknown, is not
+    /// eligible (as one that does not fit); a table without the column, or a threshold that is
+    /// not a number >= 0, is refused naming it.
+    #[test]
+    fn a_quality_threshold_keeps_designs_above_it_off_the_front() {
+        let t = table(&[
+            (0, "a", true, 4, 10.0, Some(0.2), 1.0),
+            (1, "a", true, 3, 12.0, Some(0.5), 1.0),
+            (2, "a", true, 2, 20.0, Some(0.1), 0.5),
+        ]);
+        // 0: +3 %, 1: +8 %, 2: unknown (dominates both otherwise).
+        let mut fields = t.schema().fields().to_vec();
+        fields.push(Arc::new(Field::new(PPL_INCREASE_PCT, DataType::Float64, true)));
+        let mut cols = t.columns().to_vec();
+        cols.push(Arc::new(Float64Array::from(vec![Some(3.0), Some(8.0), None])));
+        let with_pct = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap();
+        let mut all = Fronts::default();
+        all.observe(&with_pct).unwrap();
+        assert_eq!(points(&all.groups()[0]), vec![2]);
+        let rule = Rule::default().with_max_ppl_increase_pct(Some(5.0)).unwrap();
+        assert!(rule.reads().contains(&PPL_INCREASE_PCT.to_string()));
+        let mut within = Fronts::new(rule.clone());
+        within.observe(&with_pct).unwrap();
+        assert_eq!(points(&within.groups()[0]), vec![0]);
+        assert_eq!(within.groups()[0].fitting, 1);
+        let e = Fronts::new(rule).observe(&t).unwrap_err().to_string();
+        assert!(e.contains("max_ppl_increase_pct") && e.contains(PPL_INCREASE_PCT), "{e}");
+        let e = Rule::default().with_max_ppl_increase_pct(Some(-1.0)).unwrap_err().to_string();
+        assert!(e.contains("pareto.max_ppl_increase_pct") && e.contains("-1"), "{e}");
     }
 
     /// Per group: the same designs in two groups get a front each; a design beaten in one

@@ -32,7 +32,7 @@ use crate::columns::TableBuilder;
 use crate::error::{LabError, Result};
 use crate::experiment::Experiment;
 use crate::files::metadata::Resolved;
-use memwall_catalog::quality_table::{Quality, QualityTable};
+use memwall_catalog::quality_table::{ModelRef, Quality, QualityTable};
 
 /// Points per batch handed to the caller (one Parquet row group).
 pub const BATCH_POINTS: usize = crate::files::parquet::ROW_GROUP_ROWS;
@@ -473,7 +473,7 @@ impl<'s, 'e> Worker<'s, 'e> {
             let q = self
                 .quality
                 .entry((plan_key, s.kv.k, s.kv.v))
-                .or_insert_with(|| self.sweep.quality.lookup(&s.weights, &s.kv));
+                .or_insert_with(|| self.sweep.quality.lookup_model(&ModelRef::of(&s.model), &s.weights, &s.kv));
             self.table.append(exp, index as u64, s, &self.choice, &e, q);
             // The next point's value indices (the last axis varies fastest).
             for (ai, a) in exp.axes.iter().enumerate().rev() {

@@ -88,6 +88,7 @@ fn every_malformed_input_names_its_field_and_value() {
             &["weights.overrides[0].layers", "first:x"],
         ),
         (with("[base.cost]\noverlap = 1.5\n"), &["cost.overlap", "1.5"]),
+        (with("[pareto]\nmax_ppl_increase_pct = -1.0\n"), &["pareto.max_ppl_increase_pct", "-1"]),
         (with("[base.cost]\nattention_kv_reads = 0.5\n"), &["cost.attention_kv_reads", "0.5"]),
         ("name = \"bad\"\n[base\nmodel = 1".to_string(), &["cannot parse"]),
         (BASE.replace("name = \"bad\"", "name = \"\""), &["name"]),

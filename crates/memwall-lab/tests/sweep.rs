@@ -61,6 +61,36 @@ fn table(exp: &Experiment, threads: usize, batch: usize) -> RecordBatch {
     })
 }
 
+/// The quality columns are the model's own figure, say where it comes from and flag a format
+/// the model does not survive; `[pareto] max_ppl_increase_pct` is read.
+#[test]
+fn quality_columns_are_the_models_own_and_flag_sub_2_bit_formats() {
+    let text = r#"
+name = "quality"
+[base]
+model = "llama-2-7b"
+device = "snapdragon-8-gen3-16gb"
+weights = { mix = "Q4_K_M" }
+[grid]
+"weights.mix" = ["Q4_K_M", "Q6_K", "TQ1_0"]
+[pareto]
+max_ppl_increase_pct = 5.0
+"#;
+    let exp = Experiment::parse(text, "quality.toml").unwrap();
+    assert_eq!(exp.pareto.max_ppl_increase_pct, Some(5.0));
+    let t = table(&exp, 1, 8);
+    let pct = t.column_by_name("ppl_increase_pct").unwrap().as_primitive::<Float64Type>();
+    let provenance = t.column_by_name("weights_quality_provenance").unwrap().as_string::<i32>();
+    let flag = t.column_by_name("ptq_unusable").unwrap().as_boolean();
+    let verdict = t.column_by_name("quality_verdict").unwrap().as_string::<i32>();
+    // Llama-2-7B, published in llama.cpp's "LLaMA 2 vs. LLaMA 3" comparison: Q4_K_M +1.424 %,
+    // Q6_K +0.241 % (KV f16: nothing added).
+    assert!((pct.value(0) - 1.424).abs() < 1e-9 && (pct.value(1) - 0.241).abs() < 1e-9);
+    assert_eq!((provenance.value(0), provenance.value(1)), ("published", "published"));
+    assert_eq!((verdict.value(0), verdict.value(2)), ("acceptable", "not usable"));
+    assert!(!flag.value(0) && !flag.value(1) && flag.value(2));
+}
+
 #[test]
 fn every_point_equals_the_estimate_of_its_toml_scenario() {
     for text in [EXP, MIXED] {

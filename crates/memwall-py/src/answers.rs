@@ -64,19 +64,20 @@ pub(crate) fn compare(py: Python<'_>, experiments: Vec<PyRef<'_, Experiment>>) -
 /// A design question answered for the experiment's first point (`memwall_solve::answer`):
 /// the answer as the JSON `memwall solve --json` carries under `answer`.
 #[pyfunction]
-#[pyo3(signature = (experiment, question, target_tok_s=None, max_ppl_delta=None))]
+#[pyo3(signature = (experiment, question, target_tok_s=None, max_ppl_delta=None, max_ppl_increase_pct=None))]
 pub(crate) fn solve(
     py: Python<'_>,
     experiment: PyRef<'_, Experiment>,
     question: &str,
     target_tok_s: Option<f64>,
     max_ppl_delta: Option<f64>,
+    max_ppl_increase_pct: Option<f64>,
 ) -> Result<String> {
     let exp = &experiment.exp;
     let q: memwall_solve::Question = question.parse().map_err(|e: SpecError| e.within("question"))?;
     let answered = py.detach(|| -> memwall_lab::Result<String> {
         let s = exp.point(0)?.scenario;
-        let a = memwall_solve::answer(&s, q, target_tok_s, max_ppl_delta)?;
+        let a = memwall_solve::answer(&s, q, target_tok_s, max_ppl_delta, max_ppl_increase_pct)?;
         Ok(serde_json::to_string(&a).expect("answers serialize"))
     });
     answered.map_err(Error::from)
@@ -84,19 +85,21 @@ pub(crate) fn solve(
 
 /// `table` (anything with `__arrow_c_stream__`) with its `pareto` column set (appended, or
 /// replaced) to the fronts of the rule `by` × `objectives` ([`memwall_lab::pareto`], the rule
-/// `memwall run` applies from `[pareto]`), and the fronts as JSON: per group its key, the
-/// objectives drawn over, those left out as unknown, the designs not compared, the members.
+/// `memwall run` applies from `[pareto]`), only designs within `max_ppl_increase_pct` being
+/// eligible when it is given, and the fronts as JSON: per group its key, the objectives drawn
+/// over, those left out as unknown, the designs not compared, the members.
 #[pyfunction]
-#[pyo3(signature = (table, by=Vec::new(), objectives=Vec::new()))]
+#[pyo3(signature = (table, by=Vec::new(), objectives=Vec::new(), max_ppl_increase_pct=None))]
 pub(crate) fn pareto(
     py: Python<'_>,
     table: Bound<'_, PyAny>,
     by: Vec<String>,
     objectives: Vec<String>,
+    max_ppl_increase_pct: Option<f64>,
 ) -> Result<(ArrowStream, String)> {
     let (schema, batches) = crate::arrow::import(py, &table)?;
     let r = py.detach(|| -> memwall_lab::Result<_> {
-        let rule = memwall_lab::pareto::Rule::new(by, &objectives)?;
+        let rule = memwall_lab::pareto::Rule::new(by, &objectives)?.with_max_ppl_increase_pct(max_ppl_increase_pct)?;
         let (schema, batches, groups) = memwall_lab::pareto::with_column(&schema, batches, &rule)?;
         Ok((schema, batches, memwall_lab::pareto::groups_json(&rule, &groups).to_string()))
     });

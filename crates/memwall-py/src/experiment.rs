@@ -16,10 +16,11 @@ pub(crate) struct Experiment {
 
 #[pymethods]
 impl Experiment {
-    /// The front its sweep marks (`[pareto]`): the `by` columns and the objectives.
-    fn pareto_rule(&self) -> (Vec<String>, Vec<String>) {
+    /// The front its sweep marks (`[pareto]`): the `by` columns, the objectives and the
+    /// quality threshold (`max_ppl_increase_pct`, None: none).
+    fn pareto_rule(&self) -> (Vec<String>, Vec<String>, Option<f64>) {
         let r = &self.exp.pareto;
-        (r.by.clone(), r.objectives.iter().map(|o| o.name()).collect())
+        (r.by.clone(), r.objectives.iter().map(|o| o.name()).collect(), r.max_ppl_increase_pct)
     }
 
     /// Points in the grid.

@@ -1,11 +1,12 @@
 //! For a design that does not fit: the nearest fitting design along each axis.
 
+use memwall_catalog::quality_table::ModelRef;
 use memwall_catalog::{QualityTable, load_device};
 use memwall_sim::{SimError, estimate};
 use memwall_spec::{FileType, KvQuant, Mix, Scenario, WeightQuant};
 use serde::Serialize;
 
-use crate::search::{Candidate, KV_FORMATS, candidate, rank};
+use crate::search::{Candidate, KV_FORMATS, QualityBounds, candidate, rank};
 
 /// One change that makes a design fit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -25,12 +26,14 @@ pub struct Change {
     pub tok_s_ratio: f64,
     /// Estimated perplexity increase the change adds (0: none; None: unknown).
     pub ppl_cost: Option<f64>,
+    /// The same in percentage points of the model's baseline perplexity.
+    pub ppl_increase_pct_cost: Option<f64>,
     /// What else it costs, in words.
     pub cost: String,
 }
 
 /// The nearest fitting design along each axis of `s`, ranked by the perplexity the change
-/// adds (known first, least first), then by decode rate: the best-quality weight mix that
+/// adds in % of the model's baseline (known first, least first), then by decode rate: the best-quality weight mix that
 /// fits with the design's KV format; the best KV format with its weights; the best pair; the
 /// longest context that fits; the widest sliding window that fits with three layers in four
 /// made local; the margin that would let it fit; and the preset devices it fits, smallest
@@ -41,8 +44,9 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
         return Ok(Vec::new());
     }
     let table = QualityTable::default();
-    let q0 = table.lookup(&s.weights, &s.kv);
+    let q0 = table.lookup_model(&ModelRef::of(&s.model), &s.weights, &s.kv);
     let ppl0 = q0.ppl_delta_weights.zip(q0.ppl_delta_kv).map(|(w, k)| w + k);
+    let pct0 = q0.ppl_increase_pct();
     let kv_name = |kv: &KvQuant| format!("{}/{}", kv.k, kv.v);
     let mut out = Vec::new();
     let from_candidate = |axis: &str, change: String, c: &Candidate, out: &mut Vec<Change>| {
@@ -53,8 +57,17 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
             headroom_bytes: c.headroom_bytes,
             decode_tok_s: c.decode_tok_s,
             tok_s_ratio: c.decode_tok_s / base.decode_tok_s,
-            ppl_cost: c.ppl_delta.zip(ppl0).map(|(a, b)| a - b),
-            cost: if c.ppl_delta.is_none() { "quality of the new format unknown".into() } else { String::new() },
+            ppl_cost: c.ppl_delta.zip(ppl0).map(|(a, b)| a - b).filter(|_| c.ptq_unusable.is_none()),
+            ppl_increase_pct_cost: c
+                .ppl_increase_pct
+                .zip(pct0)
+                .map(|(a, b)| a - b)
+                .filter(|_| c.ptq_unusable.is_none()),
+            cost: match (&c.ptq_unusable, c.ppl_increase_pct) {
+                (Some(why), _) => format!("NOT USABLE on this model: {why}"),
+                (None, None) => "quality of the new format unknown".into(),
+                (None, Some(_)) => format!("quality: {}", c.quality_source),
+            },
         });
     };
     // Weights, KV, both.
@@ -65,11 +78,14 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
                 let mut t = s.clone();
                 t.weights = WeightQuant::new(*m);
                 t.kv = *kv;
-                c.push(candidate(&t, &table, None, None)?);
+                c.push(candidate(&t, &table, None, QualityBounds::default())?);
             }
         }
         rank(&mut c);
-        Ok(c.into_iter().next().filter(|c| c.meets))
+        // The best that meets every constraint; else one that fits only in a format the model
+        // does not survive, listed so that the answer says so rather than staying silent.
+        let usable = c.iter().find(|c| c.meets).cloned();
+        Ok(usable.or_else(|| c.into_iter().find(|c| c.fits && c.misses == "ptq_unusable")))
     };
     let files: Vec<Mix> = FileType::ALL.iter().map(|f| Mix::File(*f)).collect();
     let kvs: Vec<KvQuant> = KV_FORMATS.iter().map(|f| KvQuant::both(*f)).collect();
@@ -97,6 +113,7 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
             decode_tok_s: e.decode_tok_s,
             tok_s_ratio: e.decode_tok_s / base.decode_tok_s,
             ppl_cost,
+            ppl_increase_pct_cost: ppl_cost,
             cost,
         })
     };
@@ -160,9 +177,9 @@ pub fn what_to_change(s: &Scenario) -> Result<Vec<Change>, SimError> {
         push("device", format!("{} → {name}", s.device.name), &e, Some(0.0), cost);
     }
     out.sort_by(|a, b| {
-        a.ppl_cost
+        a.ppl_increase_pct_cost
             .unwrap_or(f64::INFINITY)
-            .total_cmp(&b.ppl_cost.unwrap_or(f64::INFINITY))
+            .total_cmp(&b.ppl_increase_pct_cost.unwrap_or(f64::INFINITY))
             .then(b.decode_tok_s.total_cmp(&a.decode_tok_s))
     });
     Ok(out)
@@ -194,7 +211,10 @@ mod tests {
         let cost = |mix: &str| {
             let mut t = s.clone();
             t.weights = WeightQuant::new(mix.parse().unwrap());
-            (estimate(&t).unwrap().fits, table.lookup(&t.weights, &t.kv).ppl_delta_weights)
+            (
+                estimate(&t).unwrap().fits,
+                table.lookup_model(&ModelRef::of(&t.model), &t.weights, &t.kv).ppl_increase_pct(),
+            )
         };
         let (fits, best) = cost(to);
         assert!(fits);
@@ -204,10 +224,26 @@ mod tests {
                 assert!(d >= b, "{} fits with dPPL {d} < {b}", ft.name());
             }
         }
-        let known: Vec<f64> = changes.iter().filter_map(|c| c.ppl_cost).collect();
+        let known: Vec<f64> = changes.iter().filter_map(|c| c.ppl_increase_pct_cost).collect();
         assert!(known.windows(2).all(|p| p[0] <= p[1]), "{known:?}");
         // A design that fits needs no change.
         let ok = scenario("llama-3.2-1b", "snapdragon-8-gen3-16gb", "Q4_K_M", "f16", 4096);
         assert!(what_to_change(&ok).unwrap().is_empty());
+    }
+
+    /// The seed question: on the phone only ternary or 1-bit weights would fit; the change is
+    /// listed with its cost saying the model does not survive it, never as a plain answer.
+    #[test]
+    fn a_format_the_model_does_not_survive_is_listed_only_with_the_warning() {
+        let mut s = scenario("hypothetical-35b-moe", "snapdragon-8-gen3-16gb", "Q4_K_M", "f16", 32768);
+        // No margin (the default): the Android app limit alone, 0.6 of 16 GiB.
+        s.workload.margin_bytes = 0;
+        let changes = what_to_change(&s).unwrap();
+        let weights: Vec<&Change> = changes.iter().filter(|c| c.axis.starts_with("weights")).collect();
+        assert!(!weights.is_empty(), "{changes:?}");
+        for c in weights {
+            assert!(c.cost.starts_with("NOT USABLE on this model") && c.cost.contains("trained_bits"), "{c:?}");
+            assert_eq!(c.ppl_increase_pct_cost, None);
+        }
     }
 }

@@ -145,12 +145,13 @@ pub enum Answer {
 }
 
 /// Answer `q` for design `s`: `target_tok_s` is required by [`Question::MinBandwidth`] and
-/// taken by [`Question::CheapestFit`], as is `max_ppl_delta`.
+/// taken by [`Question::CheapestFit`], as are `max_ppl_delta` and `max_ppl_increase_pct`.
 pub fn answer(
     s: &Scenario,
     q: Question,
     target_tok_s: Option<f64>,
     max_ppl_delta: Option<f64>,
+    max_ppl_increase_pct: Option<f64>,
 ) -> Result<Answer, SimError> {
     Ok(match q {
         Question::MaxContext => Answer::MaxContext(
@@ -169,7 +170,9 @@ pub fn answer(
                 .ok_or_else(|| invalid("target_tok_s", "none", "min_bandwidth needs a target decode rate"))?;
             Answer::MinBandwidth(min_bandwidth(s, t)?)
         }
-        Question::CheapestFit => Answer::CheapestFit(cheapest_fit(s, target_tok_s, max_ppl_delta)?),
+        Question::CheapestFit => {
+            Answer::CheapestFit(cheapest_fit(s, target_tok_s, max_ppl_delta, max_ppl_increase_pct)?)
+        }
         Question::WhatToChange => Answer::WhatToChange(what_to_change(s)?),
     })
 }

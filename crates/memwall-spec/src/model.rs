@@ -235,6 +235,11 @@ pub struct ModelSpec {
     /// Per-layer input embeddings (Gemma 3n).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_layer_embedding: Option<PerLayerEmbeddingSpec>,
+    /// Bits per weight the model was trained at (quantization-aware training: 1.58 for a
+    /// ternary BitNet b1.58 model). Absent: trained in 16 bits, so that formats below about
+    /// 2 bits per weight are post-training quantization, which such a model does not survive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trained_bits: Option<f64>,
     /// Per-field provenance.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub sources: std::collections::BTreeMap<String, String>,
@@ -812,6 +817,11 @@ impl ModelSpec {
         nonzero("n_layers", self.n_layers as u64)?;
         nonzero("hidden", self.hidden)?;
         nonzero("vocab", self.vocab)?;
+        if let Some(b) = self.trained_bits
+            && !(b.is_finite() && (1.0..=16.0).contains(&b))
+        {
+            return Err(SpecError::invalid("trained_bits", b, "must be a number of bits per weight in [1, 16]"));
+        }
         self.validate_bounds()?;
         let kinds = self.layer_kinds();
         if let Some(k) = &self.layer_kinds
@@ -1112,6 +1122,17 @@ impl ModelSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trained_bits_defaults_to_none_and_is_checked() {
+        let m = llama3_8b();
+        assert_eq!(m.trained_bits, None);
+        let qat = ModelSpec { trained_bits: Some(1.58), ..m.clone() };
+        qat.validate().unwrap();
+        let bad = ModelSpec { trained_bits: Some(0.5), ..m };
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("trained_bits") && e.contains("0.5"), "{e}");
+    }
 
     pub(crate) fn llama3_8b() -> ModelSpec {
         toml::from_str(

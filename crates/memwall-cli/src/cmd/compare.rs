@@ -145,6 +145,8 @@ const METRICS: &[Metric] = &[
     ("GB read per token", |e, _| Value::Num(e.dram_bytes_per_token / GB, 3)),
     ("dPPL weights", |_, q| q.ppl_delta_weights.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
     ("dPPL KV", |_, q| q.ppl_delta_kv.map_or(Value::Text("unknown".into()), |v| Value::Num(v, 4))),
+    ("PPL increase %", |_, q| q.ppl_increase_pct().map_or(Value::Text("unknown".into()), |v| Value::Num(v, 2))),
+    ("quality verdict", |_, q| Value::Text(q.verdict().into())),
 ];
 
 /// Compare the designs ([`memwall_lab::report::compare()`]).

@@ -241,4 +241,18 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
     println!("  app limit   {}", limit.source);
     let show = |d: Option<f64>| d.map_or("unknown".to_string(), |v| format!("{v:+.4}"));
     println!("quality       dPPL weights {} | KV {}  [{}]", show(q.ppl_delta_weights), show(q.ppl_delta_kv), q.source);
+    let pct = |p: Option<memwall_lab::PctFigure>| {
+        p.map_or("unknown".to_string(), |p| format!("{:+.2} % (80% [{:+.2}, {:+.2}])", p.pct, p.lo, p.hi))
+    };
+    println!(
+        "  increase    weights {} ({}) | KV {} ({}): {}",
+        pct(q.weights_pct),
+        q.weights_provenance.name(),
+        pct(q.kv_pct),
+        q.kv_provenance.name(),
+        q.verdict()
+    );
+    if let Some(why) = &q.ptq_unusable {
+        println!("  WARNING     {why}");
+    }
 }

@@ -16,7 +16,7 @@ pub struct SolveArgs {
     /// q4_0), min-ram (the least RAM with the margin), min-bandwidth (the least DRAM bandwidth
     /// for --target-tok-s, or that none suffices), cheapest-fit (the weight mix × KV format
     /// with the best estimated quality that fits, reaching --target-tok-s within
-    /// --max-ppl-delta), what-to-change (for a design that does not fit: the nearest fitting
+    /// --max-ppl-delta and --max-ppl-increase-pct), what-to-change (for a design that does not fit: the nearest fitting
     /// design along each axis).
     #[arg(value_parser = crate::flag::<Question>("question"))]
     what: Question,
@@ -28,6 +28,10 @@ pub struct SolveArgs {
     /// Largest acceptable perplexity increase, weights and KV together (cheapest-fit).
     #[arg(long)]
     max_ppl_delta: Option<f64>,
+    /// Largest acceptable perplexity increase in % of the model's unquantized perplexity,
+    /// weights and KV together (cheapest-fit; +5 is acceptable, above +10 reconsider).
+    #[arg(long)]
+    max_ppl_increase_pct: Option<f64>,
 }
 
 fn gb(b: f64) -> String {
@@ -44,7 +48,7 @@ pub fn solve(a: &SolveArgs) -> Result<()> {
     if a.what == Question::MinBandwidth && a.target_tok_s.is_none() {
         anyhow::bail!("min-bandwidth needs `--target-tok-s`");
     }
-    let ans = answer(&s, a.what, a.target_tok_s, a.max_ppl_delta)?;
+    let ans = answer(&s, a.what, a.target_tok_s, a.max_ppl_delta, a.max_ppl_increase_pct)?;
     if a.design.json {
         let mut doc = json!({"what": a.what.name(), "design": json::design(&s), "answer": ans});
         if let Answer::WhatToChange(c) = &ans {
@@ -116,27 +120,35 @@ pub fn solve(a: &SolveArgs) -> Result<()> {
             header(&s, "the best-quality weight mix × KV format that fits");
             let bound = |v: Option<f64>, unit: &str| v.map_or("any".into(), |v| format!("{v}{unit}"));
             println!(
-                "constraints   fits with the margin, decode ≥ {}, dPPL ≤ {}",
+                "constraints   fits with the margin, decode ≥ {}, dPPL ≤ {}, PPL increase ≤ {}",
                 bound(r.target_tok_s, " tok/s"),
-                bound(r.max_ppl_delta, "")
+                bound(r.max_ppl_delta, ""),
+                bound(r.max_ppl_increase_pct, " %")
             );
             if !r.found {
                 println!("answer        none: most candidates miss `{}`", r.binding);
             }
             println!(
-                "{:<10} {:<12} {:>9} {:>10} {:>9} {:>9}  misses",
-                "weights", "kv", "total GB", "headroom", "tok/s", "dPPL"
+                "{:<10} {:<12} {:>9} {:>10} {:>9} {:>9} {:>9}  misses",
+                "weights", "kv", "total GB", "headroom", "tok/s", "dPPL", "PPL %"
             );
             for c in r.candidates.iter().take(10) {
                 println!(
-                    "{:<10} {:<12} {:>9} {:>+10.3} {:>9.2} {:>9}  {}",
+                    "{:<10} {:<12} {:>9} {:>+10.3} {:>9.2} {:>9} {:>9}  {}",
                     c.weights,
                     c.kv,
                     gb(c.total_bytes as f64),
                     c.headroom_bytes as f64 / 1e9,
                     c.decode_tok_s,
                     opt(c.ppl_delta, 4),
+                    opt(c.ppl_increase_pct, 2),
                     if c.meets { "-" } else { &c.misses }
+                );
+            }
+            if r.candidates.iter().take(10).any(|c| c.ptq_unusable.is_some()) {
+                println!(
+                    "(ptq_unusable: a ternary or sub-2-bit format on a model not trained for it; post-training \
+                     quantization there is not usable)"
                 );
             }
             println!("({} candidates; the first 10 shown, best first; --json has them all)", r.candidates.len());

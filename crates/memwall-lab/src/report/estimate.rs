@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Design;
 use crate::columns::{OP_COLUMNS, batch_of, json_rows};
 use crate::error::Result;
-use memwall_catalog::quality_table::{Quality, QualityTable};
+use memwall_catalog::quality_table::{ModelRef, Quality, QualityTable};
 
 /// Every operator of a decoded token at one context, each timed alone.
 #[derive(Debug, Clone)]
@@ -99,7 +99,7 @@ pub struct EstimateReport {
 /// `depths` ([`at_depths`]).
 pub fn estimate(s: &Scenario, with_ops: bool, depths: &[u64]) -> Result<EstimateReport> {
     let e = memwall_sim::estimate(s)?;
-    let q = QualityTable::default().lookup(&s.weights, &s.kv);
+    let q = QualityTable::default().lookup_model(&ModelRef::of(&s.model), &s.weights, &s.kv);
     let ops = if with_ops { Some(ops(s)?) } else { None };
     let depths = at_depths(s, depths)?;
     Ok(EstimateReport { design: Design::of(s), estimate: e, quality: q, ops, depths })
