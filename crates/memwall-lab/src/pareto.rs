@@ -12,7 +12,9 @@
 //! - **Dominance**: design `a` dominates `b` when `a` is no worse than `b` in every objective
 //!   and strictly better in at least one. A group's front holds the designs no other design
 //!   of the group dominates, among those *eligible*: designs that fit their device with the
-//!   margin (column `fits`, when the table has it) and whose objectives are finite and known.
+//!   margin (column `fits`, when the table has it), whose weights the model survives (not
+//!   `ptq_unusable`, when the table has it: sub-2-bit weights on a model not trained for
+//!   them) and whose objectives are finite and known.
 //!   Designs equal in every objective are all on the front.
 //! - **Unknown objectives**: an objective whose column can be null (quality, for a format with
 //!   no published figure) is said, never guessed. Designs with it unknown are left out of a
@@ -43,6 +45,8 @@ const POINT: &str = "point";
 
 /// The column that says whether a design fits.
 const FITS: &str = "fits";
+/// The column that flags weights the model does not survive.
+const PTQ_UNUSABLE: &str = "ptq_unusable";
 
 /// The column a quality threshold reads: the whole perplexity increase, % of the baseline.
 const PPL_INCREASE_PCT: &str = "ppl_increase_pct";
@@ -411,6 +415,7 @@ impl Fronts {
         };
         let point = point.as_ref().map(|p| p.as_primitive::<UInt64Type>());
         let fits = batch.column_by_name(FITS).map(|c| c.as_boolean().clone());
+        let unusable = batch.column_by_name(PTQ_UNUSABLE).map(|c| c.as_boolean().clone());
         let increase = match self.rule.max_ppl_increase_pct {
             Some(max) => Some((cast(batch, PPL_INCREASE_PCT, &DataType::Float64)?, max)),
             None => None,
@@ -446,7 +451,9 @@ impl Fronts {
             };
             let g = &mut self.groups[at].1;
             g.rows += 1;
-            let fit = fits.as_ref().is_none_or(|f| f.is_valid(i) && f.value(i)) && within(i);
+            let fit = fits.as_ref().is_none_or(|f| f.is_valid(i) && f.value(i))
+                && unusable.as_ref().is_none_or(|u| !(u.is_valid(i) && u.value(i)))
+                && within(i);
             let row = first.map(|f| f + i as u64);
             let p = match point {
                 Some(p) if p.is_valid(i) => p.value(i),
@@ -645,6 +652,26 @@ mod tests {
 
     fn points(g: &GroupFront) -> Vec<u64> {
         g.members.iter().map(|m| m.point).collect()
+    }
+
+    /// A design whose weights the model does not survive (`ptq_unusable`) is never on the
+    /// front, however small and fast: here the smallest and fastest of three.
+    #[test]
+    fn unusable_weights_are_never_on_the_front() {
+        let t = table(&[
+            (0, "a", true, 4, 10.0, Some(0.2), 1.0),
+            (1, "a", true, 6, 12.0, Some(0.1), 1.0),
+            (2, "a", true, 1, 50.0, Some(0.1), 0.5),
+        ]);
+        let unusable: ArrayRef = Arc::new(BooleanArray::from(vec![false, false, true]));
+        let mut fields: Vec<Field> = t.schema().fields().iter().map(|f| f.as_ref().clone()).collect();
+        fields.push(Field::new("ptq_unusable", DataType::Boolean, false));
+        let mut cols = t.columns().to_vec();
+        cols.push(unusable);
+        let t = RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).unwrap();
+        let mut f = Fronts::default();
+        f.observe(&t).unwrap();
+        assert_eq!(points(&f.groups()[0]), vec![0, 1]);
     }
 
     /// By hand: five designs, (memory, tok/s, dPPL, J/token).

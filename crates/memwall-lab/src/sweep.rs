@@ -498,11 +498,14 @@ pub struct Digest {
     pub points: u64,
     /// Points that fit with their margin.
     pub fitting: u64,
+    /// Points that fit but whose weights the model does not survive (`ptq_unusable`).
+    pub fitting_unusable: u64,
     /// Points whose context exceeds the model's `max_context`.
     pub beyond_max: u64,
     /// The first `max_rows` points.
     pub rows: Vec<DigestRow>,
-    /// The fastest fitting designs, fastest first, at most [`Digest::BEST`].
+    /// The fastest fitting designs whose weights the model survives, fastest first, at most
+    /// [`Digest::BEST`].
     pub best: Vec<DigestRow>,
     /// The Pareto fronts of the experiment's rule (`[pareto]`).
     pub fronts: crate::pareto::Fronts,
@@ -525,6 +528,8 @@ pub struct DigestRow {
     pub binding: String,
     /// Perplexity cost of the weight format, when known.
     pub ppl_delta_weights: Option<f64>,
+    /// Sub-2-bit weights on a model not trained for them (`ptq_unusable`).
+    pub ptq_unusable: bool,
 }
 
 impl Digest {
@@ -554,15 +559,19 @@ impl Digest {
         let tok_s = col("decode_tok_s")?.as_primitive::<Float64Type>();
         let binding = col("binding")?.as_string::<i32>();
         let ppl = col("ppl_delta_weights")?.as_primitive::<Float64Type>();
+        let unusable = col("ptq_unusable")?.as_boolean();
         self.fronts.observe(batch)?;
         for i in 0..batch.num_rows() {
             self.points += 1;
             self.beyond_max += beyond.value(i) as u64;
             let keep = self.max_rows == 0 || self.rows.len() < self.max_rows;
             let t = tok_s.value(i);
-            let better =
-                fits.value(i) && (self.best.len() < Self::BEST || self.best.last().is_some_and(|b| t > b.decode_tok_s));
+            let usable = !unusable.value(i);
+            let better = fits.value(i)
+                && usable
+                && (self.best.len() < Self::BEST || self.best.last().is_some_and(|b| t > b.decode_tok_s));
             self.fitting += fits.value(i) as u64;
+            self.fitting_unusable += (fits.value(i) && !usable) as u64;
             if !(keep || better) {
                 continue;
             }
@@ -574,6 +583,7 @@ impl Digest {
                 decode_tok_s: t,
                 binding: binding.value(i).to_string(),
                 ppl_delta_weights: (!ppl.is_null(i)).then(|| ppl.value(i)),
+                ptq_unusable: !usable,
             };
             if better {
                 let at = self.best.partition_point(|b| b.decode_tok_s >= t);

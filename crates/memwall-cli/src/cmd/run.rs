@@ -32,7 +32,10 @@ impl Digest {
                         signed_gb(r.headroom_bytes),
                         format!("{:.2}", r.decode_tok_s),
                         r.binding.clone(),
-                        r.ppl_delta_weights.map_or("?".into(), |v| format!("{v:+.3}")),
+                        match (r.ptq_unusable, r.ppl_delta_weights) {
+                            (true, _) => "NOT USABLE".into(),
+                            (false, v) => v.map_or("?".into(), |v| format!("{v:+.3}")),
+                        },
                     ]);
                     line
                 })
@@ -40,6 +43,14 @@ impl Digest {
             print_table(&header, &lines);
         }
         println!("\n{} of {} designs fit with a {:.1} GB margin.", d.fitting, d.points, to_gb(margin_bytes));
+        if d.fitting_unusable > 0 {
+            println!(
+                "{} of them store sub-2-bit weights of a model not trained for them (column ptq_unusable): \
+                 post-training quantization that far destroys the model, so they are left out of the fastest \
+                 and of the front.",
+                d.fitting_unusable
+            );
+        }
         if d.beyond_max > 0 {
             println!(
                 "{} designs have a context beyond the model's max_context (column context_beyond_max).",
@@ -108,7 +119,7 @@ Pareto front{per} (column `pareto`): the designs no other beats on {} at once",
         let key: Vec<String> = g.key.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let head = if key.is_empty() { String::new() } else { format!("{}: ", key.join(" ")) };
         if g.fitting == 0 {
-            println!("  {head}no design fits");
+            println!("  {head}no eligible design (none fits, or none that fits is usable)");
             continue;
         }
         let mut notes = Vec::new();
