@@ -163,7 +163,7 @@ def test_calibration_from_llama_bench_recovers_the_device_that_made_the_rows(tmp
     lines = ["| model | backend | threads | test | t/s |", "| --- | --- | --: | --: | --: |"]
     for depth in (0, 2048, 8192):
         e = memwall.estimate(
-            "llama-3.2-1b", truth, "Q4_0", engine=engine, prompt_tokens=depth, gen_tokens=128,
+            "llama-3.2-1b", truth, "Q4_0", engine=engine, prompt_tokens=depth, history_tokens=0, gen_tokens=128,
             context_tokens=(depth + 128 + 511) // 512 * 512, threads=4, assume_defaults=True,
         )
         test = "tg128" if depth == 0 else f"tg128 @ d{depth}"

@@ -18,9 +18,11 @@ def test_each_question_answers_and_names_what_binds():
     assert ram["min_ram_bytes"] > ram["footprint_bytes"]
     bw = memwall.solve("min_bandwidth", **DESIGN, target_tok_s=5)
     assert bw["min_peak_gbps"] is not None and bw["binding"] in ("memory", "storage", "compute")
-    fit = memwall.solve("cheapest_fit", **DESIGN, target_tok_s=5, max_ppl_delta=0.5)
+    # The reply ends the 32K context (no history given: the conversation fills it), where an 8B
+    # model decodes at 3-4 tok/s on the phone's cores.
+    fit = memwall.solve("cheapest_fit", **DESIGN, target_tok_s=3, max_ppl_delta=0.5)
     best = fit["candidates"][0]
-    assert fit["found"] and best["fits"] and best["decode_tok_s"] >= 5 and best["ppl_delta"] <= 0.5
+    assert fit["found"] and best["fits"] and best["decode_tok_s"] >= 3 and best["ppl_delta"] <= 0.5
     changes = memwall.solve("what_to_change", **DESIGN, weights="Q8_0")
     assert changes and all(c["headroom_bytes"] >= 0 for c in changes)
     assert memwall.solve("what_to_change", "llama-3.2-1b", "snapdragon-8-gen3-16gb") == []
@@ -69,7 +71,8 @@ def test_the_pareto_column_is_the_front_by_brute_force():
 def test_ops_add_up_to_the_token():
     t = memwall.ops("qwen3-30b-a3b", "snapdragon-8-gen3-16gb", "Q3_K_M")
     e = memwall.estimate("qwen3-30b-a3b", "snapdragon-8-gen3-16gb", "Q3_K_M")
-    assert int(t.schema.metadata[b"context_tokens"]) == 512 + 64
+    # The middle of the default reply, which ends the default 4096-token context.
+    assert int(t.schema.metadata[b"context_tokens"]) == 4096 - 128 + 64
     rows = t.to_pylist()
     assert sum(r["op"] == "experts" for r in rows) == 48
     total = sum(r["weight_bytes"] for r in rows)
@@ -135,12 +138,12 @@ def test_pareto_fronts_per_group_over_chosen_objectives():
 def test_estimate_states_its_depth_and_decodes_at_several():
     e = memwall.estimate("llama-3.2-1b", "snapdragon-8-gen3-16gb", engine="llama.cpp", context_tokens=32768,
                          depths=[0, 8192, 32640])
-    assert e["decode_depth_tokens"] == 512 + 64, "the default reply after a 512-token prompt"
+    assert e["decode_depth_tokens"] == 32768 - 128 + 64, "the default reply ends the context"
     d = e["at_depths"]
     assert [x["depth_tokens"] for x in d] == [0, 8192, 32640]
     assert d[0]["decode_tok_s"] > d[1]["decode_tok_s"] > d[2]["decode_tok_s"], "deeper is slower"
     deep = memwall.estimate("llama-3.2-1b", "snapdragon-8-gen3-16gb", engine="llama.cpp", context_tokens=32768,
-                            prompt_tokens=8192)
+                            prompt_tokens=8192, history_tokens=0)
     assert abs(deep["decode_tok_s"] - d[1]["decode_tok_s"]) < 1e-9 * deep["decode_tok_s"]
     assert d[2]["decode_tok_s_interval"][0] < d[2]["decode_tok_s"] < d[2]["decode_tok_s_interval"][1]
     with pytest.raises(memwall.SpecError) as err:
