@@ -28,22 +28,32 @@ pub struct CrossValidated {
     pub folds: BTreeMap<String, Vec<f64>>,
 }
 
+/// The observations of each device (indices into `obs`).
+fn rows_by_device(obs: &[Observation]) -> BTreeMap<&str, Vec<usize>> {
+    let mut devices: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, o) in obs.iter().enumerate() {
+        devices.entry(o.device.as_str()).or_default().push(i);
+    }
+    devices
+}
+
+/// `params` fitted on the observations `train`, or their priors when there are none.
+fn fit_or_prior(pred: &mut Predictor, params: &[Param], train: &[usize]) -> Result<Vec<f64>, CalibError> {
+    if train.is_empty() { Ok(params.iter().map(|p| p.prior).collect()) } else { Ok(fit(pred, train)?.values) }
+}
+
 /// Fit `params` on all observations, and on all but each device in turn.
 pub fn cross_validate(obs: &[Observation], params: &[Param]) -> Result<CrossValidated, CalibError> {
     let mut pred = Predictor::new(obs, params)?;
     let all: Vec<usize> = (0..obs.len()).collect();
     let full = fit(&mut pred, &all)?;
     let in_sample = all.iter().map(|&i| pred.predict(i, &full.values)).collect::<Result<Vec<_>, _>>()?;
-    let mut devices: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, o) in obs.iter().enumerate() {
-        devices.entry(o.device.as_str()).or_default().push(i);
-    }
+    let devices = rows_by_device(obs);
     let mut predicted = vec![f64::NAN; obs.len()];
     let mut folds = BTreeMap::new();
     for (device, rows) in &devices {
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
-        let values: Vec<f64> =
-            if train.is_empty() { params.iter().map(|p| p.prior).collect() } else { fit(&mut pred, &train)?.values };
+        let values = fit_or_prior(&mut pred, params, &train)?;
         for &i in rows {
             predicted[i] = pred.predict(i, &values)?;
         }
@@ -118,18 +128,14 @@ pub fn cross_validate_prefill(
     let mut full = fit(&mut pred, &all)?;
     full.values = hold_thin_prefill(obs, params, &all, full.values);
     let in_sample = all.iter().map(|&i| pred.predict(i, &full.values)).collect::<Result<Vec<_>, _>>()?;
-    let mut devices: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, o) in obs.iter().enumerate() {
-        devices.entry(o.device.as_str()).or_default().push(i);
-    }
+    let devices = rows_by_device(obs);
     let mut predicted = vec![f64::NAN; obs.len()];
     let mut folds = BTreeMap::new();
     for (device, rows) in &devices {
         let fold = with_decode(decode.folds.get(*device).unwrap_or(&decode.full.values));
         let mut pred = Predictor::new(&fold, params)?;
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
-        let values: Vec<f64> =
-            if train.is_empty() { params.iter().map(|p| p.prior).collect() } else { fit(&mut pred, &train)?.values };
+        let values = fit_or_prior(&mut pred, params, &train)?;
         let values = hold_thin_prefill(obs, params, &train, values);
         for &i in rows {
             predicted[i] = pred.predict(i, &values)?;

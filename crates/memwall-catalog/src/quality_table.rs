@@ -6,7 +6,7 @@
 //! model, in this order:
 //!
 //! 1. **published**: a row of that very model (the preset's name matches the row's);
-//! 2. **scaled from <model>**: a row of another size of the same family, scaled by the
+//! 2. **scaled from `<model>`**: a row of another size of the same family, scaled by the
 //!    family-independent size rule `ΔPPL% ∝ params^b` fitted on every format published at two
 //!    sizes or more of one family (log-log, pooled within family and format, [`SizeScaling`]);
 //!    its 80 % interval comes from the leave-one-model-out residuals of that rule, at the
