@@ -61,6 +61,35 @@ fn table(exp: &Experiment, threads: usize, batch: usize) -> RecordBatch {
     })
 }
 
+/// A grid that names no engine runs each point's default for its device and unit, and its
+/// threads: on the GPU llama.cpp's Metal backend on an Apple chip and its OpenCL backend on
+/// an Adreno; on the CPU llama.cpp with every core of an Android phone and the performance
+/// cores of a Mac. An experiment that names an engine keeps it everywhere.
+#[test]
+fn a_grid_without_an_engine_runs_each_devices_default() {
+    let text = r#"
+name = "defaults"
+[base]
+model = "llama-3.2-1b"
+device = "apple-m3-max-64gb"
+weights = { mix = "Q4_0" }
+[grid]
+"device" = ["apple-m3-max-64gb", "snapdragon-8-gen3-16gb"]
+"workload.backend" = ["cpu", "gpu"]
+"#;
+    let t = table(&Experiment::parse(text, "defaults.toml").unwrap(), 1, 8);
+    let engine = t.column_by_name("engine").unwrap().as_string::<i32>();
+    let engines: Vec<&str> = (0..t.num_rows()).map(|i| engine.value(i)).collect();
+    assert_eq!(engines, ["llama.cpp", "llama.cpp", "llama.cpp", "llama.cpp-opencl"]);
+    let threads = t.column_by_name("workload.threads").unwrap().as_primitive::<arrow::datatypes::UInt32Type>();
+    // M3 Max: 12 performance + 4 efficiency cores; Snapdragon 8 Gen 3: 8 cores.
+    assert_eq!((threads.value(0), threads.value(2)), (12, 8));
+    let named = text.replace("[grid]", "engine = \"generic\"\n[grid]");
+    let t = table(&Experiment::parse(&named, "named.toml").unwrap(), 1, 8);
+    let engine = t.column_by_name("engine").unwrap().as_string::<i32>();
+    assert!((0..t.num_rows()).all(|i| engine.value(i) == "generic"));
+}
+
 /// The quality columns are the model's own figure, say where it comes from and flag a format
 /// the model does not survive; `[pareto] max_ppl_increase_pct` is read.
 #[test]
