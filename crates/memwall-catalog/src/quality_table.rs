@@ -515,6 +515,12 @@ impl Part {
         Part { pct: None, abs: None, provenance: Provenance::Unknown, text: text.into() }
     }
 
+    /// A figure given as a share of the baseline: its perplexity increase is
+    /// `pct / 100 × baseline` (perplexity points).
+    fn of_pct(p: PctFigure, baseline: f64, provenance: Provenance, text: String) -> Part {
+        Part { abs: Some(p.pct / 100.0 * baseline), pct: Some(p), provenance, text }
+    }
+
     fn reference(text: &str) -> Part {
         Part { pct: Some(PctFigure::exact(0.0)), abs: Some(0.0), provenance: Provenance::Published, text: text.into() }
     }
@@ -728,9 +734,11 @@ impl QualityTable {
         };
         if let Some(r) = nearest(rows.iter().copied().filter(|r| Some(r.family.as_str()) == family), m.params_b) {
             let p = scaled(r, (s.lo, s.hi));
-            return Part {
-                abs: Some(p.pct / 100.0 * r.baseline),
-                text: format!(
+            return Part::of_pct(
+                p,
+                r.baseline,
+                Provenance::Scaled { from: r.model.clone() },
+                format!(
                     "{name}{note} scaled from {} ({:.1}B -> {:.1}B, x(params ratio)^{:.3}): {} ({})",
                     r.model,
                     r.params_b,
@@ -739,17 +747,17 @@ impl QualityTable {
                     fmt_pct(&p),
                     r.source
                 ),
-                pct: Some(p),
-                provenance: Provenance::Scaled { from: r.model.clone() },
-            };
+            );
         }
         let other = nearest(rows.iter().copied().filter(|r| r.family == REFERENCE_FAMILY), m.params_b)
             .or_else(|| nearest(rows.iter().copied(), m.params_b));
         if let Some(r) = other {
             let p = scaled(r, s.cross_family);
-            return Part {
-                abs: Some(p.pct / 100.0 * r.baseline),
-                text: format!(
+            return Part::of_pct(
+                p,
+                r.baseline,
+                Provenance::Estimated,
+                format!(
                     "{name}{note} estimated from {} (another family: {}), scaled {:.1}B -> {:.1}B: {} ({})",
                     r.model,
                     r.family,
@@ -758,9 +766,7 @@ impl QualityTable {
                     fmt_pct(&p),
                     r.source
                 ),
-                pct: Some(p),
-                provenance: Provenance::Estimated,
-            };
+            );
         }
         if let Some(e) = self.estimated.iter().find(|e| e.format == name) {
             // The estimates are Llama-3-8B's; scaled to the model by size, and widened as
@@ -773,17 +779,17 @@ impl QualityTable {
                 lo: e.lo / reference * 100.0 * f * wlo,
                 hi: e.hi / reference * 100.0 * f * whi,
             };
-            return Part {
-                abs: Some(p.pct / 100.0 * reference),
-                text: format!(
+            return Part::of_pct(
+                p,
+                reference,
+                Provenance::Estimated,
+                format!(
                     "{name} estimated from measured output error on Llama-3-8B, scaled to {:.1}B: {}: {}",
                     m.params_b,
                     fmt_pct(&p),
                     e.source
                 ),
-                pct: Some(p),
-                provenance: Provenance::Estimated,
-            };
+            );
         }
         Part::unknown(format!("{name}: no published or estimated figure"))
     }
@@ -838,11 +844,11 @@ impl QualityTable {
             let models: Vec<String> =
                 rows.iter().map(|r| format!("{} {}", r.model, fmt_pct(&PctFigure::exact(r.pct)))).collect();
             let sources: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.source.as_str()).collect();
-            return Part {
-                abs: Some(p.pct / 100.0 * self.reference_baseline()),
-                pct: Some(p),
-                provenance: Provenance::Estimated,
-                text: format!(
+            return Part::of_pct(
+                p,
+                self.reference_baseline(),
+                Provenance::Estimated,
+                format!(
                     "{half} {t} estimated as the geometric mean over {} ({}): {} ({})",
                     if rows.len() == 1 {
                         "the one published model".to_string()
@@ -853,7 +859,7 @@ impl QualityTable {
                     fmt_pct(&p),
                     sources.into_iter().collect::<Vec<_>>().join("; ")
                 ),
-            };
+            );
         }
         if !k {
             // No V row of this type anywhere: bounded by the K figure of the same type.
