@@ -144,36 +144,24 @@ fn group_effective(layer: &Layer, g: GroupQuant, method: Method) -> Result<Vec<f
     })
 }
 
-/// The error of a weight mix on `model`: `sqrt(Σ_t params_t × err(f_t)² / Σ_t params_t)` over
-/// its quantizable matrices, each format's error taken from `errors` (measured on demand
-/// by `measure` for a format not there yet).
+/// The error of a weight mix on `model` ([`memwall_catalog::quality_mix::mix_error`]), each
+/// format's error taken from `errors` (measured on demand by `measure` for a format not there
+/// yet).
 pub fn mix_error(
     model: &ModelSpec,
     mix: &WeightQuant,
     errors: &mut BTreeMap<QuantFormat, f64>,
     measure: &mut dyn FnMut(QuantFormat) -> Result<f64, CalibError>,
 ) -> Result<f64, CalibError> {
-    let (mut num, mut den) = (0.0, 0.0);
-    for a in mix.assign(model) {
-        if a.tensor.is_vector() || !a.tensor.class.quantizable() {
-            continue;
+    let e = memwall_catalog::quality_mix::mix_error(model, mix, |f| match errors.get(&f) {
+        Some(e) => Ok::<f64, CalibError>(*e),
+        None => {
+            let e = measure(f)?;
+            errors.insert(f, e);
+            Ok(e)
         }
-        let e = match errors.get(&a.format) {
-            Some(e) => *e,
-            None => {
-                let e = measure(a.format)?;
-                errors.insert(a.format, e);
-                e
-            }
-        };
-        let n = a.tensor.elements() as f64;
-        num += n * e * e;
-        den += n;
-    }
-    if den == 0.0 {
-        return Err(CalibError::Empty(format!("model `{}` has no quantizable matrix", model.name)));
-    }
-    Ok((num / den).sqrt())
+    })?;
+    e.ok_or_else(|| CalibError::Empty(format!("model `{}` has no quantizable matrix", model.name)))
 }
 
 /// `ln ΔPPL = a + b ln err`, fitted by least squares.
@@ -276,9 +264,27 @@ pub struct QualityReport {
     pub loo_median: f64,
     /// Every requested format by each method that applies (ggml formats: RTN only).
     pub estimates: Vec<Estimate>,
+    /// The error of every ggml type by its own quantizer on the synthetic layer (types the
+    /// kernels cannot quantize are left out).
+    pub format_errors: BTreeMap<QuantFormat, f64>,
 }
 
 impl QualityReport {
+    /// The format errors as CSV with the columns of `datasets/format_errors.csv`
+    /// ([`memwall_catalog::quality_mix::FORMAT_ERROR_COLUMNS`]).
+    pub fn format_errors_csv(&self) -> String {
+        let mut csv = format!("{}\n", memwall_catalog::quality_mix::FORMAT_ERROR_COLUMNS);
+        let source = format!(
+            "memwall quality --write-errors (seed {}, act noise {}): relative output error by the type's own \
+             quantizer on the synthetic layer 128 x 1024, 2048 held-out activations",
+            self.seed, self.act_noise
+        );
+        for (f, e) in &self.format_errors {
+            csv.push_str(&format!("{f},{e:.6},\"{source}\"\n"));
+        }
+        csv
+    }
+
     /// The estimates as CSV with the columns of `datasets/quality_estimated.csv`
     /// ([`memwall_catalog::quality_table::ESTIMATE_COLUMNS`]), each row naming the fit it comes from.
     pub fn estimates_csv(&self) -> String {
@@ -375,5 +381,26 @@ pub fn estimate(
             estimates.push(Estimate { name: name.clone(), format: f, method: m, err: e, dppl, lo, hi });
         }
     }
-    Ok(QualityReport { model: model.name.clone(), seed, act_noise, fit, points, not_measured, loo_median, estimates })
+    // Every ggml type the kernels quantize, for the per-tensor rule of the quality lookup.
+    for t in GgmlType::ALL {
+        let f = QuantFormat::Ggml(*t);
+        if matches!(t, GgmlType::F32 | GgmlType::F16 | GgmlType::BF16) || rtn_errors.contains_key(&f) {
+            continue;
+        }
+        if let Ok(e) = format_error(&layer, f, Method::Rtn) {
+            rtn_errors.insert(f, e);
+        }
+    }
+    let format_errors = rtn_errors.into_iter().filter(|(f, _)| matches!(f, QuantFormat::Ggml(_))).collect();
+    Ok(QualityReport {
+        model: model.name.clone(),
+        seed,
+        act_noise,
+        fit,
+        points,
+        not_measured,
+        loo_median,
+        estimates,
+        format_errors,
+    })
 }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod inputs;
 pub mod locate;
 pub mod presets;
+pub mod quality_mix;
 pub mod quality_table;
 
 pub use error::{CatalogError, Result};

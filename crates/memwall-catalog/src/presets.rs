@@ -11,7 +11,8 @@ mod embedded {
 }
 
 pub use embedded::{
-    DEVICES, ENGINES, MODELS, QUALITY_BY_MODEL_CSV, QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV, VALIDATION_DECODE_CSV,
+    DEVICES, ENGINES, FORMAT_ERRORS_CSV, MODELS, QUALITY_BY_MODEL_CSV, QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV,
+    VALIDATION_DECODE_CSV,
 };
 
 fn find<'a>(table: &'a [(&'a str, &'a str)], name: &str) -> Option<&'a str> {

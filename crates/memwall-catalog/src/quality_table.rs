@@ -32,6 +32,7 @@
 use memwall_spec::{FileType, GgmlType, KvQuant, Mix, ModelSpec, QuantFormat, WeightQuant};
 
 use crate::presets::{QUALITY_BY_MODEL_CSV, QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV};
+use crate::quality_mix::{self, FormatErrors, MixRule};
 
 /// The seed's quality thresholds, relative to the model's unquantized perplexity: an increase
 /// up to this is acceptable ...
@@ -166,16 +167,20 @@ pub struct ModelRef<'a> {
     pub params_b: f64,
     /// Bits per weight it was trained at (quantization-aware), if not 16.
     pub trained_bits: Option<f64>,
+    /// Its shapes, which weigh an override's or a file's own per-tensor types (None: such a
+    /// mix has no figure).
+    pub spec: Option<&'a ModelSpec>,
 }
 
 impl<'a> ModelRef<'a> {
     /// The model of a spec.
     pub fn of(m: &'a ModelSpec) -> Self {
-        ModelRef { name: &m.name, params_b: m.params().total as f64 / 1e9, trained_bits: m.trained_bits }
+        ModelRef { name: &m.name, params_b: m.params().total as f64 / 1e9, trained_bits: m.trained_bits, spec: Some(m) }
     }
 
     /// Llama-3-8B, the reference of the model-free lookup.
-    pub const REFERENCE: ModelRef<'static> = ModelRef { name: "Llama-3-8B", params_b: 8.0, trained_bits: None };
+    pub const REFERENCE: ModelRef<'static> =
+        ModelRef { name: "Llama-3-8B", params_b: 8.0, trained_bits: None, spec: None };
 }
 
 /// The family a model name belongs to, as `quality_by_model.csv` names families (None: a
@@ -333,7 +338,8 @@ pub struct SizeScaling {
 /// A group of weight rows measured alike: (family, format, method, imatrix).
 type GroupKey<'a> = (&'a str, &'a str, &'a str, bool);
 
-fn quantile(xs: &mut [f64], p: f64) -> f64 {
+/// The `p` quantile of `xs` (sorted in place), linear between order statistics.
+pub(crate) fn quantile(xs: &mut [f64], p: f64) -> f64 {
     xs.sort_by(f64::total_cmp);
     let at = p * (xs.len() - 1) as f64;
     let (i, f) = (at.floor() as usize, at.fract());
@@ -449,12 +455,17 @@ pub struct QualityTable {
     /// Multipliers `[lo, hi]` of a KV figure pooled over models: how far each model's row of a
     /// KV type published for several models lies from their geometric mean, at the extremes.
     kv_spread: (f64, f64),
+    /// Output error of each format (`format_errors.csv`, and the estimates' single formats).
+    errors: FormatErrors,
+    /// The per-tensor rule that weighs overrides and a file's own types.
+    mix_rule: Option<MixRule>,
 }
 
 /// An estimated ΔPPL of one format: name, value, 80 % interval, provenance.
 #[derive(Debug, Clone)]
 struct Estimated {
     format: String,
+    output_err: f64,
     dppl: f64,
     lo: f64,
     hi: f64,
@@ -462,11 +473,20 @@ struct Estimated {
 }
 
 impl Default for QualityTable {
+    /// The embedded tables (parsed and fitted once per process).
     fn default() -> Self {
-        let mut t = Self::parse(QUANT_QUALITY_CSV).expect("the embedded quality table parses");
-        t.estimated = parse_estimates(QUALITY_ESTIMATED_CSV).expect("the embedded estimates parse");
-        t.set_published(parse_by_model(QUALITY_BY_MODEL_CSV).expect("the embedded quality_by_model.csv parses"));
-        t
+        static TABLE: std::sync::OnceLock<QualityTable> = std::sync::OnceLock::new();
+        TABLE
+            .get_or_init(|| {
+                let mut t = Self::parse(QUANT_QUALITY_CSV).expect("the embedded quality table parses");
+                t.estimated = parse_estimates(QUALITY_ESTIMATED_CSV).expect("the embedded estimates parse");
+                t.set_published(
+                    parse_by_model(QUALITY_BY_MODEL_CSV).expect("the embedded quality_by_model.csv parses"),
+                );
+                t.set_errors(quality_mix::embedded_errors());
+                t
+            })
+            .clone()
     }
 }
 
@@ -483,9 +503,10 @@ fn parse_estimates(text: &str) -> Result<Vec<Estimated>, csv::Error> {
         if rec.get(1) != Some("rtn") {
             continue;
         }
-        if let (Some(f), Some(d), Some(lo), Some(hi)) = (rec.get(0), num(4), num(5), num(6)) {
+        if let (Some(f), Some(e), Some(d), Some(lo), Some(hi)) = (rec.get(0), num(3), num(4), num(5), num(6)) {
             out.push(Estimated {
                 format: f.to_string(),
+                output_err: e,
                 dppl: d,
                 lo,
                 hi,
@@ -584,6 +605,8 @@ impl QualityTable {
             published: Vec::new(),
             scaling: SizeScaling::fit(&[]),
             kv_spread: (1.0, 1.0),
+            errors: FormatErrors::default(),
+            mix_rule: None,
         })
     }
 
@@ -613,6 +636,28 @@ impl QualityTable {
     /// The size rule and its checked interval.
     pub fn size_scaling(&self) -> &SizeScaling {
         &self.scaling
+    }
+
+    /// Take the format errors (adding the estimates' single formats, measured on the same
+    /// layer) and fit the per-tensor rule on the published llama.cpp rows.
+    fn set_errors(&mut self, mut errors: FormatErrors) {
+        for e in &self.estimated {
+            if let Ok(f) = e.format.parse::<QuantFormat>() {
+                errors.insert(f, e.output_err);
+            }
+        }
+        let rows = self
+            .published
+            .iter()
+            .filter(|r| !r.kv && r.method == "llama.cpp")
+            .map(|r| (r.model.clone(), r.format.clone(), r.imatrix, r.pct));
+        self.mix_rule = MixRule::fit(&quality_mix::mix_points(rows, &errors));
+        self.errors = errors;
+    }
+
+    /// The per-tensor rule (None: no format errors were loaded).
+    pub fn mix_rule(&self) -> Option<&MixRule> {
+        self.mix_rule.as_ref()
     }
 
     /// Why `w` is not usable on a model not trained for it, if it is a ternary or sub-2-bit
@@ -685,8 +730,12 @@ impl QualityTable {
 
     /// The weights of `w` on `m`, from the published per-model rows (see the module).
     fn weights_for(&self, m: &ModelRef, w: &WeightQuant) -> Part {
+        if !w.overrides.is_empty() {
+            let plain = WeightQuant { overrides: Vec::new(), ..w.clone() };
+            return self.with_overrides(m, w, &plain, self.weights_for(m, &plain));
+        }
         let (name, method) = match w.mix {
-            Mix::Stored => return Part::unknown("the file's own per-tensor types: no row describes that mix"),
+            Mix::Stored => return self.by_error(m, w, "the file's own per-tensor types"),
             Mix::File(FileType::F16 | FileType::F32 | FileType::BF16)
             | Mix::Pure(QuantFormat::Ggml(GgmlType::F16 | GgmlType::F32 | GgmlType::BF16)) => {
                 return Part::reference("unquantized reference");
@@ -792,6 +841,86 @@ impl QualityTable {
             );
         }
         Part::unknown(format!("{name}: no published or estimated figure"))
+    }
+
+    /// The error sums of `w` on the model's shapes, or why there are none.
+    fn error_of(&self, m: &ModelRef, w: &WeightQuant) -> Result<quality_mix::ErrorSums, String> {
+        let spec = m.spec.ok_or_else(|| format!("the shapes of {} are not known", m.name))?;
+        quality_mix::error_sums(spec, w, |f| self.errors.get(f).ok_or_else(|| format!("{f} has no measured error")))?
+            .ok_or_else(|| format!("{} has no quantizable matrix", m.name))
+    }
+
+    /// A mix no row describes, from its error by the per-tensor rule (Llama-3-8B's ΔPPL at
+    /// that error, scaled to the model's size; the 80 % interval of the rule's leave-one-out
+    /// residuals, widened as another family's figure when the model is not a Llama 3).
+    fn by_error(&self, m: &ModelRef, w: &WeightQuant, what: &str) -> Part {
+        let Some(rule) = &self.mix_rule else { return Part::unknown(format!("{what}: no per-tensor rule loaded")) };
+        let err = match self.error_of(m, w) {
+            Ok(e) => e,
+            Err(why) => return Part::unknown(format!("{what}: {why}")),
+        };
+        if err.err(1.0) == 0.0 {
+            return Part::reference("unquantized reference");
+        }
+        let s = &self.scaling;
+        let f = s.factor(ModelRef::REFERENCE.params_b, m.params_b);
+        let (wlo, whi) = if family_of(m.name) == Some(REFERENCE_FAMILY) { (1.0, 1.0) } else { s.cross_family };
+        let pct = rule.pct_at(&err) * f;
+        let p = PctFigure { pct, lo: pct * rule.fit.0 * wlo, hi: pct * rule.fit.1 * whi };
+        Part::of_pct(
+            p,
+            self.reference_baseline(),
+            Provenance::Estimated,
+            format!(
+                "{what} estimated from their output error {:.4} (sensitive tensors x{}; ln dPPL% = {:.3} + {:.3} ln err \
+                 over {} llama.cpp mixes of Llama-3-8B), scaled to {:.1}B: {}",
+                err.err(rule.s),
+                rule.s,
+                rule.a,
+                rule.b,
+                rule.n,
+                m.params_b,
+                fmt_pct(&p)
+            ),
+        )
+    }
+
+    /// `w` (a mix with overrides) from the figure `base` of the same mix without them
+    /// (`plain`): multiplied by `(err(w) / err(plain))^b`, its interval widened by the checked
+    /// residuals of llama.cpp's S/M/L series ([`MixRule::pair`]).
+    fn with_overrides(&self, m: &ModelRef, w: &WeightQuant, plain: &WeightQuant, base: Part) -> Part {
+        let what = format!("overrides ({})", w.overrides.iter().map(|o| o.to_string()).collect::<Vec<_>>().join(", "));
+        let Some(rule) = &self.mix_rule else { return Part::unknown(format!("{what}: no per-tensor rule loaded")) };
+        let (e0, e1) = match (self.error_of(m, plain), self.error_of(m, w)) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(why), _) | (_, Err(why)) => return Part::unknown(format!("{what}: {why}")),
+        };
+        let Some(p) = base.pct.filter(|p| p.pct > 0.0 && e0.err(1.0) > 0.0) else {
+            // Nothing to scale (an unquantized mix, or one without a figure): the rule's own
+            // estimate of the whole mix.
+            return self.by_error(m, w, &format!("the mix with {what}"));
+        };
+        let f = rule.factor(&e0, &e1);
+        let q = PctFigure { pct: p.pct * f, lo: p.lo * f * rule.pair.0, hi: p.hi * f * rule.pair.1 };
+        Part {
+            pct: Some(q),
+            abs: base.abs.map(|a| a * f),
+            provenance: base.provenance.worst(Provenance::Estimated),
+            text: format!(
+                "{} | {what}: x{f:.3} (mix output error {:.4} -> {:.4} with sensitive tensors x{}, ^{:.3}; 80% x[{:.2}, \
+                 {:.2}] from llama.cpp's S/M/L mixes, {}/{} held-out pairs inside): {}",
+                base.text,
+                e0.err(rule.s),
+                e1.err(rule.s),
+                rule.s,
+                rule.b,
+                rule.pair.0,
+                rule.pair.1,
+                rule.pair_coverage.0,
+                rule.pair_coverage.1,
+                fmt_pct(&q)
+            ),
+        }
     }
 
     /// Llama-3-8B's unquantized wikitext-2 perplexity, from its published rows.
@@ -935,9 +1064,17 @@ impl QualityTable {
     fn assemble(w: Part, kv: Part, unusable: Option<String>) -> Quality {
         let source = match (&w.pct, &kv.pct) {
             (None, None) => "unknown".to_string(),
-            _ => [w.pct.map(|_| format!("weights: {}", w.text)), kv.pct.map(|_| format!("kv: {}", kv.text))]
+            // One half known: the other says why it is not.
+            _ => [("weights", &w), ("kv", &kv)]
                 .into_iter()
-                .flatten()
+                .filter(|(_, p)| p.pct.is_some() || !p.text.is_empty())
+                .map(|(half, p)| {
+                    if p.pct.is_some() {
+                        format!("{half}: {}", p.text)
+                    } else {
+                        format!("{half}: unknown ({})", p.text)
+                    }
+                })
                 .collect::<Vec<_>>()
                 .join(" | "),
         };
@@ -1030,7 +1167,7 @@ mod tests {
     }
 
     fn model(name: &str, params_b: f64) -> ModelRef<'_> {
-        ModelRef { name, params_b, trained_bits: None }
+        ModelRef { name, params_b, trained_bits: None, spec: None }
     }
 
     fn q(t: &QualityTable, m: &ModelRef, w: &str, k: &str, v: &str) -> Quality {
@@ -1150,6 +1287,52 @@ mod tests {
         assert_eq!(r.ptq_unusable, None);
         assert_eq!(r.weights_pct, Some(PctFigure::exact(0.0)));
         assert!(r.source.contains("trained ternary"), "{}", r.source);
+    }
+
+    #[test]
+    fn overrides_move_the_mix_they_change_and_own_types_get_an_estimate() {
+        use memwall_spec::{LayerSelector, Override};
+        let t = QualityTable::default();
+        let spec = crate::load_model("llama-3.1-8b").unwrap();
+        let m = ModelRef::of(&spec);
+        let ovr = |mix: &str, tensors: &[&str], f: &str| WeightQuant {
+            mix: mix.parse().unwrap(),
+            imatrix: false,
+            overrides: vec![Override {
+                tensors: tensors.iter().map(|s| s.to_string()).collect(),
+                layers: LayerSelector("all".into()),
+                format: f.parse().unwrap(),
+            }],
+        };
+        let pct = |w: &WeightQuant| t.lookup_model(&m, w, &KvQuant::default());
+        let plain = pct(&WeightQuant::new("Q4_K_S".parse().unwrap()));
+        // Keeping attn_v and ffn_down at Q6_K in every layer: better than Q4_K_S, and better
+        // than Q4_K_M, which keeps them at Q6_K in about half the layers.
+        let kept = pct(&ovr("Q4_K_S", &["attn_v", "ffn_down"], "q6_K"));
+        let m4 = pct(&WeightQuant::new("Q4_K_M".parse().unwrap()));
+        let (p, k) = (plain.weights_pct.unwrap(), kept.weights_pct.unwrap());
+        assert!(k.pct < m4.weights_pct.unwrap().pct && k.pct < p.pct, "{k:?} {p:?}");
+        assert!(k.lo < k.pct && k.pct < k.hi);
+        assert_eq!(
+            kept.weights_provenance,
+            Provenance::Scaled { from: "Llama-3-8B".into() }.worst(Provenance::Estimated)
+        );
+        // The output matrix at Q4_K instead of Q6_K costs quality.
+        let low = pct(&ovr("Q4_K_M", &["output"], "q4_K"));
+        assert!(low.weights_pct.unwrap().pct > m4.weights_pct.unwrap().pct);
+        // An unquantized mix with its FFN quantized: no figure to scale, so the rule's own
+        // estimate from the error, with the checked band.
+        let ffn = pct(&ovr("F16", &["ffn_*"], "q4_K"));
+        let f = ffn.weights_pct.unwrap();
+        let r = t.mix_rule().unwrap();
+        assert_eq!(ffn.weights_provenance, Provenance::Estimated);
+        assert!(f.pct > 0.5 && f.pct < p.pct, "{f:?}");
+        assert!((f.lo / f.pct - r.fit.0).abs() < 1e-9 && (f.hi / f.pct - r.fit.1).abs() < 1e-9);
+        // Without the model's shapes an override has no figure, and says why.
+        let bare =
+            t.lookup_model(&model("llama-3.1-8b", 8.0), &ovr("Q4_K_S", &["output"], "q8_0"), &KvQuant::default());
+        assert_eq!(bare.weights_pct, None);
+        assert!(bare.source.contains("weights: unknown (overrides (output=q8_0): the shapes of"), "{}", bare.source);
     }
 
     #[test]

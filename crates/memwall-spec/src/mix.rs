@@ -196,6 +196,17 @@ pub struct Override {
     pub format: QuantFormat,
 }
 
+/// `tensors=format`, with `@layers` unless every layer: `output=q8_0`, `attn_v,ffn_down=q6_K@first:4`.
+impl std::fmt::Display for Override {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}={}", self.tensors.join(","), self.format)?;
+        match self.layers.0.trim() {
+            "" | "all" => Ok(()),
+            l => write!(f, "@{l}"),
+        }
+    }
+}
+
 impl Override {
     fn matches_class(&self, class: TensorClass) -> bool {
         self.tensors.iter().any(|p| match p.strip_suffix('*') {

@@ -32,6 +32,11 @@ pub struct QualityArgs {
     /// formats without a published figure).
     #[arg(long)]
     write: Option<std::path::PathBuf>,
+    /// Write the output error of every ggml type as CSV here (the columns of
+    /// `datasets/format_errors.csv`, from which the quality lookup weighs overrides and a
+    /// file's own per-tensor types).
+    #[arg(long)]
+    write_errors: Option<std::path::PathBuf>,
     /// Seed of the synthetic layer.
     #[arg(long, default_value_t = 1, value_parser = crate::whole::<u64>)]
     seed: u64,
@@ -41,9 +46,11 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
     if !(a.act_noise.is_finite() && (0.0..=100.0).contains(&a.act_noise)) {
         anyhow::bail!("invalid `--act-noise` = {}: must be a number from 0 to 100", a.act_noise);
     }
-    if let Some(path) = &a.write {
-        memwall_lab::check_outputs(&[], &[("--write", path.as_path())])?;
-    }
+    let outputs: Vec<(&str, &std::path::Path)> = [("--write", &a.write), ("--write-errors", &a.write_errors)]
+        .into_iter()
+        .filter_map(|(flag, p)| p.as_deref().map(|p| (flag, p)))
+        .collect();
+    memwall_lab::check_outputs(&[], &outputs)?;
     let model = load_model(&a.model)?;
     let r = estimate(&model, &QualityTable::default(), &a.formats, a.act_noise, a.seed)?;
     for (name, why) in &r.not_measured {
@@ -92,6 +99,10 @@ pub fn quality(a: &QualityArgs) -> Result<()> {
     print_table(&["format", "method", "bits", "output err", "est. dPPL", "80% interval"].map(String::from), &lines);
     if let Some(path) = &a.write {
         memwall_lab::files::atomic::write_text(path, &r.estimates_csv())?;
+        println!("wrote {}", path.display());
+    }
+    if let Some(path) = &a.write_errors {
+        memwall_lab::files::atomic::write_text(path, &r.format_errors_csv())?;
         println!("wrote {}", path.display());
     }
     Ok(())
