@@ -31,6 +31,7 @@ fn main() {
         ("quality_estimated.csv", "QUALITY_ESTIMATED_CSV", "Perplexity deltas estimated from measured error"),
         ("quality_by_model.csv", "QUALITY_BY_MODEL_CSV", "Published perplexity deltas per model, format and KV type"),
         ("format_errors.csv", "FORMAT_ERRORS_CSV", "Output error of each ggml type on the synthetic layer"),
+        ("model_benchmarks.csv", "MODEL_BENCHMARKS_CSV", "Published benchmark scores of the preset models"),
     ] {
         let path = root.join(file);
         println!("cargo:rerun-if-changed={}", path.display());

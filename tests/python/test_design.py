@@ -236,5 +236,7 @@ def test_a_gguf_model_keeps_its_stored_types(tmp_path):
     assert m.info["stored_tensors"] == 11 and m.info["file"].endswith("m.gguf")
     f = memwall.footprint(m, DEVICE)
     assert set(f.tensors.column("format").to_pylist()) == {"f16", "f32"} and f.weights == "stored"
+    # Its own types have a quality figure: unquantized, no increase.
+    assert memwall.estimate(m, DEVICE)["ppl_delta_weights"] == 0
     # Changing a field gives a model of shapes only: weights follow the mix asked for.
     assert memwall.Model(tmp_path / "m.gguf", vocab=64).info["stored_tensors"] is None

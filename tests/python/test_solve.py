@@ -174,3 +174,21 @@ def test_quality_is_the_models_own_and_thresholds_bound_answers_and_fronts():
     assert [by_mix[m]["pareto"] for m in ("Q4_K_M", "Q2_K", "TQ1_0")] == [True, False, False]
     unbounded = memwall.pareto(memwall.sweep(base=base, grid=grid).to_pyarrow()).to_pylist()
     assert {r["weights.mix"]: r["pareto"] for r in unbounded}["Q2_K"]
+    # The model's published MMLU rides along (Meta's Llama 2 model card, base 45.3), a front objective
+    # like any column.
+    assert by_mix["Q4_K_M"]["model_mmlu"] == pytest.approx(45.3) and "MODEL_CARD" in by_mix["Q4_K_M"]["model_mmlu_source"]
+    assert by_mix["Q4_K_M"]["weights_quality_architecture"] == "included"
+
+
+def test_overrides_and_architecture_move_or_qualify_quality():
+    # Keeping attn_v and ffn_down at Q6_K costs Q4_K_S less perplexity (the per-tensor rule).
+    kept = {"mix": "Q4_K_S", "overrides": [{"tensors": ["attn_v", "ffn_down"], "format": "q6_K"}]}
+    plain = memwall.estimate("llama-3.1-8b", "snapdragon-8-gen3-16gb", weights={"mix": "Q4_K_S"})
+    over = memwall.estimate("llama-3.1-8b", "snapdragon-8-gen3-16gb", weights=kept)
+    assert over["ppl_increase_pct"] < plain["ppl_increase_pct"]
+    assert "overrides (attn_v,ffn_down=q6_K)" in over["quality_source"]
+    # An MoE without a published MoE row at Q4_K_M: a dense model's figure, said so.
+    rows = memwall.sweep(base=dict(model="qwen3-30b-a3b", device="apple-m3-max-64gb"),
+                         grid={"weights.mix": ["Q4_K_M", "Q4_0"]}).to_pyarrow().to_pylist()
+    arch = {r["weights.mix"]: r["weights_quality_architecture"] for r in rows}
+    assert arch == {"Q4_K_M": "unknown", "Q4_0": "included"}

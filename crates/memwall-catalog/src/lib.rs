@@ -8,6 +8,7 @@
 //! that no output can replace one. It knows nothing of sweeps, Arrow or plots: the solvers
 //! use it without them.
 
+pub mod benchmarks;
 pub mod defaults;
 pub mod error;
 pub mod inputs;

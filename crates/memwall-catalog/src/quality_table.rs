@@ -124,6 +124,13 @@ pub struct Quality {
     pub kv_pct: Option<PctFigure>,
     /// Where the KV figure comes from (the less certain of K and V).
     pub kv_provenance: Provenance,
+    /// Whether the weights figure speaks for the model's architecture (MoE, one KV head,
+    /// recurrent layers): `unknown` when it comes from another architecture's rows.
+    pub weights_architecture: ArchEvidence,
+    /// The model's published MMLU score (base checkpoint where published, else instruct; the
+    /// quality the design starts from), and how it was measured with its source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_mmlu: Option<crate::benchmarks::Score>,
     /// Set when the weight format is ternary or below 2 bits per weight and the model was not
     /// trained for it: post-training quantization there is not usable (the reason and source).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -178,6 +185,11 @@ impl<'a> ModelRef<'a> {
         ModelRef { name: &m.name, params_b: m.params().total as f64 / 1e9, trained_bits: m.trained_bits, spec: Some(m) }
     }
 
+    /// The model's architecture (a model known by name only is taken as dense).
+    pub fn architecture(&self) -> Architecture {
+        self.spec.map_or(Architecture::Dense, Architecture::of)
+    }
+
     /// Llama-3-8B, the reference of the model-free lookup.
     pub const REFERENCE: ModelRef<'static> =
         ModelRef { name: "Llama-3-8B", params_b: 8.0, trained_bits: None, spec: None };
@@ -188,7 +200,10 @@ impl<'a> ModelRef<'a> {
 pub fn family_of(name: &str) -> Option<&'static str> {
     let n = name.to_ascii_lowercase();
     let n = n.rsplit('/').next().unwrap_or(&n).trim_start_matches("meta-");
-    const FAMILIES: [(&str, &str); 7] = [
+    const FAMILIES: [(&str, &str); 10] = [
+        ("mixtral", "mixtral"),
+        ("mistral", "mistral"),
+        ("falcon-7b", "falcon"),
         ("llama-3", "llama-3"),
         ("llama3", "llama-3"),
         ("llama-2", "llama-2"),
@@ -203,6 +218,100 @@ pub fn family_of(name: &str) -> Option<&'static str> {
     // The first LLaMA's sizes, named without a version (`llama-7b`, `huggyllama/llama-65b`).
     matches!(n.strip_prefix("llama-"), Some("7b" | "13b" | "30b" | "33b" | "65b")).then_some("llama-1")
 }
+
+/// What in a model's architecture may change how it takes quantization, as far as published
+/// rows can speak for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Architecture {
+    /// A dense transformer with several KV heads (Llama, Qwen, Gemma, ...).
+    Dense,
+    /// Routed experts.
+    Moe,
+    /// One KV head for all query heads.
+    Mqa,
+    /// State-space, linear-attention or short-convolution layers beside or instead of
+    /// attention.
+    Recurrent,
+}
+
+impl Architecture {
+    /// The architecture of a model spec (recurrent layers first, then experts, then one KV head).
+    pub fn of(m: &ModelSpec) -> Architecture {
+        use memwall_spec::LayerKind;
+        if m.layer_kinds().iter().any(|k| !matches!(k, LayerKind::Full | LayerKind::Sliding)) {
+            Architecture::Recurrent
+        } else if m.moe.is_some() {
+            Architecture::Moe
+        } else if m.n_kv_heads == 1 {
+            Architecture::Mqa
+        } else {
+            Architecture::Dense
+        }
+    }
+
+    /// The architecture of a published family's rows (`quality_by_model.csv`): Mixtral is
+    /// an MoE, Falcon-7B (the family's llama.cpp rows) has one KV head, the rest are dense.
+    pub fn of_family(family: &str) -> Architecture {
+        match family {
+            "mixtral" | "qwen3-moe" | "deepseek-v2" => Architecture::Moe,
+            "falcon" => Architecture::Mqa,
+            "mamba" | "falcon-mamba" | "jamba" => Architecture::Recurrent,
+            _ => Architecture::Dense,
+        }
+    }
+
+    /// `dense`, `moe`, `mqa` or `recurrent`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Architecture::Dense => "dense",
+            Architecture::Moe => "moe",
+            Architecture::Mqa => "mqa",
+            Architecture::Recurrent => "recurrent",
+        }
+    }
+
+    /// What a figure from another architecture leaves out.
+    fn caveat(self) -> &'static str {
+        match self {
+            Architecture::Dense => "",
+            Architecture::Moe => "how routed experts change the cost is not published for this format",
+            Architecture::Mqa => "how one KV head changes the cost is not published for this format",
+            Architecture::Recurrent => {
+                "how state-space / linear-attention layers take weight quantization is not published (no weight-only \
+                 row of such a model): the figure is a transformer's"
+            }
+        }
+    }
+}
+
+/// Whether a weights figure speaks for the model's architecture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ArchEvidence {
+    /// No figure, or an unquantized one.
+    NotApplicable,
+    /// From the model itself, its family, or a family of the same architecture.
+    Included,
+    /// From a model of another architecture: the effect of the design's is unknown.
+    Unknown,
+}
+
+impl ArchEvidence {
+    /// `n/a`, `included` or `unknown`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ArchEvidence::NotApplicable => "n/a",
+            ArchEvidence::Included => "included",
+            ArchEvidence::Unknown => "unknown",
+        }
+    }
+}
+
+/// What every quantized KV figure leaves out: how its cost grows with the context.
+pub const KV_CONTEXT_CAVEAT: &str = " [KV figures are measured at short context (512 tokens, or unstated): how a KV \
+     format's cost grows with the context is not published as a series (ik_llama.cpp PR #1547: it grows, measured at \
+     8192 only), so at long context the increase may be larger]";
 
 /// The family published rows are taken from first when a model's own family has none.
 const REFERENCE_FAMILY: &str = "llama-3";
@@ -335,6 +444,12 @@ pub struct SizeScaling {
     pub cross_family: (f64, f64),
 }
 
+/// Whether rows of `method` quantize the weights only, as a lookup does (`llama.cpp`, `rtn`):
+/// trained-ternary and weight-and-activation (`w8a8-*`) rows stay out of the size rule.
+fn weight_only(method: &str) -> bool {
+    matches!(method, "llama.cpp" | "rtn")
+}
+
 /// A group of weight rows measured alike: (family, format, method, imatrix).
 type GroupKey<'a> = (&'a str, &'a str, &'a str, bool);
 
@@ -350,7 +465,7 @@ pub(crate) fn quantile(xs: &mut [f64], p: f64) -> f64 {
 impl SizeScaling {
     fn fit(rows: &[PubRow]) -> SizeScaling {
         let mut groups: std::collections::BTreeMap<GroupKey, Vec<(f64, f64, &str)>> = Default::default();
-        for r in rows.iter().filter(|r| !r.kv && r.pct > 0.0 && r.method != "qat") {
+        for r in rows.iter().filter(|r| !r.kv && r.pct > 0.0 && weight_only(&r.method)) {
             groups.entry((&r.family, &r.format, &r.method, r.imatrix)).or_default().push((
                 r.params_b.ln(),
                 r.pct.ln(),
@@ -410,7 +525,7 @@ impl SizeScaling {
         // Another family's figure: every family's rows predicted from the other families'
         // (same format, method and imatrix, nearest size, scaled by the slope).
         let mut cross: Vec<f64> = Vec::new();
-        for r in rows.iter().filter(|r| !r.kv && r.pct > 0.0 && r.method != "qat") {
+        for r in rows.iter().filter(|r| !r.kv && r.pct > 0.0 && weight_only(&r.method)) {
             let near = rows
                 .iter()
                 .filter(|o| {
@@ -529,21 +644,45 @@ struct Part {
     abs: Option<f64>,
     provenance: Provenance,
     text: String,
+    arch: ArchEvidence,
 }
 
 impl Part {
     fn unknown(text: impl Into<String>) -> Part {
-        Part { pct: None, abs: None, provenance: Provenance::Unknown, text: text.into() }
+        Part {
+            pct: None,
+            abs: None,
+            provenance: Provenance::Unknown,
+            text: text.into(),
+            arch: ArchEvidence::NotApplicable,
+        }
     }
 
     /// A figure given as a share of the baseline: its perplexity increase is
     /// `pct / 100 × baseline` (perplexity points).
     fn of_pct(p: PctFigure, baseline: f64, provenance: Provenance, text: String) -> Part {
-        Part { abs: Some(p.pct / 100.0 * baseline), pct: Some(p), provenance, text }
+        Part { abs: Some(p.pct / 100.0 * baseline), pct: Some(p), provenance, text, arch: ArchEvidence::Included }
+    }
+
+    /// Mark a figure taken from a model of architecture `from` for a model of `to`: included
+    /// when they agree, else unknown with what it leaves out added to the text.
+    fn arch_from(&mut self, to: Architecture, from: Architecture) {
+        if to == from {
+            self.arch = ArchEvidence::Included;
+        } else {
+            self.arch = ArchEvidence::Unknown;
+            self.text = format!("{} [{} model: {}]", self.text, to.name(), to.caveat());
+        }
     }
 
     fn reference(text: &str) -> Part {
-        Part { pct: Some(PctFigure::exact(0.0)), abs: Some(0.0), provenance: Provenance::Published, text: text.into() }
+        Part {
+            pct: Some(PctFigure::exact(0.0)),
+            abs: Some(0.0),
+            provenance: Provenance::Published,
+            text: text.into(),
+            arch: ArchEvidence::NotApplicable,
+        }
     }
 }
 
@@ -774,8 +913,10 @@ impl QualityTable {
                 abs: Some(r.delta),
                 provenance: Provenance::Published,
                 text: format!("{} {name}{note}: {} ({})", r.model, fmt_pct(&PctFigure::exact(r.pct)), r.source),
+                arch: ArchEvidence::Included,
             };
         }
+        let arch = m.architecture();
         let s = &self.scaling;
         let scaled = |r: &PubRow, (lo, hi): (f64, f64)| {
             let pct = r.pct * s.factor(r.params_b, m.params_b);
@@ -798,24 +939,33 @@ impl QualityTable {
                 ),
             );
         }
-        let other = nearest(rows.iter().copied().filter(|r| r.family == REFERENCE_FAMILY), m.params_b)
+        // Another family: one of the model's architecture first (an MoE's figure from an MoE),
+        // then the reference family, then any.
+        let same_arch = (arch != Architecture::Dense)
+            .then(|| nearest(rows.iter().copied().filter(|r| Architecture::of_family(&r.family) == arch), m.params_b))
+            .flatten();
+        let other = same_arch
+            .or_else(|| nearest(rows.iter().copied().filter(|r| r.family == REFERENCE_FAMILY), m.params_b))
             .or_else(|| nearest(rows.iter().copied(), m.params_b));
         if let Some(r) = other {
             let p = scaled(r, s.cross_family);
-            return Part::of_pct(
+            let mut part = Part::of_pct(
                 p,
                 r.baseline,
                 Provenance::Estimated,
                 format!(
-                    "{name}{note} estimated from {} (another family: {}), scaled {:.1}B -> {:.1}B: {} ({})",
+                    "{name}{note} estimated from {} (another family: {}, {}), scaled {:.1}B -> {:.1}B: {} ({})",
                     r.model,
                     r.family,
+                    Architecture::of_family(&r.family).name(),
                     r.params_b,
                     m.params_b,
                     fmt_pct(&p),
                     r.source
                 ),
             );
+            part.arch_from(arch, Architecture::of_family(&r.family));
+            return part;
         }
         if let Some(e) = self.estimated.iter().find(|e| e.format == name) {
             // The estimates are Llama-3-8B's; scaled to the model by size, and widened as
@@ -828,7 +978,7 @@ impl QualityTable {
                 lo: e.lo / reference * 100.0 * f * wlo,
                 hi: e.hi / reference * 100.0 * f * whi,
             };
-            return Part::of_pct(
+            let mut part = Part::of_pct(
                 p,
                 reference,
                 Provenance::Estimated,
@@ -839,6 +989,8 @@ impl QualityTable {
                     e.source
                 ),
             );
+            part.arch_from(arch, Architecture::Dense);
+            return part;
         }
         Part::unknown(format!("{name}: no published or estimated figure"))
     }
@@ -867,7 +1019,7 @@ impl QualityTable {
         let (wlo, whi) = if family_of(m.name) == Some(REFERENCE_FAMILY) { (1.0, 1.0) } else { s.cross_family };
         let pct = rule.pct_at(&err) * f;
         let p = PctFigure { pct, lo: pct * rule.fit.0 * wlo, hi: pct * rule.fit.1 * whi };
-        Part::of_pct(
+        let mut part = Part::of_pct(
             p,
             self.reference_baseline(),
             Provenance::Estimated,
@@ -882,7 +1034,9 @@ impl QualityTable {
                 m.params_b,
                 fmt_pct(&p)
             ),
-        )
+        );
+        part.arch_from(m.architecture(), Architecture::Dense);
+        part
     }
 
     /// `w` (a mix with overrides) from the figure `base` of the same mix without them
@@ -906,6 +1060,7 @@ impl QualityTable {
             pct: Some(q),
             abs: base.abs.map(|a| a * f),
             provenance: base.provenance.worst(Provenance::Estimated),
+            arch: base.arch,
             text: format!(
                 "{} | {what}: x{f:.3} (mix output error {:.4} -> {:.4} with sensitive tensors x{}, ^{:.3}; 80% x[{:.2}, \
                  {:.2}] from llama.cpp's S/M/L mixes, {}/{} held-out pairs inside): {}",
@@ -947,6 +1102,7 @@ impl QualityTable {
         if let Some(r) = rows.iter().find(|r| r.model.eq_ignore_ascii_case(m.name)) {
             let p = PctFigure::exact(r.pct);
             return Part {
+                arch: ArchEvidence::NotApplicable,
                 pct: Some(p),
                 abs: Some(r.delta),
                 provenance: Provenance::Published,
@@ -957,6 +1113,7 @@ impl QualityTable {
         if let Some(r) = rows.iter().find(|r| Some(r.family.as_str()) == family) {
             let p = PctFigure { pct: r.pct, lo: r.pct * lo, hi: r.pct * hi };
             return Part {
+                arch: ArchEvidence::NotApplicable,
                 pct: Some(p),
                 abs: Some(r.delta),
                 provenance: Provenance::Scaled { from: r.model.clone() },
@@ -996,6 +1153,7 @@ impl QualityTable {
             if let Some(p) = kp.pct {
                 let p = PctFigure { pct: p.pct, lo: 0.0, hi: p.hi };
                 return Part {
+                    arch: ArchEvidence::NotApplicable,
                     abs: kp.abs,
                     pct: Some(p),
                     provenance: Provenance::Estimated,
@@ -1010,8 +1168,18 @@ impl QualityTable {
         Part::unknown(format!("{half} {t}: no published figure"))
     }
 
-    /// The KV cache `kv` on `m`: a pair published together, else K and V added.
+    /// The KV cache `kv` on `m` ([`QualityTable::kv_pair`]), a quantized cache's figure
+    /// saying the context it holds for.
     fn kv_for(&self, m: &ModelRef, kv: &KvQuant) -> Part {
+        let mut p = self.kv_pair(m, kv);
+        if p.pct.is_some() && p.text != "unquantized KV reference" {
+            p.text.push_str(KV_CONTEXT_CAVEAT);
+        }
+        p
+    }
+
+    /// The KV cache `kv` on `m`: a pair published together, else K and V added.
+    fn kv_pair(&self, m: &ModelRef, kv: &KvQuant) -> Part {
         let norm = |f: QuantFormat| {
             let s = f.to_string().to_ascii_lowercase();
             if is_unquantized(&s) { "f16".to_string() } else { s }
@@ -1027,6 +1195,7 @@ impl QualityTable {
         {
             let p = PctFigure::exact(r.pct);
             return Part {
+                arch: ArchEvidence::NotApplicable,
                 pct: Some(p),
                 abs: Some(r.delta),
                 provenance: Provenance::Published,
@@ -1040,6 +1209,7 @@ impl QualityTable {
             let (lo, hi) = self.kv_spread;
             let p = PctFigure { pct: r.pct, lo: r.pct * lo, hi: r.pct * hi };
             return Part {
+                arch: ArchEvidence::NotApplicable,
                 pct: Some(p),
                 abs: Some(r.delta),
                 provenance: Provenance::Scaled { from: r.model.clone() },
@@ -1054,6 +1224,7 @@ impl QualityTable {
             .collect::<Vec<_>>()
             .join("; ");
         Part {
+            arch: ArchEvidence::NotApplicable,
             pct: a.pct.zip(b.pct).map(|(x, y)| x.add(y)),
             abs: a.abs.zip(b.abs).map(|(x, y)| x + y),
             provenance: a.provenance.worst(b.provenance),
@@ -1086,6 +1257,8 @@ impl QualityTable {
             weights_provenance: w.provenance,
             kv_pct: kv.pct,
             kv_provenance: kv.provenance,
+            weights_architecture: w.arch,
+            model_mmlu: None,
             ptq_unusable: unusable,
         }
     }
@@ -1107,6 +1280,7 @@ impl QualityTable {
                     })
                     .map_or((pct, pct), |e| (e.lo / reference * 100.0, e.hi / reference * 100.0));
                 Part {
+                    arch: ArchEvidence::Included,
                     pct: Some(PctFigure { pct, lo, hi }),
                     abs: Some(d),
                     provenance: if published { Provenance::Published } else { Provenance::Estimated },
@@ -1123,7 +1297,9 @@ impl QualityTable {
     /// the order: published, scaled from another size, estimated, unknown).
     pub fn lookup_model(&self, m: &ModelRef, w: &WeightQuant, kv: &KvQuant) -> Quality {
         let unusable = if m.trained_bits.is_some_and(|b| b <= 2.0) { None } else { self.ptq_unusable(w) };
-        Self::assemble(self.weights_for(m, w), self.kv_for(m, kv), unusable)
+        let mut q = Self::assemble(self.weights_for(m, w), self.kv_for(m, kv), unusable);
+        q.model_mmlu = crate::benchmarks::score(m.name, "mmlu").cloned();
+        q
     }
 }
 
@@ -1257,6 +1433,9 @@ mod tests {
         assert!((kv.pct - 2.0 * gm).abs() < 1e-2, "{kv:?} vs {}", 2.0 * gm);
         assert!(kv.lo <= 1.9072 + 1e-9 && kv.hi >= 11.3019, "{kv:?}");
         assert!(r.source.contains("no published V-only figure"), "{}", r.source);
+        // A quantized cache's figure says it was measured at short context; f16 says nothing.
+        assert!(r.source.contains("not published as a series"), "{}", r.source);
+        assert!(!q(&t, &model("llama-3.1-8b", 8.0), "Q4_K_M", "f16", "f16").source.contains("series"));
         // A pair published together wins over K and V added (PR #7412, Llama-3-8B q8_0/q8_0).
         let p = q(&t, &model("Llama-3-8B", 8.0), "F16", "q8_0", "q8_0");
         assert_eq!(p.kv_provenance, Provenance::Published);
@@ -1336,6 +1515,48 @@ mod tests {
     }
 
     #[test]
+    fn architecture_effects_come_from_rows_of_the_same_architecture_or_are_unknown() {
+        let t = QualityTable::default();
+        let look = |preset: &str, w: &str, imatrix: bool| {
+            let spec = crate::load_model(preset).unwrap();
+            let w = WeightQuant { imatrix, ..WeightQuant::new(w.parse().unwrap()) };
+            (Architecture::of(&spec), t.lookup_model(&ModelRef::of(&spec), &w, &KvQuant::default()))
+        };
+        // Mixtral's own row (llama.cpp Q4_0, Dec 2023: 4.2232 against Q8_0's 4.1049).
+        let (arch, q) = look("mixtral-8x7b", "Q4_0", false);
+        assert_eq!((arch, &q.weights_provenance), (Architecture::Moe, &Provenance::Published));
+        assert!((q.weights_pct.unwrap().pct - 2.8819).abs() < 1e-9);
+        assert_eq!(q.weights_architecture, ArchEvidence::Included);
+        // Another MoE takes the MoE's row, scaled by size with the cross-family band.
+        let (arch, q) = look("qwen3-30b-a3b", "Q4_0", false);
+        assert_eq!(arch, Architecture::Moe);
+        assert_eq!(q.weights_architecture, ArchEvidence::Included);
+        assert!(q.source.contains("Mixtral-8x7B (another family: mixtral, moe)"), "{}", q.source);
+        let s = t.size_scaling();
+        let spec = crate::load_model("qwen3-30b-a3b").unwrap();
+        let want = 2.8819 * (spec.params().total as f64 / 1e9 / 46.7).powf(s.slope);
+        assert!((q.weights_pct.unwrap().pct - want).abs() < 1e-6, "{:?} vs {want}", q.weights_pct);
+        // No MoE row of Q4_K_M without imatrix: a dense model's figure, the effect unknown.
+        let (_, q) = look("qwen3-30b-a3b", "Q4_K_M", false);
+        assert_eq!(q.weights_architecture, ArchEvidence::Unknown);
+        assert!(q.source.contains("routed experts"), "{}", q.source);
+        // Recurrent layers: no weight-only row of such a model anywhere.
+        let (arch, q) = look("falcon-mamba-7b", "Q4_K_M", false);
+        assert_eq!((arch, q.weights_architecture), (Architecture::Recurrent, ArchEvidence::Unknown));
+        assert!(q.source.contains("state-space") && q.weights_pct.is_some(), "{}", q.source);
+        // One KV head: Falcon-7B's llama.cpp rows speak for Gemma 3 1B at Q4_0 and Q5_0 ...
+        let (arch, q) = look("gemma-3-1b", "Q5_0", false);
+        assert_eq!((arch, q.weights_architecture), (Architecture::Mqa, ArchEvidence::Included));
+        assert!(q.source.contains("Falcon-7B"), "{}", q.source);
+        // ... and not at Q4_K_M. A dense model's figure is always included.
+        assert_eq!(look("gemma-3-1b", "Q4_K_M", false).1.weights_architecture, ArchEvidence::Unknown);
+        assert_eq!(look("llama-3.2-1b", "Q4_K_M", false).1.weights_architecture, ArchEvidence::Included);
+        // Weight-and-activation rows never answer a weights lookup, nor enter the size rule.
+        assert!(t.published.iter().any(|r| r.method.starts_with("w8a8")));
+        assert!(!look("llama-2-7b", "int8-pc", false).1.source.contains("SmoothQuant"));
+    }
+
+    #[test]
     fn families_are_read_from_model_names() {
         assert_eq!(family_of("llama-3.1-8b"), Some("llama-3"));
         assert_eq!(family_of("meta-llama/Llama-2-7b-hf"), Some("llama-2"));
@@ -1343,6 +1564,8 @@ mod tests {
         assert_eq!(family_of("qwen3-4b"), Some("qwen3"));
         assert_eq!(family_of("llama-4-scout"), None);
         assert_eq!(family_of("gemma-3-4b"), None);
+        assert_eq!(family_of("mixtral-8x7b"), Some("mixtral"));
+        assert_eq!(family_of("falcon-mamba-7b"), None);
     }
 
     #[test]

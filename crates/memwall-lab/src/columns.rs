@@ -245,6 +245,10 @@ pub static QUALITY_COLUMNS: &[Column<Quality>] = &[
     Column { name: "kv_quality_provenance", get: Get::Str(|q| q.kv_provenance.name()) },
     Column { name: "ptq_unusable", get: Get::Bool(|q| q.ptq_unusable.is_some()) },
     Column { name: "quality_verdict", get: Get::Str(|q| q.verdict()) },
+    Column { name: "weights_quality_architecture", get: Get::Str(|q| q.weights_architecture.name()) },
+    Column { name: "model_mmlu", get: Get::OptF64(|q| q.model_mmlu.as_ref().map(|s| s.score)) },
+    Column { name: "model_mmlu_setup", get: Get::Str(|q| q.model_mmlu.as_ref().map_or("", |s| s.setup.as_str())) },
+    Column { name: "model_mmlu_source", get: Get::Str(|q| q.model_mmlu.as_ref().map_or("", |s| s.source.as_str())) },
     Column { name: "quality_source", get: Get::Str(|q| &q.source) },
 ];
 

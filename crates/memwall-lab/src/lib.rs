@@ -33,7 +33,7 @@ pub use files::atomic::{abandon_outputs, outputs_abandoned};
 pub use files::metadata::{GIT_COMMIT, Resolved, metadata, write_parquet};
 pub use files::outputs::{beside, check_outputs, default_output};
 pub use files::parquet::ParquetStream;
-pub use memwall_catalog::quality_table::{PctFigure, Provenance};
+pub use memwall_catalog::quality_table::{ArchEvidence, Architecture, PctFigure, Provenance};
 pub use memwall_catalog::{EngineProfile, Quality, QualityTable, load_device, load_engine, load_model};
 pub use memwall_catalog::{InputScope, defaults, inputs, presets, read_text};
 pub use simulate::{

@@ -252,6 +252,16 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         q.kv_provenance.name(),
         q.verdict()
     );
+    if q.weights_architecture == memwall_lab::ArchEvidence::Unknown {
+        println!(
+            "  architecture the weights figure is another architecture's: how this {} design takes quantization is not \
+             published",
+            memwall_lab::Architecture::of(&s.model).name()
+        );
+    }
+    if let Some(m) = &q.model_mmlu {
+        println!("  model       {}", m.describe());
+    }
     if let Some(why) = &q.ptq_unusable {
         println!("  WARNING     {why}");
     }
