@@ -39,5 +39,31 @@ fn main() {
         let at = path.canonicalize().unwrap().display().to_string();
         writeln!(out, "pub static {konst}: &str = include_str!({at:?});").unwrap();
     }
+    // The device database: chip files and name files, each (file name, text).
+    let db = root.join("device_db");
+    println!("cargo:rerun-if-changed={}", db.display());
+    for (konst, names) in [("DEVICE_DB_CHIPS", false), ("DEVICE_DB_NAMES", true)] {
+        let mut files: Vec<_> = std::fs::read_dir(&db)
+            .unwrap_or_else(|e| panic!("cannot read {}: {e}", db.display()))
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "csv"))
+            .filter(|p| p.file_stem().is_some_and(|s| s.to_string_lossy().ends_with("_names") == names))
+            .collect();
+        files.sort();
+        writeln!(
+            out,
+            "/// The device database's {} files (datasets/device_db/): (file, text).",
+            if names { "name" } else { "chip" }
+        )
+        .unwrap();
+        writeln!(out, "pub static {konst}: &[(&str, &str)] = &[").unwrap();
+        for f in files {
+            println!("cargo:rerun-if-changed={}", f.display());
+            let name = f.file_name().unwrap().to_string_lossy();
+            writeln!(out, "    ({name:?}, include_str!({:?})),", f.canonicalize().unwrap().display().to_string())
+                .unwrap();
+        }
+        writeln!(out, "];").unwrap();
+    }
     std::fs::write(Path::new(&std::env::var("OUT_DIR").unwrap()).join("presets.rs"), out).unwrap();
 }

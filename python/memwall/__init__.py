@@ -49,6 +49,7 @@ __all__ = [
     "calibrate",
     "compare",
     "design",
+    "devices",
     "estimate",
     "footprint",
     "ops",
@@ -69,5 +70,5 @@ from ._arrow import write_parquet  # noqa: E402
 from ._calibrate import Calibration, calibrate  # noqa: E402
 from ._experiment import PROGRESS_POINTS, Results, pareto, sweep  # noqa: E402
 from ._simulate import Simulation, seconds, simulate  # noqa: E402
-from ._specs import Device, Engine, Model, Quant, Workload, design  # noqa: E402
+from ._specs import Device, Engine, Model, Quant, Workload, design, devices  # noqa: E402
 from ._validate import validate  # noqa: E402

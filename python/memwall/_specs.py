@@ -148,9 +148,11 @@ class Device(_Spec):
         i = self._info
         kind = f"{i['kind']}, " if i["kind"] else ""
         units = "".join(f" + {u.upper()}" for u in ("gpu", "npu") if i[u])
+        share = i["achievable_fraction"]
+        share = f"{share:.2f}" if share is not None else "its CPU family's default share"
         return (
             f"Device({self._origin()}: {kind}{_gb(i['ram_bytes'])} RAM ({_gb(i['available_bytes'])} available), "
-            f"{i['peak_gbps']:.1f} GB/s peak × {i['achievable_fraction']:.2f}, {i['cores']} cores "
+            f"{i['peak_gbps']:.1f} GB/s peak × {share}, {i['cores']} cores "
             f"({i['big_cores']} big, {i['max_ghz']:.2f} GHz){units}"
             f"{', own thermal network' if i['thermal'] else ''}{', ' + i['cooling'] + ' cooling' if i['cooling'] else ''})"
         )
@@ -261,3 +263,20 @@ def design(
     if assume_defaults:
         base["assume_defaults"] = True
     return base
+
+
+def devices(query: str | None = None) -> "pyarrow.Table":
+    """The device database as a table: one row per chip of a phone, tablet, laptop, desktop,
+    board or module, with what its spec sheet states (RAM options, memory type, peak GB/s,
+    CPU clusters, GPU, NPU TOPS), whether memwall predicts it from that sheet (``predictable``,
+    and ``why_not``), the names users type for it and the sources. ``query`` keeps the chips
+    whose id, name or device names contain it (``"pixel"``, ``"m3 max"``). A device is
+    ``"<id>-<N>gb"``, a chip id alone, or one of its names: ``Device("Galaxy S24 Ultra")``.
+    ``.to_pandas()`` gives a DataFrame."""
+    import json
+
+    import pyarrow as pa
+
+    from ._native import device_database
+
+    return pa.Table.from_pylist(json.loads(device_database(query)))

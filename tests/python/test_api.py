@@ -150,3 +150,15 @@ def test_ctrl_c_stops_a_sweep():
 
     with pytest.raises(RuntimeError, match="stop here"):
         exp.sweep(progress=fail)
+
+
+def test_the_device_database_is_a_table_and_its_names_are_devices():
+    t = memwall.devices()
+    assert t.num_rows >= 80 and {"id", "soc", "peak_gbps", "predictable", "why_not", "names", "source"} <= set(t.column_names)
+    pis = memwall.devices("raspberry pi 5").to_pylist()
+    assert pis and all("raspberry-pi-5" in r["id"] or "Pi 5" in r["names"] for r in pis)
+    # A name a user types is a device: the sheet's figures, the rest assumed and listed.
+    row = memwall.estimate("llama-3.1-8b", "Framework Desktop 128GB")
+    assert row["decode_tok_s"] > 0 and "memory.achievable_fraction" in row["assumed"]
+    with pytest.raises(memwall.SpecError):
+        memwall.estimate("llama-3.1-8b", "no such phone 9000")

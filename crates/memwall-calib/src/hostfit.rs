@@ -296,9 +296,9 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             channels: 1,
             channel_width_bits: 64,
             data_rate_mtps: peak * 1000.0 / 8.0,
-            achievable_fraction: 1.0,
+            achievable_fraction: Some(1.0),
             accel_achievable_fraction: None,
-            per_core_gbps: per_core,
+            per_core_gbps: Some(per_core),
             dram_pj_per_bit: 15.0,
         },
         caches,
@@ -308,6 +308,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         power: PowerSpec { static_w: 10.0, idle_w: 20.0 },
         thermal: None,
         sources,
+        sheet: None,
     };
     device.validate().map_err(|e| CalibError::Probe(format!("the fitted device is invalid: {e}")))?;
     let engine = EngineSpec {

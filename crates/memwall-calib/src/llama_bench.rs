@@ -985,12 +985,15 @@ fn fmt_bytes(b: f64) -> String {
 fn unit_fraction(d: &DeviceSpec, unit: Backend) -> f64 {
     use memwall_sim::cost::unit::defaults;
     match unit {
-        Backend::Cpu => d.memory.achievable_fraction,
+        Backend::Cpu => d
+            .memory
+            .achievable_fraction
+            .unwrap_or_else(|| defaults::cpu_defaults(defaults::CpuFamily::of(d.kind, d.os())).achievable_fraction),
         Backend::Gpu => d
             .accelerators
             .gpu_bandwidth_fraction
             .or(d.memory.accel_achievable_fraction)
-            .unwrap_or(defaults::GPU_BANDWIDTH_FRACTION),
+            .unwrap_or_else(|| defaults::gpu_bandwidth_fraction(d.accelerators.gpu_vendor)),
         Backend::Npu => d
             .accelerators
             .npu_bandwidth_fraction
@@ -1017,7 +1020,7 @@ fn set_unit_fraction(d: &mut DeviceSpec, unit: Backend, v: f64) -> Result<&'stat
         return Err(CalibError::Spec(SpecError::invalid(field, v, "a share of the peak bandwidth must lie in (0, 1]")));
     }
     match unit {
-        Backend::Cpu => d.memory.achievable_fraction = v,
+        Backend::Cpu => d.memory.achievable_fraction = Some(v),
         Backend::Gpu => d.accelerators.gpu_bandwidth_fraction = Some(v),
         Backend::Npu => d.accelerators.npu_bandwidth_fraction = Some(v),
     }

@@ -216,7 +216,10 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
             ..Workload::default()
         },
         engine: load_engine(&row.engine).map_err(|e| wrap(e.into()))?,
-        assume_defaults: false,
+        // A unit figure the device does not state takes its class default, listed, as a
+        // user's design with `--assume-defaults` would (an NPU row on a phone preset that
+        // states no NPU figure).
+        assume_defaults: true,
         cost: Default::default(),
         sim: Default::default(),
     };
@@ -251,6 +254,78 @@ pub fn prefill_observation(row: &ValidationRow) -> Result<Option<Observation>> {
     Ok(Some(o))
 }
 
+/// `d` as its spec sheet states it: the bandwidth figures a preset may carry from its own
+/// rows (`memory.achievable_fraction`, `memory.per_core_gbps`, the GPU's and NPU's shares)
+/// replaced by its family's, computed from the presets other than `without`
+/// ([`memwall_catalog::defaults::family_figures`]); the NPU share by the class default.
+pub fn sheet_device(d: &memwall_spec::DeviceSpec, without: &[&str]) -> memwall_spec::DeviceSpec {
+    let family = memwall_spec::class::CpuFamily::of(d.kind, d.os());
+    with_figures(d, memwall_catalog::defaults::family_figures(family, d.accelerators.gpu_vendor, without))
+}
+
+/// `d` with the bandwidth figures `(cpu share, per-core GB/s, GPU share)`, the NPU's the
+/// class default.
+fn with_figures(d: &memwall_spec::DeviceSpec, (fr, pc, gpu): (f64, f64, f64)) -> memwall_spec::DeviceSpec {
+    let mut s = d.clone();
+    s.memory.achievable_fraction = Some(fr);
+    s.memory.per_core_gbps = Some(pc);
+    s.memory.accel_achievable_fraction = None;
+    s.accelerators.gpu_bandwidth_fraction = Some(gpu);
+    s.accelerators.npu_bandwidth_fraction = Some(memwall_spec::class::NPU_BANDWIDTH_FRACTION);
+    s
+}
+
+/// The observations of `obs` with each device rebuilt from its spec sheet ([`sheet_device`]),
+/// leaving out of its family's figures the presets `without(device)` names.
+fn sheet_observations(
+    obs: &[Observation],
+    without: impl Fn(&memwall_spec::DeviceSpec) -> Vec<String>,
+) -> Vec<Observation> {
+    let mut figures: std::collections::BTreeMap<String, (f64, f64, f64)> = Default::default();
+    obs.iter()
+        .map(|o| {
+            let d = &o.scenario.device;
+            let f = *figures.entry(d.name.clone()).or_insert_with(|| {
+                let w = without(d);
+                let family = memwall_spec::class::CpuFamily::of(d.kind, d.os());
+                memwall_catalog::defaults::family_figures(
+                    family,
+                    d.accelerators.gpu_vendor,
+                    &w.iter().map(String::as_str).collect::<Vec<_>>(),
+                )
+            });
+            let mut o = o.clone();
+            o.scenario.device = with_figures(d, f);
+            o
+        })
+        .collect()
+}
+
+/// Leave-one-SoC-out and leave-one-family-out predictions of `obs` from the spec sheet:
+/// (sheet, family), in `obs` order.
+fn sheet_predictions(obs: &[Observation], params: &[crate::Param]) -> Result<(Vec<f64>, Vec<f64>)> {
+    use memwall_spec::class::CpuFamily;
+    let family_of = |d: &memwall_spec::DeviceSpec| CpuFamily::of(d.kind, d.os());
+    let by = |key: &dyn Fn(&Observation) -> String| {
+        let mut g: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+        for (i, o) in obs.iter().enumerate() {
+            g.entry(key(o)).or_default().push(i);
+        }
+        g
+    };
+    let socs = by(&|o| o.scenario.device.name.clone());
+    let held = sheet_observations(obs, |d| vec![d.name.clone()]);
+    let sheet = crate::validate::cross_validate_groups(obs, &held, params, &socs)?;
+    let families = by(&|o| family_of(&o.scenario.device).name().to_string());
+    let presets: Vec<memwall_spec::DeviceSpec> =
+        memwall_catalog::presets::DEVICES.iter().filter_map(|(n, _)| load_device(n).ok()).collect();
+    let held = sheet_observations(obs, |d| {
+        presets.iter().filter(|p| family_of(p) == family_of(d)).map(|p| p.name.clone()).collect()
+    });
+    let family = crate::validate::cross_validate_groups(obs, &held, params, &families)?;
+    Ok((sheet, family))
+}
+
 /// A row predicted by cross-validation, for the report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Validated {
@@ -262,6 +337,9 @@ pub struct Validated {
     pub device: String,
     /// Device class.
     pub class: String,
+    /// CPU family of the device ([`memwall_spec::class::CpuFamily`]), what leave-one-family-out
+    /// holds out.
+    pub family: String,
     /// Engine.
     pub engine: String,
     /// Unit.
@@ -278,6 +356,13 @@ pub struct Validated {
     pub predicted_tok_s: f64,
     /// Predicted by the fit on every row (in sample).
     pub in_sample_tok_s: f64,
+    /// Predicted as a new user's device would be: its SoC's rows (every physical device on
+    /// that preset) left out of the fit, the device rebuilt from its spec sheet with the
+    /// bandwidth figures of its family computed without it ([`sheet_device`]).
+    pub sheet_tok_s: f64,
+    /// Predicted with its whole family left out (CPU family, [`memwall_spec::class::CpuFamily`]):
+    /// every preset of the family out of the fit and of the family's figures.
+    pub family_tok_s: f64,
     /// The naive roofline: peak bandwidth ÷ bytes per token (decode), peak arithmetic ÷
     /// multiply-adds per token (prefill, [`crate::naive_prefill_roofline_tok_s`]).
     pub roofline_tok_s: f64,
@@ -382,7 +467,12 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
     let params = crate::default_params(&observations);
     let cv = crate::cross_validate(&observations, &params)
         .map_err(|e| CalibError::Spec(SpecError::invalid("validation", "fit", e.to_string())))?;
-    let validated = rows_of(rows, &observations, &cv, &roofline);
+    let (sheet, family) = sheet_predictions(&observations, &params)?;
+    let mut validated = rows_of(rows, &observations, &cv, &roofline);
+    for (v, (s, f)) in validated.iter_mut().zip(sheet.into_iter().zip(family)) {
+        v.sheet_tok_s = s;
+        v.family_tok_s = f;
+    }
     let prefill = if prefill.is_empty() {
         None
     } else {
@@ -419,6 +509,10 @@ fn rows_of(
                 unit_device: o.device.clone(),
                 device: o.scenario.device.name.clone(),
                 class: o.class.clone(),
+                family: {
+                    let d = &o.scenario.device;
+                    memwall_spec::class::CpuFamily::of(d.kind, d.os()).name().to_string()
+                },
                 engine: o.scenario.engine.name.clone(),
                 backend: o.scenario.workload.backend.name().to_string(),
                 model: o.scenario.model.name.clone(),
@@ -427,6 +521,10 @@ fn rows_of(
                 measured_tok_s: o.measured_tok_s,
                 predicted_tok_s: cv.predicted[i],
                 in_sample_tok_s: cv.in_sample[i],
+                // Filled by `validate` for the decode rows; the prefill rows keep the
+                // leave-one-device-out figure.
+                sheet_tok_s: cv.predicted[i],
+                family_tok_s: cv.predicted[i],
                 roofline_tok_s: roofline[i],
             }
         })
@@ -457,7 +555,10 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
     for o in &v.observations {
         engines.entry(o.scenario.engine.name.clone()).or_insert_with(|| o.scenario.engine.clone());
     }
-    let ratio = |i: usize| v.validated[i].measured_tok_s / v.validated[i].predicted_tok_s;
+    // The band a new device would get: residuals of each SoC predicted from its spec sheet
+    // with the engines fitted without it (wider than leave-one-device-out, which keeps the
+    // device's own preset figures).
+    let ratio = |i: usize| v.validated[i].measured_tok_s / v.validated[i].sheet_tok_s;
     let mut everyone: Vec<f64> = (0..v.validated.len()).map(ratio).collect();
     let pooled = ratio_interval(&mut everyone);
     let devices = |engine: &str, unit: &str| {
@@ -472,15 +573,23 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
         let Some(u) = e.unit_mut(p.unit) else { continue };
         p.knob.set(u, *value);
         let (rows, n_dev) = devices(&p.engine, p.unit.name());
-        e.sources.insert(
-            format!("{}.{}", p.unit.name(), p.knob.name()),
+        let how = if p.knob == Knob::AttentionKvReads && p.sigma < 0.1 {
+            format!(
+                "held at the prior {:.3e}: none of its {} rows decodes at {} tokens of context or more \
+                 (crate::fit::KV_READS_MIN_DEPTH), so none informs it",
+                p.prior,
+                rows.len(),
+                crate::fit::KV_READS_MIN_DEPTH
+            )
+        } else {
             format!(
                 "fitted by `memwall validate --devices --write-engines` on {} rows of {n_dev} devices \
                  (datasets/validation_decode.csv; prior {:.3e})",
                 rows.len(),
                 p.prior
-            ),
-        );
+            )
+        };
+        e.sources.insert(format!("{}.{}", p.unit.name(), p.knob.name()), how);
     }
     if let Some(pv) = &v.prefill {
         for (p, value) in pv.params.iter().zip(&pv.cv.full.values) {
@@ -532,7 +641,10 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
             u.error_ratio = interval;
             e.sources.insert(
                 format!("{}.error_ratio", unit.name()),
-                format!("10th-90th percentile of measured / predicted, leave-one-device-out, over {whose}"),
+                format!(
+                    "10th-90th percentile of measured / predicted, each SoC left out and predicted from its spec \
+                     sheet with its family's bandwidth figures, over {whose}"
+                ),
             );
         }
     }

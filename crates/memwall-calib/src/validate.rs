@@ -62,6 +62,30 @@ pub fn cross_validate(obs: &[Observation], params: &[Param]) -> Result<CrossVali
     Ok(CrossValidated { predicted, in_sample, full, folds })
 }
 
+/// Predictions of `obs` with each group of `groups` held out in turn: `params` fitted on the
+/// other groups' rows of `obs`, each held-out row predicted as `held[i]` states it (the same
+/// row with its device rebuilt from the spec sheet and the figures of its family fitted
+/// without the group, [`crate::published::sheet_device`]).
+pub fn cross_validate_groups(
+    obs: &[Observation],
+    held: &[Observation],
+    params: &[Param],
+    groups: &BTreeMap<String, Vec<usize>>,
+) -> Result<Vec<f64>, CalibError> {
+    let mut pred = Predictor::new(obs, params)?;
+    let mut held_pred = Predictor::new(held, params)?;
+    let all: Vec<usize> = (0..obs.len()).collect();
+    let mut predicted = vec![f64::NAN; obs.len()];
+    for rows in groups.values() {
+        let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
+        let values = fit_or_prior(&mut pred, params, &train)?;
+        for &i in rows {
+            predicted[i] = held_pred.predict(i, &values)?;
+        }
+    }
+    Ok(predicted)
+}
+
 /// Set `values` of `params` in the engines of `obs`' scenarios (each parameter on the
 /// observations of its engine and unit).
 pub fn apply(obs: &mut [Observation], params: &[Param], values: &[f64]) {

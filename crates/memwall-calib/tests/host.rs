@@ -113,7 +113,7 @@ fn a_synthetic_machine_is_recovered_and_its_profile_loads_back() {
     let (info, rows) = synthetic();
     let p = fit_device("synthetic", &info, &rows, Plan { quick: true, max_threads: 2 }).unwrap();
     let d = &p.device;
-    assert!((d.memory.per_core_gbps - 10.0).abs() < 1e-6);
+    assert!((d.memory.per_core_gbps.unwrap() - 10.0).abs() < 1e-6);
     assert!((d.memory.peak_gbps() - 16.0).abs() < 1e-6);
     let llc = d.last_level_cache().unwrap();
     assert_eq!(llc.size_bytes, 32 << 20); // the 16 MiB probe is fast: the OS figure stands

@@ -125,7 +125,7 @@ fn calibration_recovers_the_bandwidth_and_fixed_cost_that_made_the_rows() {
     // an engine with a 4 ms token cost and re-reading the KV twice, at several depths.
     let model = load_model("llama-3.2-1b").unwrap();
     let mut truth = load_device("raspberry-pi-5-8gb").unwrap();
-    truth.memory.achievable_fraction = 0.42;
+    truth.memory.achievable_fraction = Some(0.42);
     let mut engine = load_engine("llama.cpp").unwrap();
     let cpu = engine.cpu.as_mut().unwrap();
     cpu.bandwidth_share = 1.0;
@@ -158,7 +158,7 @@ fn calibration_recovers_the_bandwidth_and_fixed_cost_that_made_the_rows() {
     let rows = parse(&md, "synthetic").unwrap();
     let start = load_device("raspberry-pi-5-8gb").unwrap();
     let c = calibrate(&rows, &model, &start, &load_engine("llama.cpp").unwrap()).unwrap();
-    let f = c.device.memory.achievable_fraction;
+    let f = c.device.memory.achievable_fraction.unwrap();
     assert!((f / 0.42 - 1.0).abs() < 0.05, "fraction {f}");
     for r in &c.residuals {
         let (line, m, after) = (r.line, r.measured_tok_s, r.calibrated_tok_s);
@@ -222,7 +222,7 @@ fn real_looking_rows_of_the_named_model_still_calibrate() {
 ",
     );
     let c = calibrate_text(&tiny, "tinyllama-1.1b").unwrap();
-    let f = c.device.memory.achievable_fraction;
+    let f = c.device.memory.achievable_fraction.unwrap();
     assert!(f > 0.3 && f < 1.0, "fraction {f}");
     // A tied model's file that stores its output matrix apart is still the model (a
     // Qwen3-1.7B F16 file: 2.03 B parameters, 3.78 GiB).
@@ -352,16 +352,17 @@ fn prompt_tests_calibrate_the_prefill_efficiency_beside_the_decode_figures() {
     // is the profile's 0.5 × measured ÷ predicted, in the geometric mean of the two rows
     // (the fit is least squares in logs).
     let ratio = |r: &memwall_calib::llama_bench::Residual| r.measured_tok_s / r.before_tok_s;
-    let by_hand = 0.5 * (ratio(pp[0]) * ratio(pp[1])).sqrt();
+    let profile = load_engine("llama.cpp").unwrap().cpu.unwrap().prefill_efficiency;
+    let by_hand = profile * (ratio(pp[0]) * ratio(pp[1])).sqrt();
     let fitted = c.engine.cpu.as_ref().unwrap().prefill_efficiency;
     assert!((fitted / by_hand - 1.0).abs() < 0.05, "fitted {fitted}, by hand {by_hand}");
     // 60 tok/s of a model of 1.24e9 weights is 7.4e10 MAC/s, a quarter of the peak; the
     // efficiency also scales the unpacking of the weights, so it ends a little above a
-    // quarter, well below the profile's 0.5.
-    assert!(fitted > 0.25 && fitted < 0.4, "{fitted}");
+    // quarter, below the profile's figure (fitted on phone, laptop and board CPUs).
+    assert!(fitted > 0.25 && fitted < 0.4 && fitted < profile, "{fitted} vs {profile}");
     for r in &pp {
         assert!((r.calibrated_tok_s / r.measured_tok_s - 1.0).abs() < 0.1, "{r:?}");
-        assert!(r.before_tok_s > r.measured_tok_s * 1.3, "the profile predicted them too fast: {r:?}");
+        assert!(r.before_tok_s > r.measured_tok_s * 1.1, "the profile predicted them too fast: {r:?}");
     }
     // The calibrated profiles predict the rows: the engine, on the calibrated device.
     let predicted = prefill_rate(&c.device, &c.engine, 512);
@@ -391,7 +392,7 @@ fn a_file_with_one_kind_of_test_calibrates_what_it_can_and_says_what_it_could_no
     let profile = load_engine("llama.cpp").unwrap();
     let (cu, pu) = (c.engine.cpu.as_ref().unwrap(), profile.cpu.as_ref().unwrap());
     assert_eq!((cu.per_token_s, cu.bandwidth_share), (pu.per_token_s, pu.bandwidth_share));
-    assert!(cu.prefill_efficiency < 0.75 * pu.prefill_efficiency, "{}", cu.prefill_efficiency);
+    assert!(cu.prefill_efficiency < 0.9 * pu.prefill_efficiency, "{}", cu.prefill_efficiency);
     // Generation tests only: as before, and the prefill efficiency is named as not fitted.
     let tg_only = table("| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |\n");
     let c = calibrate_text(&tg_only, "llama-3.2-1b").unwrap();

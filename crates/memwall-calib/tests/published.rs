@@ -116,3 +116,32 @@ fn a_prefill_rate_needs_its_prompt_length_and_the_reverse() {
         assert!(err.contains(needle) && err.contains("line 2"), "`{needle}` not in {err}");
     }
 }
+
+#[test]
+fn a_soc_left_out_is_predicted_from_its_spec_sheet_with_family_figures_computed_without_it() {
+    use memwall_calib::published::sheet_device;
+    // The M2's own CPU share (0.59, measured) gives way to the Mac family's median without it
+    // (0.38 of the other seven Macs), its per-core 50 GB/s to their 60.
+    let m2 = memwall_catalog::load_device("apple-m2-16gb").unwrap();
+    let s = sheet_device(&m2, &["apple-m2-16gb"]);
+    assert_eq!((s.memory.achievable_fraction, s.memory.per_core_gbps), (Some(0.38), Some(60.0)));
+    // Apple's GPU share: the median of the nine other Apple presets.
+    assert!((s.accelerators.gpu_bandwidth_fraction.unwrap() - 0.776).abs() < 1e-9);
+    assert_eq!(s.memory.peak_gbps(), m2.memory.peak_gbps());
+    let text = format!(
+        "{HEADER}\
+         a,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,12.0,,test\n\
+         b,pi4,raspberry-pi-4-8gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,5.0,,test\n\
+         c,m2,apple-m2-16gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,40.0,,test\n\
+         d,m3,apple-m3-16gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,45.0,,test\n"
+    );
+    let v = validate(&parse_table(&text, "t.csv").unwrap()).unwrap();
+    for r in &v.validated {
+        assert!(r.sheet_tok_s > 0.0 && r.family_tok_s > 0.0, "{r:?}");
+    }
+    let row = |id: &str| v.validated.iter().find(|r| r.id == id).unwrap();
+    // The M2 row from its sheet reads at 0.38 of the peak instead of 0.59: slower than the
+    // leave-one-device-out prediction, which kept the preset's measured share.
+    assert!(row("c").sheet_tok_s < row("c").predicted_tok_s, "{:?}", row("c"));
+    assert_eq!((row("a").family.as_str(), row("c").family.as_str()), ("board", "apple-mac"));
+}

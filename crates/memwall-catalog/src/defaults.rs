@@ -2,6 +2,7 @@
 //! that device, so that every default design carries a cross-validated error band where one
 //! exists, and says so where none does.
 
+use memwall_spec::class::CpuFamily;
 use memwall_spec::{Backend, DeviceSpec, EngineSpec, GpuVendor};
 
 use crate::error::Result;
@@ -73,6 +74,48 @@ fn best_validated_npu() -> Result<DefaultEngine> {
     })
 }
 
+/// The median of `xs` (None when empty).
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    Some(if n % 2 == 1 { xs[n / 2] } else { (xs[n / 2 - 1] + xs[n / 2]) / 2.0 })
+}
+
+/// The bandwidth figures a device of CPU family `family` and GPU vendor `vendor` takes when it
+/// states none, recomputed from the device presets other than those named in `without`: the
+/// medians of the family's presets' `memory.achievable_fraction` and `memory.per_core_gbps`
+/// (over every preset when the family has none), and of the vendor's presets'
+/// `accelerators.gpu_bandwidth_fraction` (the class default when none states one).
+/// [`memwall_spec::class::cpu_defaults`] and [`memwall_spec::class::gpu_bandwidth_fraction`]
+/// are these with nothing left out; cross-validation leaves out the device it predicts.
+pub fn family_figures(family: CpuFamily, vendor: Option<GpuVendor>, without: &[&str]) -> (f64, f64, f64) {
+    let presets: Vec<DeviceSpec> = crate::presets::DEVICES
+        .iter()
+        .filter(|(n, _)| !without.contains(n))
+        .filter_map(|(n, _)| crate::load_device(n).ok())
+        .collect();
+    let of = |fam: Option<CpuFamily>| {
+        let rows: Vec<&DeviceSpec> =
+            presets.iter().filter(|d| fam.is_none_or(|f| CpuFamily::of(d.kind, d.os()) == f)).collect();
+        let fr = median(rows.iter().filter_map(|d| d.memory.achievable_fraction).collect());
+        let pc = median(rows.iter().filter_map(|d| d.memory.per_core_gbps).collect());
+        fr.zip(pc)
+    };
+    let (fr, pc) = of(Some(family)).or_else(|| of(None)).unwrap_or((f64::NAN, f64::NAN));
+    let gpu = median(
+        presets
+            .iter()
+            .filter(|d| vendor.is_some() && d.accelerators.gpu_vendor == vendor)
+            .filter_map(|d| d.accelerators.gpu_bandwidth_fraction)
+            .collect(),
+    )
+    .unwrap_or(memwall_spec::class::GPU_BANDWIDTH_FRACTION);
+    (fr, pc, gpu)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,5 +157,24 @@ mod tests {
                 assert!(e.why.contains("no profile is validated"), "{}", e.why);
             }
         }
+    }
+
+    #[test]
+    fn family_defaults_are_the_medians_of_their_presets() {
+        use memwall_spec::class::{cpu_defaults, gpu_bandwidth_fraction};
+        for fam in CpuFamily::ALL {
+            let (fr, pc, _) = family_figures(fam, None, &[]);
+            let d = cpu_defaults(fam);
+            assert!((d.achievable_fraction - fr).abs() < 1e-9, "{fam:?}: {} vs {fr}", d.achievable_fraction);
+            assert!((d.per_core_gbps - pc).abs() < 1e-9, "{fam:?}: {} vs {pc}", d.per_core_gbps);
+        }
+        for v in [GpuVendor::Apple, GpuVendor::Qualcomm, GpuVendor::Arm, GpuVendor::Nvidia, GpuVendor::Broadcom] {
+            let (_, _, g) = family_figures(CpuFamily::AndroidPhone, Some(v), &[]);
+            assert!((gpu_bandwidth_fraction(Some(v)) - g).abs() < 1e-9, "{v:?}: {g}");
+        }
+        // Leaving a device out moves its family's figure: the M2's 50 GB/s core leaves the
+        // Mac median at 60, its 0.59 share moves the median from 0.44 to 0.38.
+        let (fr, pc, _) = family_figures(CpuFamily::AppleMac, None, &["apple-m2-16gb"]);
+        assert_eq!((fr, pc), (0.38, 60.0));
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod benchmarks;
 pub mod defaults;
+pub mod device_db;
 pub mod error;
 pub mod inputs;
 pub mod locate;

@@ -11,8 +11,8 @@ mod embedded {
 }
 
 pub use embedded::{
-    DEVICES, ENGINES, FORMAT_ERRORS_CSV, MODEL_BENCHMARKS_CSV, MODELS, QUALITY_BY_MODEL_CSV, QUALITY_ESTIMATED_CSV,
-    QUANT_QUALITY_CSV, VALIDATION_DECODE_CSV,
+    DEVICE_DB_CHIPS, DEVICE_DB_NAMES, DEVICES, ENGINES, FORMAT_ERRORS_CSV, MODEL_BENCHMARKS_CSV, MODELS,
+    QUALITY_BY_MODEL_CSV, QUALITY_ESTIMATED_CSV, QUANT_QUALITY_CSV, VALIDATION_DECODE_CSV,
 };
 
 fn find<'a>(table: &'a [(&'a str, &'a str)], name: &str) -> Option<&'a str> {
@@ -158,8 +158,25 @@ pub fn import_model_as(path: &str, kind: memwall_import::ModelFile) -> Result<me
     Ok(imported)
 }
 
-/// A device by preset name or `.toml` path, validated.
+/// A device by preset name or `.toml` path, else from the device database by chip id (with
+/// its RAM: `snapdragon-8-gen3-12gb`) or by a name users type (`Galaxy S24 Ultra`),
+/// validated.
 pub fn load_device(name: &str) -> Result<DeviceSpec> {
+    if find(DEVICES, name).is_none()
+        && !is_path(name)
+        && std::fs::symlink_metadata(name).is_err()
+        && let Some((chip, ram)) = crate::device_db::lookup(name)
+    {
+        // A chip and RAM a preset describes is the preset (its figures are measured).
+        if let Some(preset) = ram.or(chip.default_ram_gb()).map(|gb| format!("{}-{gb}gb", chip.id))
+            && find(DEVICES, &preset).is_some()
+        {
+            return load(&preset, "device", DEVICES, DeviceSpec::validate);
+        }
+        let d = chip.device(ram).map_err(|e| CatalogError::Spec(e.within("device")))?;
+        d.validate().map_err(|e| CatalogError::Spec(e.within("device")))?;
+        return Ok(d);
+    }
     load(name, "device", DEVICES, DeviceSpec::validate)
 }
 
@@ -215,6 +232,17 @@ pub fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> 
         }
         return toml::Value::try_from(&model)
             .map_err(|e| CatalogError::Spec(SpecError::invalid("model", name, e.to_string())));
+    }
+    if kind == "device"
+        && find(DEVICES, name).is_none()
+        && !is_path(name)
+        && std::fs::symlink_metadata(name).is_err()
+        && crate::device_db::lookup(name).is_some()
+    {
+        // A chip or a name of the device database: the device it means, as a table.
+        let d = load_device(name)?;
+        return toml::Value::try_from(&d)
+            .map_err(|e| CatalogError::Spec(SpecError::invalid("device", name, e.to_string())));
     }
     let (kind, table) = if kind == "model" { ("model", MODELS) } else { ("device", DEVICES) };
     let text = match source(kind, name, find(table, name), table)? {

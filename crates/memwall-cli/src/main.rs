@@ -62,6 +62,15 @@ enum Command {
         /// Only `models`, `devices` or `engines`.
         kind: Option<String>,
     },
+    /// The device database: chips of phones, laptops, desktops, boards and modules from their
+    /// spec sheets, with the names users type for them (`--device "Galaxy S24 Ultra"`).
+    Devices {
+        /// Only chips whose id, name or device names contain this (`"pixel"`, `"m3 max"`).
+        query: Option<String>,
+        /// One JSON document (`memwall.devices`) instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Memory footprint by component, and whether it fits the device with the margin.
     Footprint(ScenarioArgs),
     /// Decode tok/s, TTFT, energy per token and the binding term of one design point.
@@ -226,6 +235,7 @@ fn main() -> ExitCode {
     };
     let result = match &cli.command {
         Command::Presets { kind } => cmd::presets::presets(kind.as_deref()),
+        Command::Devices { query, json } => cmd::presets::devices(query.as_deref(), *json),
         Command::Footprint(a) => cmd::footprint::footprint(a),
         Command::Estimate(a) => cmd::estimate::estimate(a),
         Command::Solve(a) => cmd::solve::solve(a),

@@ -134,3 +134,14 @@ pub(crate) fn presets(py: Python<'_>, kind: &str) -> Result<Vec<String>> {
     let names = p.models.into_iter().map(|m| m.name);
     Ok(names.chain(p.devices.into_iter().map(|d| d.name)).chain(p.engines.into_iter().map(|e| e.name)).collect())
 }
+
+/// The device database (chips with what their sheets state, whether memwall predicts them, and
+/// the names users type), those matching `query` when given, as JSON rows
+/// ([`memwall_lab::report::device_database`]).
+#[pyfunction]
+#[pyo3(signature = (query=None))]
+pub(crate) fn device_database(py: Python<'_>, query: Option<&str>) -> Result<String> {
+    let rows = py.detach(|| memwall_lab::report::device_database(query));
+    serde_json::to_string(&rows)
+        .map_err(|e| Error::from(memwall_spec::SpecError::invalid("devices", "rows", e.to_string())))
+}

@@ -59,7 +59,7 @@ fn bandwidth_bound_decode_scales_with_bandwidth() {
     let slow = scenario("Q4_K_M");
     let mut fast = scenario("Q4_K_M");
     fast.device.memory.data_rate_mtps = 10_000.0;
-    fast.device.memory.per_core_gbps = 40.0;
+    fast.device.memory.per_core_gbps = Some(40.0);
     assert!((slow.device.memory.peak_gbps() - 50.0).abs() < 1e-9);
     assert!((fast.device.memory.peak_gbps() - 80.0).abs() < 1e-9);
     let (a, b) = (estimate(&slow).unwrap(), estimate(&fast).unwrap());
@@ -87,7 +87,7 @@ fn three_bit_is_slower_than_four_bit_when_dequantization_binds() {
     let mut q4 = scenario("pure-q4_K");
     for s in [&mut q2, &mut q4] {
         s.workload.threads = Some(1);
-        s.device.memory.per_core_gbps = 60.0;
+        s.device.memory.per_core_gbps = Some(60.0);
         s.device.clusters[0].max_ghz = 1.0;
         s.device.clusters[0].simd_pipes = 2;
     }

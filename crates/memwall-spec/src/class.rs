@@ -6,7 +6,7 @@
 //!   with the governor ladders and the skin controller's gains;
 //! - the compute units' figures: GPU and NPU bandwidth shares, throughput and power.
 
-use crate::device::{Cooling, DeviceKind, Os};
+use crate::device::{Cooling, DeviceKind, GpuVendor, Os};
 use crate::thermal::{GovernorSpec, ThermalNode, ThermalSpec};
 use crate::units::GIB;
 
@@ -208,11 +208,101 @@ pub fn thermal_network(kind: Option<DeviceKind>, cooling: Option<Cooling>) -> Th
 // Unit figures a device does not state, used only with `assume_defaults` (and then named in
 // the results).
 
-/// Share of peak DRAM bandwidth an integrated GPU's streaming reads reach: 0.7, the
-/// middle of the 0.55–0.78 that llama.cpp's Metal decode reaches on Apple M-series GPUs
-/// (F16 and Q8_0 7B rows of llama.cpp discussion #4167) and of Adreno/Mali streaming
-/// benchmarks (0.6–0.8).
+/// Share of peak DRAM bandwidth an integrated GPU's streaming reads reach where its vendor
+/// has no default of its own ([`gpu_bandwidth_fraction`]): 0.7, the middle of the 0.55–0.78
+/// that llama.cpp's Metal decode reaches on Apple M-series GPUs (F16 and Q8_0 7B rows of
+/// llama.cpp discussion #4167) and of Adreno/Mali streaming benchmarks (0.6–0.8).
 pub const GPU_BANDWIDTH_FRACTION: f64 = 0.7;
+
+/// The GPU bandwidth share a device of `vendor` takes when it states none: Apple 0.776, the
+/// median of the ten Apple presets' figures (M2/M3 base to Ultra from llama.cpp Metal rows,
+/// A17 Pro and A18 Pro); every other vendor [`GPU_BANDWIDTH_FRACTION`] (no preset of theirs
+/// states a measured share). `memwall-catalog`'s tests recompute the medians from the presets.
+pub fn gpu_bandwidth_fraction(vendor: Option<GpuVendor>) -> f64 {
+    match vendor {
+        Some(GpuVendor::Apple) => 0.776,
+        _ => GPU_BANDWIDTH_FRACTION,
+    }
+}
+
+/// The CPU families whose bandwidth figures a device may leave out, each with defaults from
+/// the presets of that family ([`cpu_defaults`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CpuFamily {
+    /// iPhones and iPads (Apple A-series big cores).
+    ApplePhone,
+    /// Macs (Apple M-series).
+    AppleMac,
+    /// Android phones and tablets (Arm Cortex-X/A7xx and Oryon big cores).
+    AndroidPhone,
+    /// Single-board computers and modules (Cortex-A7x boards, Jetson).
+    Board,
+    /// Laptops and desktops that are not Macs (x86, Snapdragon X): no preset of theirs yet.
+    Other,
+}
+
+impl CpuFamily {
+    /// Every family, in table order.
+    pub const ALL: [CpuFamily; 5] =
+        [CpuFamily::ApplePhone, CpuFamily::AppleMac, CpuFamily::AndroidPhone, CpuFamily::Board, CpuFamily::Other];
+
+    /// The family of a device of `kind` running `os`.
+    pub fn of(kind: Option<DeviceKind>, os: Os) -> CpuFamily {
+        match (os.is_apple(), kind) {
+            (true, Some(DeviceKind::Phone | DeviceKind::Tablet)) => CpuFamily::ApplePhone,
+            (true, _) => CpuFamily::AppleMac,
+            (false, None | Some(DeviceKind::Phone | DeviceKind::Tablet)) => CpuFamily::AndroidPhone,
+            (false, Some(DeviceKind::Sbc | DeviceKind::Module)) => CpuFamily::Board,
+            (false, Some(DeviceKind::Laptop | DeviceKind::Desktop)) => CpuFamily::Other,
+        }
+    }
+
+    /// `apple-phone`, `apple-mac`, `android-phone`, `board`, `other`.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuFamily::ApplePhone => "apple-phone",
+            CpuFamily::AppleMac => "apple-mac",
+            CpuFamily::AndroidPhone => "android-phone",
+            CpuFamily::Board => "board",
+            CpuFamily::Other => "other",
+        }
+    }
+}
+
+/// A CPU family's bandwidth figures for a device that states none.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuDefaults {
+    /// Share of the peak a CPU streaming read reaches.
+    pub achievable_fraction: f64,
+    /// Read bandwidth of one big core, GB/s.
+    pub per_core_gbps: f64,
+    /// Where they come from.
+    pub source: &'static str,
+}
+
+/// The bandwidth figures of a CPU family: the medians of its presets' sourced figures
+/// (`memory.achievable_fraction`, `memory.per_core_gbps`; `memwall-catalog`'s tests recompute
+/// them from the presets), and for a family without presets the median over every preset.
+pub fn cpu_defaults(f: CpuFamily) -> CpuDefaults {
+    let (achievable_fraction, per_core_gbps, source) = match f {
+        CpuFamily::ApplePhone => (0.6, 37.5, "median of the 2 Apple phone presets (A17 Pro, A18 Pro)"),
+        CpuFamily::AppleMac => (0.44, 60.0, "median of the 8 Mac presets (M2/M3, base to Ultra)"),
+        CpuFamily::AndroidPhone => (
+            0.6,
+            20.0,
+            "median of the 9 Android phone presets (Snapdragon 8 Gen 1 to 8 Elite Gen 5, Dimensity 9300, Tensor G3, a midrange LPDDR4X phone)",
+        ),
+        CpuFamily::Board => (
+            0.55,
+            10.0,
+            "median of the 7 board and module presets (Raspberry Pi 4/5, Orange Pi 5, QCS6490, Jetson Orin Nano)",
+        ),
+        CpuFamily::Other => {
+            (0.57, 25.0, "median over every preset: no laptop or desktop preset outside Apple states its CPU bandwidth")
+        }
+    };
+    CpuDefaults { achievable_fraction, per_core_gbps, source }
+}
 /// Share of peak DRAM bandwidth an NPU reaches: 0.5 (Hexagon HTP sessions reach ~0.45
 /// of an 8 Elite's peak on Llama 3.2 1B in llama.cpp's Hexagon backend).
 pub const NPU_BANDWIDTH_FRACTION: f64 = 0.5;

@@ -32,14 +32,18 @@ pub struct MemorySpec {
     pub channel_width_bits: u32,
     /// Transfers per second per pin, in MT/s.
     pub data_rate_mtps: f64,
-    /// Share of the peak a CPU streaming read reaches.
-    pub achievable_fraction: f64,
+    /// Share of the peak a CPU streaming read reaches (absent: the default of the device's CPU
+    /// family, [`crate::class::cpu_defaults`], taken with `assume_defaults` and listed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub achievable_fraction: Option<f64>,
     /// Share of the peak the GPU and NPU reach, for devices that state one figure for both
     /// (`accelerators.gpu_bandwidth_fraction` / `npu_bandwidth_fraction` take precedence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accel_achievable_fraction: Option<f64>,
-    /// Read bandwidth one big core can pull, GB/s.
-    pub per_core_gbps: f64,
+    /// Read bandwidth one big core can pull, GB/s (absent: the CPU family's default, as
+    /// `achievable_fraction`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_core_gbps: Option<f64>,
     /// DRAM + PHY energy per bit moved, pJ.
     pub dram_pj_per_bit: f64,
 }
@@ -356,6 +360,11 @@ pub struct DeviceSpec {
     /// Per-field provenance (a field path or section name → source).
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
+    /// The device-database chip it was built from (`memwall_catalog::device_db`): a device
+    /// from its spec sheet takes the family default of every unit figure it lacks without
+    /// `assume_defaults`, each listed in the results' `assumed` column.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sheet: Option<String>,
 }
 
 impl DeviceSpec {
@@ -492,11 +501,15 @@ impl DeviceSpec {
         nonzero("memory.channels", m.channels as u64)?;
         nonzero("memory.channel_width_bits", m.channel_width_bits as u64)?;
         positive("memory.data_rate_mtps", m.data_rate_mtps)?;
-        fraction("memory.achievable_fraction", m.achievable_fraction)?;
+        if let Some(f) = m.achievable_fraction {
+            fraction("memory.achievable_fraction", f)?;
+        }
         if let Some(f) = m.accel_achievable_fraction {
             fraction("memory.accel_achievable_fraction", f)?;
         }
-        positive("memory.per_core_gbps", m.per_core_gbps)?;
+        if let Some(g) = m.per_core_gbps {
+            positive("memory.per_core_gbps", g)?;
+        }
         non_negative("memory.dram_pj_per_bit", m.dram_pj_per_bit)?;
         for (i, c) in self.caches.iter().enumerate() {
             let f = |n: &str| format!("caches[{i}].{n}");
@@ -573,8 +586,8 @@ impl DeviceSpec {
         if m.data_rate_mtps.is_finite() {
             at_most("memory.data_rate_mtps", m.data_rate_mtps, b::MAX_DATA_RATE_MTPS, "MT/s")?;
         }
-        if m.per_core_gbps.is_finite() {
-            gbps("memory.per_core_gbps", m.per_core_gbps)?;
+        if let Some(g) = m.per_core_gbps.filter(|g| g.is_finite()) {
+            gbps("memory.per_core_gbps", g)?;
         }
         if m.dram_pj_per_bit.is_finite() {
             at_most("memory.dram_pj_per_bit", m.dram_pj_per_bit, b::MAX_PJ_PER_BIT, "pJ/bit")?;

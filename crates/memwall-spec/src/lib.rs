@@ -16,6 +16,7 @@
 
 pub mod bounds;
 pub mod class;
+pub mod cores;
 pub mod cost;
 pub mod device;
 pub mod engine;

@@ -128,8 +128,9 @@ impl Scenario {
         }
         let a = &self.device.accelerators;
         match self.workload.backend {
-            // Class defaults stand in for missing unit figures, named in the results.
-            _ if self.assume_defaults => {}
+            // Class defaults stand in for missing unit figures, named in the results (a device
+            // from the device database takes them as a new user's would).
+            _ if self.assume_defaults || self.device.sheet.is_some() => {}
             Backend::Gpu if a.gpu_fp16_tflops.is_none() => {
                 return Err(SpecError::invalid(
                     "workload.backend",

@@ -59,3 +59,28 @@ pub(crate) fn presets(kind: Option<&str>) -> Result<()> {
     }
     Ok(())
 }
+
+/// `memwall devices`: the device database, as a table or one JSON document.
+pub(crate) fn devices(query: Option<&str>, json: bool) -> Result<()> {
+    let rows = memwall_lab::report::device_database(query);
+    if json {
+        crate::json::print("devices", serde_json::json!({ "devices": crate::json::value(&rows) }));
+        return Ok(());
+    }
+    println!(
+        "{:<28} {:<8} {:<8} {:>9} {:>6} {:>10}  {:<}",
+        "chip", "kind", "os", "peak GB/s", "cores", "RAM GB", "names / why not predictable"
+    );
+    for r in &rows {
+        let peak = r.peak_gbps.map_or("-".to_string(), |p| format!("{p:.1}"));
+        let note = if r.predictable { r.names.replace(';', ", ") } else { format!("NOT PREDICTABLE: {}", r.why_not) };
+        println!("{:<28} {:<8} {:<8} {:>9} {:>6} {:>10}  {}", r.id, r.kind, r.os, peak, r.cores, r.ram_gb, note);
+    }
+    println!(
+        "\n{} chips ({} predictable from their sheet); a device is `<chip>-<N>gb`, a chip alone (its first RAM \
+         option) or a name above",
+        rows.len(),
+        rows.iter().filter(|r| r.predictable).count()
+    );
+    Ok(())
+}

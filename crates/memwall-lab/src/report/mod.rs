@@ -8,12 +8,14 @@
 
 pub mod calibrate;
 pub mod compare;
+pub mod devices;
 pub mod estimate;
 pub mod presets;
 pub mod validate;
 
 pub use calibrate::{calibrate_llama_bench, profile_texts};
 pub use compare::{Compared, Comparison, compare};
+pub use devices::{DeviceRow, device_database};
 pub use estimate::{AtDepth, EstimateReport, Ops, at_depths, estimate, ops};
 pub use presets::{DeviceFacts, EngineFacts, ModelFacts, Presets, presets};
 pub use validate::{

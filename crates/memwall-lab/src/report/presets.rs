@@ -94,8 +94,9 @@ pub struct DeviceFacts {
     pub available_bytes: u64,
     /// Peak DRAM bandwidth, GB/s.
     pub peak_gbps: f64,
-    /// Share of the peak a CPU stream reaches.
-    pub achievable_fraction: f64,
+    /// Share of the peak a CPU stream reaches (None: not stated, the CPU family's default
+    /// applies with `assume_defaults`).
+    pub achievable_fraction: Option<f64>,
     /// CPU cores.
     pub cores: u32,
     /// Cores of the fastest cluster.

@@ -24,6 +24,15 @@ pub struct GroupErrors {
     /// How often the 80 % interval of `measured ÷ predicted` formed from the group's other
     /// devices covers a row ([`memwall_calib::interval_coverage`]).
     pub coverage: Coverage,
+    /// Each SoC left out and predicted from its spec sheet with its family's figures
+    /// computed without it (decode rows; prefill rows repeat the leave-one-device-out figure).
+    pub sheet: Summary,
+    /// Coverage of the 80 % interval formed from the other SoCs' spec-sheet residuals.
+    pub sheet_coverage: Coverage,
+    /// Each CPU family left out whole, from the spec sheet.
+    pub family: Summary,
+    /// Coverage of the 80 % interval formed from the other families' residuals.
+    pub family_coverage: Coverage,
 }
 
 /// The errors of one phase's rows by device class, by unit and by engine and unit (each
@@ -44,17 +53,35 @@ impl PhaseErrors {
         let pick = |f: fn(&Validated) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
         let (measured, predicted) = (pick(|r| r.measured_tok_s), pick(|r| r.predicted_tok_s));
         let (in_sample, roofline) = (pick(|r| r.in_sample_tok_s), pick(|r| r.roofline_tok_s));
+        let (sheet, family) = (pick(|r| r.sheet_tok_s), pick(|r| r.family_tok_s));
         let device: Vec<String> = rows.iter().map(|r| r.unit_device.clone()).collect();
+        let soc: Vec<String> = rows.iter().map(|r| r.device.clone()).collect();
+        let fam: Vec<String> = rows.iter().map(|r| r.family.clone()).collect();
         let groups = |key: Vec<String>| -> Vec<GroupErrors> {
             let cv = memwall_calib::summarize(&predicted, &measured, &key);
             let roof = memwall_calib::summarize(&roofline, &measured, &key);
             let ins = memwall_calib::summarize(&in_sample, &measured, &key);
             let cov = memwall_calib::interval_coverage(&predicted, &measured, &device, &key);
+            let sh = memwall_calib::summarize(&sheet, &measured, &key);
+            let sh_cov = memwall_calib::interval_coverage(&sheet, &measured, &soc, &key);
+            let fa = memwall_calib::summarize(&family, &measured, &key);
+            let fa_cov = memwall_calib::interval_coverage(&family, &measured, &fam, &key);
             cv.into_iter()
                 .zip(roof)
                 .zip(ins)
                 .zip(cov)
-                .map(|(((c, r), i), coverage)| GroupErrors { cross_validated: c, roofline: r, in_sample: i, coverage })
+                .zip(sh.into_iter().zip(sh_cov))
+                .zip(fa.into_iter().zip(fa_cov))
+                .map(|(((((c, r), i), coverage), (sheet, sheet_coverage)), (family, family_coverage))| GroupErrors {
+                    cross_validated: c,
+                    roofline: r,
+                    in_sample: i,
+                    coverage,
+                    sheet,
+                    sheet_coverage,
+                    family,
+                    family_coverage,
+                })
                 .collect()
         };
         PhaseErrors {

@@ -56,7 +56,7 @@ fn figure(
 ) -> Result<f64, SimError> {
     match stated {
         Some(v) => Ok(v),
-        None if s.assume_defaults => {
+        None if s.assume_defaults || s.device.sheet.is_some() => {
             assumed.push(field);
             Ok(default)
         }
@@ -76,7 +76,7 @@ fn optional(
     assumed: &mut Vec<&'static str>,
 ) -> Option<f64> {
     stated.or_else(|| {
-        s.assume_defaults.then(|| {
+        (s.assume_defaults || s.device.sheet.is_some()).then(|| {
             assumed.push(field);
             default
         })
@@ -143,11 +143,27 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
     let kind: Option<DeviceKind> = d.kind;
     let mut assumed = Vec::new();
     let (fraction, per_core_gbps, peak_macs_per_s, power_w) = match backend {
-        Backend::Cpu => (mem.achievable_fraction, Some(mem.per_core_gbps), None, None),
+        Backend::Cpu => {
+            let family = defaults::cpu_defaults(defaults::CpuFamily::of(kind, d.os()));
+            let f = figure(
+                mem.achievable_fraction,
+                family.achievable_fraction,
+                "memory.achievable_fraction",
+                s,
+                &mut assumed,
+            )?;
+            let g = figure(mem.per_core_gbps, family.per_core_gbps, "memory.per_core_gbps", s, &mut assumed)?;
+            (f, Some(g), None, None)
+        }
         Backend::Gpu => {
             let f = a.gpu_bandwidth_fraction.or(mem.accel_achievable_fraction);
-            let f =
-                figure(f, defaults::GPU_BANDWIDTH_FRACTION, "accelerators.gpu_bandwidth_fraction", s, &mut assumed)?;
+            let f = figure(
+                f,
+                defaults::gpu_bandwidth_fraction(a.gpu_vendor),
+                "accelerators.gpu_bandwidth_fraction",
+                s,
+                &mut assumed,
+            )?;
             let t = figure(
                 a.gpu_fp16_tflops,
                 defaults::gpu_fp16_tflops(kind),
