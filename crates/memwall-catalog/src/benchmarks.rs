@@ -38,15 +38,9 @@ impl Score {
 
 /// Parse [`BENCHMARK_COLUMNS`]; a bad cell is refused naming its row, column and value.
 pub fn parse(text: &str) -> Result<Vec<Score>, String> {
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let head = r.headers().map_err(|e| e.to_string())?.iter().collect::<Vec<_>>().join(",");
-    if head != BENCHMARK_COLUMNS {
-        return Err(format!("model_benchmarks.csv: columns `{head}`, expected `{BENCHMARK_COLUMNS}`"));
-    }
     let mut out = Vec::new();
-    for (i, rec) in r.records().enumerate() {
-        let rec = rec.map_err(|e| format!("model_benchmarks.csv row {}: {e}", i + 2))?;
-        let bad = |col: &str, v: &str, want: &str| format!("model_benchmarks.csv row {}: {col} = {v:?}: {want}", i + 2);
+    for (row, rec) in crate::tables::records("model_benchmarks.csv", text, BENCHMARK_COLUMNS)? {
+        let bad = |col: &str, v: &str, want: &str| format!("model_benchmarks.csv row {row}: {col} = {v:?}: {want}");
         let shots = match rec[2].trim() {
             "" => None,
             s => Some(s.parse::<u32>().map_err(|_| bad("shots", s, "a whole number or empty"))?),

@@ -148,15 +148,8 @@ fn clusters_of(file: &str, row: usize, v: &str) -> Result<Vec<ChipCluster>, Stri
 
 /// Parse one chip file.
 pub fn parse_chips(file: &str, text: &str) -> Result<Vec<Chip>, String> {
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let head = r.headers().map_err(|e| format!("{file}: {e}"))?.iter().collect::<Vec<_>>().join(",");
-    if head != CHIP_COLUMNS {
-        return Err(format!("device database {file}: columns `{head}`, expected `{CHIP_COLUMNS}`"));
-    }
     let mut out = Vec::new();
-    for (i, rec) in r.records().enumerate() {
-        let row = i + 2;
-        let rec = rec.map_err(|e| format!("device database {file} row {row}: {e}"))?;
+    for (row, rec) in crate::tables::records(&format!("device database {file}"), text, CHIP_COLUMNS)? {
         let g = |c: usize| rec.get(c).unwrap_or("").trim();
         let kind = kind_of(g(2))
             .ok_or_else(|| bad(file, row, "kind", g(2), "phone, tablet, laptop, desktop, board or module"))?;
@@ -207,15 +200,8 @@ pub fn parse_chips(file: &str, text: &str) -> Result<Vec<Chip>, String> {
 
 /// Parse one names file.
 pub fn parse_names(file: &str, text: &str) -> Result<Vec<NameRow>, String> {
-    let mut r = csv::Reader::from_reader(text.as_bytes());
-    let head = r.headers().map_err(|e| format!("{file}: {e}"))?.iter().collect::<Vec<_>>().join(",");
-    if head != NAME_COLUMNS {
-        return Err(format!("device database {file}: columns `{head}`, expected `{NAME_COLUMNS}`"));
-    }
     let mut out = Vec::new();
-    for (i, rec) in r.records().enumerate() {
-        let row = i + 2;
-        let rec = rec.map_err(|e| format!("device database {file} row {row}: {e}"))?;
+    for (row, rec) in crate::tables::records(&format!("device database {file}"), text, NAME_COLUMNS)? {
         let g = |c: usize| rec.get(c).unwrap_or("").trim();
         out.push(NameRow {
             name: g(0).to_string(),

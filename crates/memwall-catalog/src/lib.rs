@@ -17,6 +17,7 @@ pub mod locate;
 pub mod presets;
 pub mod quality_mix;
 pub mod quality_table;
+pub mod tables;
 
 pub use error::{CatalogError, Result};
 pub use inputs::{InputScope, read_text};

@@ -38,15 +38,8 @@ pub struct FormatErrors {
 impl FormatErrors {
     /// Parse [`FORMAT_ERROR_COLUMNS`]; a bad cell is refused naming row, column and value.
     pub fn parse(text: &str) -> Result<FormatErrors, String> {
-        let mut r = csv::Reader::from_reader(text.as_bytes());
-        let head = r.headers().map_err(|e| e.to_string())?.iter().collect::<Vec<_>>().join(",");
-        if head != FORMAT_ERROR_COLUMNS {
-            return Err(format!("format_errors.csv: columns `{head}`, expected `{FORMAT_ERROR_COLUMNS}`"));
-        }
         let mut out = FormatErrors::default();
-        for (i, rec) in r.records().enumerate() {
-            let rec = rec.map_err(|e| e.to_string())?;
-            let row = i + 2;
+        for (row, rec) in crate::tables::records("format_errors.csv", text, FORMAT_ERROR_COLUMNS)? {
             let f: QuantFormat =
                 rec[0].parse().map_err(|e| format!("format_errors.csv row {row}: format = {:?}: {e}", &rec[0]))?;
             let e: f64 =

@@ -439,3 +439,25 @@ fn fp8_kv_and_weights_flow_through_footprint_and_estimate() {
     assert!(fw.weights < q8.weights, "{} vs {}", fw.weights, q8.weights);
     assert!(estimate(&w).unwrap().decode_tok_s > 0.0);
 }
+
+#[test]
+fn a_cpu_without_its_bandwidth_figures_takes_its_familys_listed() {
+    use memwall_spec::class::{CpuFamily, cpu_defaults};
+    // The test phone (an Android phone) with its CPU share and per-core bandwidth removed.
+    let mut bare = scenario("Q4_K_M");
+    bare.device.memory.achievable_fraction = None;
+    bare.device.memory.per_core_gbps = None;
+    // Refused without --assume-defaults, naming the field.
+    let e = estimate(&bare).unwrap_err().to_string();
+    assert!(e.contains("memory.achievable_fraction"), "{e}");
+    // With it: the Android phones' medians, listed as assumed, and the same answer as the
+    // device stating them.
+    bare.assume_defaults = true;
+    let d = cpu_defaults(CpuFamily::AndroidPhone);
+    let got = estimate(&bare).unwrap();
+    assert!(got.assumed.contains("memory.achievable_fraction") && got.assumed.contains("memory.per_core_gbps"));
+    let mut stated = scenario("Q4_K_M");
+    stated.device.memory.achievable_fraction = Some(d.achievable_fraction);
+    stated.device.memory.per_core_gbps = Some(d.per_core_gbps);
+    assert_eq!(got.decode_tok_s, estimate(&stated).unwrap().decode_tok_s);
+}
