@@ -981,25 +981,10 @@ fn fmt_bytes(b: f64) -> String {
     if mib < 1024.0 { format!("{mib:.2} MiB") } else { format!("{:.2} GiB", mib / 1024.0) }
 }
 
-/// The device's bandwidth figure for `unit` (class defaults where it states none).
+/// The device's bandwidth figure for `unit` (its family's default where it states none).
 fn unit_fraction(d: &DeviceSpec, unit: Backend) -> f64 {
-    use memwall_sim::cost::unit::defaults;
-    match unit {
-        Backend::Cpu => d
-            .memory
-            .achievable_fraction
-            .unwrap_or_else(|| defaults::cpu_defaults(defaults::CpuFamily::of(d.kind, d.os())).achievable_fraction),
-        Backend::Gpu => d
-            .accelerators
-            .gpu_bandwidth_fraction
-            .or(d.memory.accel_achievable_fraction)
-            .unwrap_or_else(|| defaults::gpu_bandwidth_fraction(d.accelerators.gpu_vendor)),
-        Backend::Npu => d
-            .accelerators
-            .npu_bandwidth_fraction
-            .or(d.memory.accel_achievable_fraction)
-            .unwrap_or(defaults::NPU_BANDWIDTH_FRACTION),
-    }
+    let (stated, default, _) = d.bandwidth_fraction(unit);
+    stated.unwrap_or(default)
 }
 
 /// The path of the device's bandwidth figure for `unit`.

@@ -675,6 +675,18 @@ impl Part {
         }
     }
 
+    /// The model's own published row `r`, its figure exactly, the text `label: +x % (source)`.
+    fn published(r: &PubRow, label: &str, arch: ArchEvidence) -> Part {
+        let p = PctFigure::exact(r.pct);
+        Part {
+            pct: Some(p),
+            abs: Some(r.delta),
+            provenance: Provenance::Published,
+            text: format!("{label}: {} ({})", fmt_pct(&p), r.source),
+            arch,
+        }
+    }
+
     fn reference(text: &str) -> Part {
         Part {
             pct: Some(PctFigure::exact(0.0)),
@@ -908,13 +920,7 @@ impl QualityTable {
         };
         let family = family_of(m.name);
         if let Some(r) = rows.iter().find(|r| r.model.eq_ignore_ascii_case(m.name)) {
-            return Part {
-                pct: Some(PctFigure::exact(r.pct)),
-                abs: Some(r.delta),
-                provenance: Provenance::Published,
-                text: format!("{} {name}{note}: {} ({})", r.model, fmt_pct(&PctFigure::exact(r.pct)), r.source),
-                arch: ArchEvidence::Included,
-            };
+            return Part::published(r, &format!("{} {name}{note}", r.model), ArchEvidence::Included);
         }
         let arch = m.architecture();
         let s = &self.scaling;
@@ -1100,14 +1106,7 @@ impl QualityTable {
             .collect();
         let family = family_of(m.name);
         if let Some(r) = rows.iter().find(|r| r.model.eq_ignore_ascii_case(m.name)) {
-            let p = PctFigure::exact(r.pct);
-            return Part {
-                arch: ArchEvidence::NotApplicable,
-                pct: Some(p),
-                abs: Some(r.delta),
-                provenance: Provenance::Published,
-                text: format!("{half} {t} on {}: {} ({})", r.model, fmt_pct(&p), r.source),
-            };
+            return Part::published(r, &format!("{half} {t} on {}", r.model), ArchEvidence::NotApplicable);
         }
         let (lo, hi) = self.kv_spread;
         if let Some(r) = rows.iter().find(|r| Some(r.family.as_str()) == family) {
@@ -1193,14 +1192,7 @@ impl QualityTable {
             .iter()
             .find(|r| r.kv && r.k_type == k && r.v_type == v && r.model.eq_ignore_ascii_case(m.name))
         {
-            let p = PctFigure::exact(r.pct);
-            return Part {
-                arch: ArchEvidence::NotApplicable,
-                pct: Some(p),
-                abs: Some(r.delta),
-                provenance: Provenance::Published,
-                text: format!("K/V {k}/{v} on {}: {} ({})", r.model, fmt_pct(&p), r.source),
-            };
+            return Part::published(r, &format!("K/V {k}/{v} on {}", r.model), ArchEvidence::NotApplicable);
         }
         let family = family_of(m.name);
         if let Some(r) =

@@ -368,6 +368,32 @@ pub struct DeviceSpec {
 }
 
 impl DeviceSpec {
+    /// The share of the peak DRAM bandwidth `unit`'s streaming reads reach: the figure the
+    /// device states (the GPU's and NPU's own, else `memory.accel_achievable_fraction`), the
+    /// default it takes when it states none (its CPU family's, its GPU vendor's, the NPU
+    /// class default; [`crate::class`]), and the field's path.
+    pub fn bandwidth_fraction(&self, unit: crate::Backend) -> (Option<f64>, f64, &'static str) {
+        use crate::class;
+        let (m, a) = (&self.memory, &self.accelerators);
+        match unit {
+            crate::Backend::Cpu => (
+                m.achievable_fraction,
+                class::cpu_defaults(class::CpuFamily::of(self.kind, self.os())).achievable_fraction,
+                "memory.achievable_fraction",
+            ),
+            crate::Backend::Gpu => (
+                a.gpu_bandwidth_fraction.or(m.accel_achievable_fraction),
+                class::gpu_bandwidth_fraction(a.gpu_vendor),
+                "accelerators.gpu_bandwidth_fraction",
+            ),
+            crate::Backend::Npu => (
+                a.npu_bandwidth_fraction.or(m.accel_achievable_fraction),
+                class::NPU_BANDWIDTH_FRACTION,
+                "accelerators.npu_bandwidth_fraction",
+            ),
+        }
+    }
+
     /// The operating system: the stated one, else the usual one of its kind (phones, tablets
     /// and devices of no stated kind Android, boards and modules Linux, laptops and desktops
     /// Windows).

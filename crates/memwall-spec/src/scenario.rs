@@ -44,6 +44,14 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Whether a unit figure the device does not state takes its family or class default
+    /// (listed in the results) instead of refusing the design: asked for (`assume_defaults`),
+    /// or a device from the device database ([`crate::DeviceSpec::sheet`]), whose spec sheet
+    /// never states those figures.
+    pub fn takes_defaults(&self) -> bool {
+        self.assume_defaults || self.device.sheet.is_some()
+    }
+
     /// Threads the CPU backend uses: the workload's, or what the engine runs on the device
     /// by default ([`crate::ThreadRule`]).
     pub fn threads(&self) -> u32 {
@@ -128,9 +136,8 @@ impl Scenario {
         }
         let a = &self.device.accelerators;
         match self.workload.backend {
-            // Class defaults stand in for missing unit figures, named in the results (a device
-            // from the device database takes them as a new user's would).
-            _ if self.assume_defaults || self.device.sheet.is_some() => {}
+            // Class defaults stand in for missing unit figures, named in the results.
+            _ if self.takes_defaults() => {}
             Backend::Gpu if a.gpu_fp16_tflops.is_none() => {
                 return Err(SpecError::invalid(
                     "workload.backend",

@@ -56,7 +56,7 @@ fn figure(
 ) -> Result<f64, SimError> {
     match stated {
         Some(v) => Ok(v),
-        None if s.assume_defaults || s.device.sheet.is_some() => {
+        None if s.takes_defaults() => {
             assumed.push(field);
             Ok(default)
         }
@@ -76,7 +76,7 @@ fn optional(
     assumed: &mut Vec<&'static str>,
 ) -> Option<f64> {
     stated.or_else(|| {
-        (s.assume_defaults || s.device.sheet.is_some()).then(|| {
+        s.takes_defaults().then(|| {
             assumed.push(field);
             default
         })
@@ -142,28 +142,15 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
     let a = &d.accelerators;
     let kind: Option<DeviceKind> = d.kind;
     let mut assumed = Vec::new();
-    let (fraction, per_core_gbps, peak_macs_per_s, power_w) = match backend {
+    let (stated, default, field) = d.bandwidth_fraction(backend);
+    let f = figure(stated, default, field, s, &mut assumed)?;
+    let (per_core_gbps, peak_macs_per_s, power_w) = match backend {
         Backend::Cpu => {
             let family = defaults::cpu_defaults(defaults::CpuFamily::of(kind, d.os()));
-            let f = figure(
-                mem.achievable_fraction,
-                family.achievable_fraction,
-                "memory.achievable_fraction",
-                s,
-                &mut assumed,
-            )?;
             let g = figure(mem.per_core_gbps, family.per_core_gbps, "memory.per_core_gbps", s, &mut assumed)?;
-            (f, Some(g), None, None)
+            (Some(g), None, None)
         }
         Backend::Gpu => {
-            let f = a.gpu_bandwidth_fraction.or(mem.accel_achievable_fraction);
-            let f = figure(
-                f,
-                defaults::gpu_bandwidth_fraction(a.gpu_vendor),
-                "accelerators.gpu_bandwidth_fraction",
-                s,
-                &mut assumed,
-            )?;
             let t = figure(
                 a.gpu_fp16_tflops,
                 defaults::gpu_fp16_tflops(kind),
@@ -172,19 +159,16 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
                 &mut assumed,
             )?;
             let p = optional(a.gpu_power_w, defaults::gpu_power_w(kind), "accelerators.gpu_power_w", s, &mut assumed);
-            (f, None, Some(t * 1e12 / 2.0), p)
+            (None, Some(t * 1e12 / 2.0), p)
         }
         Backend::Npu => {
-            let f = a.npu_bandwidth_fraction.or(mem.accel_achievable_fraction);
-            let f =
-                figure(f, defaults::NPU_BANDWIDTH_FRACTION, "accelerators.npu_bandwidth_fraction", s, &mut assumed)?;
             let t =
                 figure(a.npu_int8_tops, defaults::npu_int8_tops(kind), "accelerators.npu_int8_tops", s, &mut assumed)?;
             let p = optional(a.npu_power_w, defaults::npu_power_w(kind), "accelerators.npu_power_w", s, &mut assumed);
-            (f, None, Some(t * 1e12 / 2.0), p)
+            (None, Some(t * 1e12 / 2.0), p)
         }
     };
-    let fraction = c.bandwidth_fraction.unwrap_or(fraction);
+    let fraction = c.bandwidth_fraction.unwrap_or(f);
     let share = costs.bandwidth_share;
     Ok(UnitModel {
         backend,
