@@ -332,6 +332,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             formats: Vec::new(),
             power_scale: None,
             error_ratio: None,
+            error_ratio_stated: None,
         }),
         gpu: None,
         npu: None,

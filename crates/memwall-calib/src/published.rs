@@ -363,6 +363,10 @@ pub struct Validated {
     /// Predicted with its whole family left out (CPU family, [`memwall_spec::class::CpuFamily`]):
     /// every preset of the family out of the fit and of the family's figures.
     pub family_tok_s: f64,
+    /// Predicted with its engine left out: the generic engine's figures fitted on every other
+    /// engine's rows of the unit ([`engine_out_predictions`]), as a user's engine that no
+    /// published row informs would be.
+    pub engine_tok_s: f64,
     /// The naive roofline: peak bandwidth ÷ bytes per token (decode), peak arithmetic ÷
     /// multiply-adds per token (prefill, [`crate::naive_prefill_roofline_tok_s`]).
     pub roofline_tok_s: f64,
@@ -400,6 +404,9 @@ pub struct Validation {
     pub cv: crate::CrossValidated,
     /// The prefill rows, where any row has a usable prefill rate.
     pub prefill: Option<PrefillValidation>,
+    /// The generic engine's figures fitted on every decode row, all engines pooled (what
+    /// `generic.toml` ships).
+    pub generic: Pooled,
 }
 
 /// Cross-validate the rows of a table: rows marked `exclude`, rows whose presets are
@@ -468,10 +475,12 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
     let cv = crate::cross_validate(&observations, &params)
         .map_err(|e| CalibError::Spec(SpecError::invalid("validation", "fit", e.to_string())))?;
     let (sheet, family) = sheet_predictions(&observations, &params)?;
+    let (engine_out, generic) = engine_out_predictions(&observations)?;
     let mut validated = rows_of(rows, &observations, &cv, &roofline);
-    for (v, (s, f)) in validated.iter_mut().zip(sheet.into_iter().zip(family)) {
+    for (v, ((s, f), e)) in validated.iter_mut().zip(sheet.into_iter().zip(family).zip(engine_out)) {
         v.sheet_tok_s = s;
         v.family_tok_s = f;
+        v.engine_tok_s = e;
     }
     let prefill = if prefill.is_empty() {
         None
@@ -487,7 +496,37 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
             cv: pcv,
         })
     };
-    Ok(Validation { validated, excluded, observations, params, cv, prefill })
+    Ok(Validation { validated, excluded, observations, params, cv, prefill, generic })
+}
+
+/// The generic engine's parameters and their values fitted on every engine's rows pooled.
+pub type Pooled = (Vec<crate::Param>, Vec<f64>);
+
+/// Leave-one-engine-out: every observation restated on the generic engine
+/// ([`memwall_spec::EngineSpec::generic`], whose figures are also the priors), then each
+/// engine's rows on a unit predicted by the generic figures fitted on every other engine's
+/// rows, all engines pooled. Returns the predictions (in `obs` order) and the generic
+/// parameters with their values fitted on every row.
+pub fn engine_out_predictions(obs: &[Observation]) -> Result<(Vec<f64>, Pooled)> {
+    let generic = memwall_spec::EngineSpec::generic();
+    let pooled: Vec<Observation> = obs
+        .iter()
+        .map(|o| {
+            let mut o = o.clone();
+            o.scenario.engine = generic.clone();
+            o
+        })
+        .collect();
+    let mut groups: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
+    for (i, o) in obs.iter().enumerate() {
+        groups.entry(format!("{}/{}", o.scenario.engine.name, o.scenario.workload.backend.name())).or_default().push(i);
+    }
+    let params = crate::default_params(&pooled);
+    let predicted = crate::validate::cross_validate_groups(&pooled, &pooled, &params, &groups)?;
+    let mut pred = crate::Predictor::new(&pooled, &params)?;
+    let all: Vec<usize> = (0..pooled.len()).collect();
+    let values = crate::fit(&mut pred, &all)?.values;
+    Ok((predicted, (params, values)))
 }
 
 /// The report rows of `observations` with their cross-validated, in-sample and roofline
@@ -525,6 +564,7 @@ fn rows_of(
                 // leave-one-device-out figure.
                 sheet_tok_s: cv.predicted[i],
                 family_tok_s: cv.predicted[i],
+                engine_tok_s: cv.predicted[i],
                 roofline_tok_s: roofline[i],
             }
         })
@@ -546,9 +586,59 @@ pub fn ratio_interval(ratios: &mut [f64]) -> Option<[f64; 2]> {
     Some([q(0.1), q(0.9)])
 }
 
+/// An engine's own 80 % band needs rows from at least this many devices; with fewer, its
+/// unit takes the band of an engine no row informs (leave-one-engine-out residuals,
+/// [`engine_out_predictions`]): two devices' rows say little of how a third will miss.
+pub const MIN_BAND_DEVICES: usize = 3;
+
+/// The generic engine (`generic.toml`): [`memwall_spec::EngineSpec::generic`] with the figures
+/// fitted on every engine's rows pooled ([`Validation::generic`]) and, per unit, the 80 %
+/// band of its leave-one-engine-out residuals (`band`).
+fn generic_profile(v: &Validation, band: &dyn Fn(Backend) -> Option<[f64; 2]>) -> Result<memwall_spec::EngineSpec> {
+    let mut e = memwall_spec::EngineSpec::generic();
+    e.description = "memwall's generic engine, for a design that names no engine or an engine without a \
+                     profile: the figures of every profiled engine's published rows pooled"
+        .into();
+    e.source = "figures fitted by `memwall validate --devices --write-engines` on every published decode row, all \
+                engines pooled (datasets/validation_decode.csv); the priors are memwall's engineering estimates"
+        .into();
+    let (params, values) = &v.generic;
+    for (p, value) in params.iter().zip(values) {
+        let Some(u) = e.unit_mut(p.unit) else { continue };
+        p.knob.set(u, *value);
+        let rows = v.validated.iter().filter(|r| r.backend == p.unit.name()).count();
+        e.sources.insert(
+            format!("{}.{}", p.unit.name(), p.knob.name()),
+            format!(
+                "fitted by `memwall validate --devices --write-engines` on {rows} rows of every engine on the {} \
+                 (prior {:.3e})",
+                p.unit.name(),
+                p.prior
+            ),
+        );
+    }
+    for unit in [Backend::Cpu, Backend::Gpu, Backend::Npu] {
+        let Some(u) = e.unit_mut(unit) else { continue };
+        u.error_ratio = band(unit);
+        if u.error_ratio.is_some() {
+            e.sources.insert(
+                format!("{}.error_ratio", unit.name()),
+                format!(
+                    "10th-90th percentile of measured / predicted, leave-one-engine-out: each engine's rows on the \
+                     {} predicted by these figures fitted on the other engines' rows",
+                    unit.name()
+                ),
+            );
+        }
+    }
+    Ok(e)
+}
+
 /// The engine profiles of a validation with the figures fitted on every row, each fitted
 /// field's provenance, and the cross-validated 80 % interval of `measured ÷ predicted`
-/// (its engine and unit's rows when there are five or more, else every row's): (name, TOML).
+/// (its engine and unit's rows when they come from [`MIN_BAND_DEVICES`] devices or more,
+/// else the band of an engine no row informs), and the generic engine ([`generic_profile`]):
+/// (name, TOML).
 pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
     use std::collections::BTreeMap;
     let mut engines: BTreeMap<String, memwall_spec::EngineSpec> = BTreeMap::new();
@@ -561,6 +651,17 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
     let ratio = |i: usize| v.validated[i].measured_tok_s / v.validated[i].sheet_tok_s;
     let mut everyone: Vec<f64> = (0..v.validated.len()).map(ratio).collect();
     let pooled = ratio_interval(&mut everyone);
+    // Leave-one-engine-out residuals of a unit: the band of the generic engine, and of an
+    // engine too thinly fitted to have its own.
+    let generic_band = |unit: Backend| {
+        let mut r: Vec<f64> = v
+            .validated
+            .iter()
+            .filter(|r| r.backend == unit.name())
+            .map(|r| r.measured_tok_s / r.engine_tok_s)
+            .collect();
+        ratio_interval(&mut r)
+    };
     let devices = |engine: &str, unit: &str| {
         let rows: Vec<usize> = (0..v.validated.len())
             .filter(|&i| v.validated[i].engine == engine && v.validated[i].backend == unit)
@@ -632,22 +733,59 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
                 "figures without an entry of their own: memwall's generic engine figures (engineering estimates)"
                     .into(),
             );
-            let Some(u) = e.unit_mut(unit) else { continue };
             let mut own: Vec<f64> = rows.iter().map(|&i| ratio(i)).collect();
-            let (interval, whose) = match ratio_interval(&mut own) {
-                Some(r) => (Some(r), format!("its {} rows", rows.len())),
-                None => (pooled, format!("every row ({} of its own, {n_dev} devices: too few)", rows.len())),
-            };
-            u.error_ratio = interval;
-            e.sources.insert(
-                format!("{}.error_ratio", unit.name()),
-                format!(
-                    "10th-90th percentile of measured / predicted, each SoC left out and predicted from its spec \
-                     sheet with its family's bandwidth figures, over {whose}"
+            let thin = n_dev < MIN_BAND_DEVICES;
+            let (interval, why) = match ratio_interval(&mut own) {
+                Some(r) if !thin => (
+                    Some(r),
+                    format!(
+                        "10th-90th percentile of measured / predicted, each SoC left out and predicted from its spec \
+                         sheet with its family's bandwidth figures, over its {} rows",
+                        rows.len()
+                    ),
                 ),
-            );
+                _ => {
+                    let few =
+                        format!("its {} rows of {n_dev} devices are too few (under {MIN_BAND_DEVICES})", rows.len());
+                    match generic_band(unit) {
+                        Some(r) => (
+                            Some(r),
+                            format!(
+                                "10th-90th percentile of measured / predicted for an engine no row informs: {few}, so \
+                                 every engine's rows on the {} each predicted by the generic figures fitted on the \
+                                 other engines' rows",
+                                unit.name()
+                            ),
+                        ),
+                        None => (pooled, format!("10th-90th percentile of measured / predicted over every row: {few}")),
+                    }
+                }
+            };
+            // A preset that states its figures: leave-one-device-out residuals (its own
+            // figures kept), never wider than the sheet band.
+            let mut stated: Vec<f64> =
+                rows.iter().map(|&i| v.validated[i].measured_tok_s / v.validated[i].predicted_tok_s).collect();
+            let stated = match (ratio_interval(&mut stated), interval) {
+                (Some([lo, hi]), Some([slo, shi])) if !thin => Some([lo.max(slo), hi.min(shi)]),
+                _ => None,
+            };
+            let Some(u) = e.unit_mut(unit) else { continue };
+            u.error_ratio = interval;
+            u.error_ratio_stated = stated;
+            e.sources.insert(format!("{}.error_ratio", unit.name()), why);
+            if stated.is_some() {
+                e.sources.insert(
+                    format!("{}.error_ratio_stated", unit.name()),
+                    format!(
+                        "10th-90th percentile of measured / predicted over its {} rows, each physical device left \
+                         out of the fit with its preset's figures kept (within the sheet band)",
+                        rows.len()
+                    ),
+                );
+            }
         }
     }
+    engines.insert("generic".into(), generic_profile(v, &generic_band)?);
     engines
         .into_iter()
         .map(|(name, e)| {

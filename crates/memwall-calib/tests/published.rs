@@ -145,3 +145,45 @@ fn a_soc_left_out_is_predicted_from_its_spec_sheet_with_family_figures_computed_
     assert!(row("c").sheet_tok_s < row("c").predicted_tok_s, "{:?}", row("c"));
     assert_eq!((row("a").family.as_str(), row("c").family.as_str()), ("board", "apple-mac"));
 }
+
+#[test]
+fn an_engine_left_out_is_predicted_by_the_generic_figures_fitted_on_the_others() {
+    use memwall_calib::published::fitted_engine_profiles;
+    // Two engines on CPUs: llama.cpp on three devices, ExecuTorch on one phone. Each row
+    // also gets the prediction of an engine no row informs: the generic figures fitted on
+    // the other engine's rows only.
+    let text = format!(
+        "{HEADER}\
+         a,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,12.0,,test\n\
+         b,pi4,raspberry-pi-4-8gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,5.0,,test\n\
+         c,m2,apple-m2-16gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,40.0,,test\n\
+         d,op12,snapdragon-8-gen3-16gb,,llama-3.2-1b,int4-g32,executorch,cpu,,64,128,50.2,,test\n\
+         e,op12,snapdragon-8-gen3-16gb,,llama-3.2-3b,int4-g32,executorch,cpu,,64,128,19.7,,test\n"
+    );
+    let v = validate(&parse_table(&text, "t.csv").unwrap()).unwrap();
+    for r in &v.validated {
+        assert!(r.engine_tok_s.is_finite() && r.engine_tok_s > 0.0, "{r:?}");
+    }
+    // ExecuTorch's rows left out are predicted by figures fitted on llama.cpp's rows alone,
+    // not by its own fit: the two predictions differ.
+    let d = v.validated.iter().find(|r| r.id == "d").unwrap();
+    assert!((d.engine_tok_s / d.predicted_tok_s - 1.0).abs() > 1e-3, "{d:?}");
+    let profiles = fitted_engine_profiles(&v).unwrap();
+    let generic: memwall_spec::EngineSpec =
+        toml::from_str(&profiles.iter().find(|(n, _)| n == "generic").unwrap().1).unwrap();
+    assert_eq!(generic.name, "generic");
+    let cpu = generic.cpu.as_ref().unwrap();
+    // Five rows: a band from the leave-one-engine-out residuals, which holds them by
+    // construction between its 10th and 90th percentiles.
+    let [lo, hi] = cpu.error_ratio.expect("a band on the CPU");
+    let inside = v.validated.iter().filter(|r| (lo..=hi).contains(&(r.measured_tok_s / r.engine_tok_s))).count();
+    assert!(lo < hi && inside >= 3, "[{lo}, {hi}] holds {inside} of 5");
+    assert!(generic.sources["cpu.error_ratio"].contains("leave-one-engine-out"), "{:?}", generic.sources);
+    // ExecuTorch's rows come from one device: too few for a band of its own, so it takes
+    // the band of an engine no row informs.
+    let et: memwall_spec::EngineSpec =
+        toml::from_str(&profiles.iter().find(|(n, _)| n == "executorch").unwrap().1).unwrap();
+    assert_eq!(et.cpu.as_ref().unwrap().error_ratio, Some([lo, hi]));
+    assert!(et.sources["cpu.error_ratio"].contains("too few"), "{:?}", et.sources);
+    assert_eq!(et.cpu.as_ref().unwrap().error_ratio_stated, None);
+}

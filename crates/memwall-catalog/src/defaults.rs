@@ -6,7 +6,7 @@ use memwall_spec::class::CpuFamily;
 use memwall_spec::{Backend, DeviceSpec, EngineSpec, GpuVendor};
 
 use crate::error::Result;
-use crate::presets::{ENGINES, load_engine};
+use crate::presets::load_engine;
 
 /// The engine a design gets by default, and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,9 +23,10 @@ pub struct DefaultEngine {
 /// - GPU: llama.cpp's backend for the GPU's vendor (llama.cpp README, "Supported backends"):
 ///   Metal on Apple (`llama.cpp`), OpenCL on Adreno (`llama.cpp-opencl`), CUDA on NVIDIA
 ///   (`llama.cpp-cuda`), Vulkan on any other or unstated GPU (`llama.cpp-vulkan`);
-/// - NPU: llama.cpp has no validated NPU profile, so the preset with an NPU profile whose
-///   cross-validated 80 % band of measured ÷ predicted is narrowest (`hi / lo`); the generic
-///   profile when no preset has one.
+/// - NPU: on a Qualcomm SoC (an Adreno GPU beside a Hexagon NPU) llama.cpp's Hexagon backend
+///   (`llama.cpp-hexagon`, cross-validated on published rows); on any other NPU the generic
+///   engine (`generic`: every profiled engine's rows pooled, its band from leaving each engine
+///   out), since an NPU engine's figures do not carry across vendors.
 pub fn default_engine(device: &DeviceSpec, unit: Backend) -> Result<DefaultEngine> {
     let (name, why) = match unit {
         Backend::Cpu => ("llama.cpp", "the default on the CPU: llama.cpp's CPU backend".to_string()),
@@ -43,35 +44,19 @@ pub fn default_engine(device: &DeviceSpec, unit: Backend) -> Result<DefaultEngin
             };
             (name, format!("the default on the GPU: llama.cpp's {backend} backend, {of}"))
         }
-        Backend::Npu => return best_validated_npu(),
+        Backend::Npu => match device.accelerators.gpu_vendor {
+            Some(GpuVendor::Qualcomm) => {
+                ("llama.cpp-hexagon", "the default on a Qualcomm NPU: llama.cpp's Hexagon backend".to_string())
+            }
+            _ => (
+                "generic",
+                "the default on this NPU: no profile is validated on its vendor's NPU, so memwall's generic \
+                 engine (every profiled engine's rows pooled; its band from leaving each engine out)"
+                    .to_string(),
+            ),
+        },
     };
     Ok(DefaultEngine { engine: load_engine(name)?, why })
-}
-
-/// The preset whose NPU profile has the narrowest cross-validated band.
-fn best_validated_npu() -> Result<DefaultEngine> {
-    let mut best: Option<(f64, EngineSpec)> = None;
-    for (name, _) in ENGINES {
-        let e = load_engine(name)?;
-        let Some([lo, hi]) = e.npu.as_ref().and_then(|u| u.error_ratio) else { continue };
-        let width = hi / lo;
-        if best.as_ref().is_none_or(|(w, _)| width < *w) {
-            best = Some((width, e));
-        }
-    }
-    Ok(match best {
-        Some((_, engine)) => DefaultEngine {
-            why: format!(
-                "the default on the NPU: `{}`, the profile with the narrowest cross-validated error there",
-                engine.name
-            ),
-            engine,
-        },
-        None => DefaultEngine {
-            engine: EngineSpec::generic(),
-            why: "the default on the NPU: no profile is validated there, so memwall's generic figures".into(),
-        },
-    })
 }
 
 /// The median of `xs` (None when empty).
@@ -140,22 +125,14 @@ mod tests {
     }
 
     #[test]
-    fn the_npu_default_is_the_narrowest_validated_band_or_says_there_is_none() {
-        let e = default_engine(&load_device("snapdragon-8-gen3-16gb").unwrap(), Backend::Npu).unwrap();
-        let bands: Vec<(String, f64)> = ENGINES
-            .iter()
-            .filter_map(|(n, _)| {
-                let e = load_engine(n).unwrap();
-                e.npu.and_then(|u| u.error_ratio).map(|[l, h]| (e.name, h / l))
-            })
-            .collect();
-        match e.engine.npu.as_ref().and_then(|u| u.error_ratio) {
-            Some([lo, hi]) => assert!(bands.iter().all(|(_, w)| hi / lo <= *w), "{bands:?}"),
-            None => {
-                assert!(bands.is_empty(), "{bands:?}");
-                assert_eq!(e.engine.name, "generic");
-                assert!(e.why.contains("no profile is validated"), "{}", e.why);
-            }
+    fn the_npu_default_follows_the_vendor_and_carries_a_band() {
+        let q = default_engine(&load_device("snapdragon-8-gen3-16gb").unwrap(), Backend::Npu).unwrap();
+        assert_eq!(q.engine.name, "llama.cpp-hexagon");
+        let other = default_engine(&load_device("google-tensor-g3-12gb").unwrap(), Backend::Npu).unwrap();
+        assert_eq!(other.engine.name, "generic");
+        assert!(other.why.contains("no profile is validated"), "{}", other.why);
+        for e in [q, other] {
+            assert!(e.engine.npu.as_ref().and_then(|u| u.error_ratio).is_some(), "{} has no band", e.engine.name);
         }
     }
 

@@ -289,6 +289,20 @@ fn storage_of(kind: DeviceKind) -> StorageSpec {
     StorageSpec { kind: kind.into(), read_gbps }
 }
 
+/// The RAM a device of `kind` is taken to have when neither the user nor the sheet names
+/// one, GB: what flagship phones (12 GB: Galaxy S24/S25 Ultra, Pixel 9 Pro), laptops
+/// (16 GB: the base MacBook Air M4 and most Copilot+ PCs), desktops (32 GB), tablets and
+/// boards and modules (8 GB: Raspberry Pi 5 and Jetson Orin Nano's common size) ship with
+/// in 2024-2025. Listed as assumed wherever used.
+pub fn assumed_ram_gb(kind: DeviceKind) -> u32 {
+    match kind {
+        DeviceKind::Phone => 12,
+        DeviceKind::Laptop => 16,
+        DeviceKind::Desktop => 32,
+        DeviceKind::Tablet | DeviceKind::Sbc | DeviceKind::Module => 8,
+    }
+}
+
 impl Chip {
     /// The RAM a device of this chip has when the user names none, GB: the first option, else
     /// the least RAM of the devices the names files list for it.
@@ -305,9 +319,8 @@ impl Chip {
     /// prediction needs (the memory bandwidth, the clocks, a RAM size).
     pub fn device(&self, ram_gb: Option<u32>) -> Result<DeviceSpec, SpecError> {
         let field = |f: &str| format!("device database `{}`.{f}", self.id);
-        let ram = ram_gb.or(self.default_ram_gb()).ok_or_else(|| {
-            SpecError::invalid(field("ram_gb_options"), "empty", "no RAM size is published: name one (`<id>-<N>gb`)")
-        })?;
+        let stated_ram = ram_gb.or(self.default_ram_gb());
+        let ram = stated_ram.unwrap_or_else(|| assumed_ram_gb(self.kind));
         // The bus: width and rate where published, else the published peak on a 64-bit bus.
         let (channels, width, rate) = match (self.bus_width_bits, self.data_rate_mtps, self.peak_gbps) {
             (Some(b), Some(r), _) => (b.div_ceil(16).max(1), 16, r),
@@ -355,6 +368,18 @@ impl Chip {
                 .to_string(),
         );
         sources.insert("storage".to_string(), "assumed by device kind (memwall_catalog::device_db)".to_string());
+        if stated_ram.is_none() {
+            sources.insert(
+                "memory.ram_bytes".to_string(),
+                format!(
+                    "{}{ram} GB, a usual {} of its years: the sheet publishes no RAM size (name one: `{}-<N>gb`); \
+                     it moves what fits, not how fast",
+                    memwall_spec::device::ASSUMED,
+                    self.kind.name(),
+                    self.id
+                ),
+            );
+        }
         sources
             .insert("power".to_string(), "assumed: 0.5 W static, 0.2 W idle (phone-class orders of magnitude)".into());
         let kind = self.kind;
@@ -406,6 +431,19 @@ pub fn device(name: &str) -> Option<Result<DeviceSpec, SpecError>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chip_without_a_published_ram_size_gets_its_kind_s_usual_one_listed_as_assumed() {
+        let Some(chip) = chips().iter().find(|c| c.default_ram_gb().is_none() && c.device(Some(8)).is_ok()) else {
+            return; // every predictable chip states its RAM
+        };
+        let d = chip.device(None).unwrap();
+        assert_eq!(d.memory.ram_bytes, u64::from(assumed_ram_gb(chip.kind)) << 30);
+        let why = &d.sources["memory.ram_bytes"];
+        assert!(why.starts_with(memwall_spec::device::ASSUMED) && why.contains(&chip.id), "{why}");
+        // A RAM size the user names is not assumed.
+        assert!(!chip.device(Some(8)).unwrap().sources.contains_key("memory.ram_bytes"));
+    }
 
     #[test]
     fn the_database_parses_and_names_point_at_chips() {

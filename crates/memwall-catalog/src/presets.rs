@@ -21,7 +21,7 @@ fn find<'a>(table: &'a [(&'a str, &'a str)], name: &str) -> Option<&'a str> {
 
 fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> CatalogError {
     let mut names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
-    if what == "engine" {
+    if what == "engine" && !names.contains(&"generic") {
         names.insert(0, "generic");
     }
     let files = if what == "model" { "a path to a .toml, .gguf or config.json file" } else { "a path to a .toml file" };
@@ -78,8 +78,8 @@ fn source(kind: &'static str, name: &str, preset: Option<&'static str>, table: &
     }
 }
 
-/// Raw TOML text of an engine profile, by name or alias (`ollama` is llama.cpp); `None`
-/// for `generic` (built in: [`EngineSpec::generic`]) and unknown names.
+/// Raw TOML text of an engine profile, by name or alias (`ollama` is llama.cpp; `generic` is
+/// the fitted `generic.toml` where one ships); `None` for unknown names.
 pub fn engine_text(name: &str) -> Option<&'static str> {
     find(ENGINES, name).or_else(|| {
         ENGINES
@@ -89,10 +89,15 @@ pub fn engine_text(name: &str) -> Option<&'static str> {
     })
 }
 
-/// An engine by profile name, alias or `.toml` path, validated (`generic` is built in).
+/// An engine by profile name, alias or `.toml` path, validated. `generic` is the shipped
+/// `generic.toml` (every engine's rows pooled), or the built-in engineering figures
+/// ([`EngineSpec::generic`]) where none ships.
 pub fn load_engine(name: &str) -> Result<EngineSpec> {
     const GENERIC: &str = "";
-    let preset = if name.eq_ignore_ascii_case("generic") { Some(GENERIC) } else { engine_text(name) };
+    let preset = match engine_text(name) {
+        None if name.eq_ignore_ascii_case("generic") => Some(GENERIC),
+        found => found,
+    };
     match source("engine", name, preset, ENGINES)? {
         Source::Preset(GENERIC) => Ok(EngineSpec::generic()),
         found => parse(name, "engine", found, EngineSpec::validate),

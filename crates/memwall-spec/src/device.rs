@@ -311,6 +311,10 @@ pub struct AppLimit {
     pub source: String,
 }
 
+/// How a device's `[sources]` entry starts when the figure was assumed, not published (a
+/// device from its spec sheet whose RAM no source gives); the results list such figures.
+pub const ASSUMED: &str = "assumed: ";
+
 /// A device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -88,10 +88,16 @@ pub struct UnitCosts {
     /// NPU's `*_power_w`). Absent: 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_scale: Option<f64>,
-    /// Cross-validated spread of measured ÷ predicted decode tok/s for this engine and unit:
-    /// the 10th and 90th percentiles of the ratio (an 80 % interval), from `memwall validate`.
+    /// Cross-validated spread of measured ÷ predicted decode tok/s for this engine and unit
+    /// on a device whose bandwidth or compute figures are assumed (a device from its spec
+    /// sheet, its family's defaults): the 10th and 90th percentiles of the ratio (an 80 %
+    /// interval), from `memwall validate` leaving each SoC out and rebuilding it from its sheet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_ratio: Option<[f64; 2]>,
+    /// The same on a device that states every figure the unit's speed needs (a preset):
+    /// leave-one-device-out residuals, the device's own figures kept. Absent: `error_ratio`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_ratio_stated: Option<[f64; 2]>,
 }
 
 impl UnitCosts {
@@ -165,10 +171,12 @@ impl UnitCosts {
         {
             return Err(SpecError::invalid("power_scale", p, "must lie in (0, 2]"));
         }
-        if let Some([lo, hi]) = self.error_ratio
-            && !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi)
-        {
-            return Err(SpecError::invalid("error_ratio", format!("[{lo}, {hi}]"), "must be 0 < low <= high"));
+        for (field, band) in [("error_ratio", self.error_ratio), ("error_ratio_stated", self.error_ratio_stated)] {
+            if let Some([lo, hi]) = band
+                && !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi)
+            {
+                return Err(SpecError::invalid(field, format!("[{lo}, {hi}]"), "must be 0 < low <= high"));
+            }
         }
         Ok(())
     }
@@ -272,6 +280,7 @@ impl EngineSpec {
             formats: Vec::new(),
             power_scale: None,
             error_ratio: None,
+            error_ratio_stated: None,
         };
         EngineSpec {
             name: "generic".into(),

@@ -109,19 +109,22 @@ pub(crate) fn validate(
         print_table(&header, &lines);
     }
     println!(
-        "\ndecode cross-validated three ways: leave one physical device out (its preset's figures kept); leave one \
+        "\ndecode cross-validated four ways: leave one physical device out (its preset's figures kept); leave one \
          SoC out, its device rebuilt from the spec sheet with its CPU family's and GPU vendor's bandwidth figures \
-         computed without it (as a new user's device); leave one CPU family out whole. cov = rows inside the 80% \
-         interval of measured / predicted formed from the other devices / SoCs / families of the group"
+         computed without it (as a new user's device); leave one CPU family out whole; leave one engine out (its rows \
+         predicted by the generic engine fitted on the other engines' rows, as an engine without a profile). cov = \
+         rows inside the 80% interval of measured / predicted formed from the other devices / SoCs / families / \
+         engines of the group"
     );
     for (title, groups) in [
         ("by device class", &r.decode.by_class),
         ("by unit", &r.decode.by_unit),
         ("by engine and unit", &r.decode.by_engine),
     ] {
-        let header: Vec<String> = [title, "rows", "device out", "cov", "SoC out (sheet)", "cov", "family out", "cov"]
-            .map(String::from)
-            .to_vec();
+        let header: Vec<String> =
+            [title, "rows", "device out", "cov", "SoC out (sheet)", "cov", "family out", "cov", "engine out", "cov"]
+                .map(String::from)
+                .to_vec();
         let cov = |k: &memwall_calib::Coverage| {
             if k.checked == 0 { "-".to_string() } else { format!("{:.0}% ({})", 100.0 * k.share, k.checked) }
         };
@@ -137,6 +140,8 @@ pub(crate) fn validate(
                     cov(&g.sheet_coverage),
                     format!("{:.1}%", 100.0 * g.family.median),
                     cov(&g.family_coverage),
+                    format!("{:.1}%", 100.0 * g.engine.median),
+                    cov(&g.engine_coverage),
                 ]
             })
             .collect();

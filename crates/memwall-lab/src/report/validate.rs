@@ -33,6 +33,11 @@ pub struct GroupErrors {
     pub family: Summary,
     /// Coverage of the 80 % interval formed from the other families' residuals.
     pub family_coverage: Coverage,
+    /// Each engine left out: its rows predicted by the generic engine fitted on the other
+    /// engines' rows (decode rows; prefill rows repeat the leave-one-device-out figure).
+    pub engine: Summary,
+    /// Coverage of the 80 % interval formed from the other engines' residuals.
+    pub engine_coverage: Coverage,
 }
 
 /// The errors of one phase's rows by device class, by unit and by engine and unit (each
@@ -54,6 +59,8 @@ impl PhaseErrors {
         let (measured, predicted) = (pick(|r| r.measured_tok_s), pick(|r| r.predicted_tok_s));
         let (in_sample, roofline) = (pick(|r| r.in_sample_tok_s), pick(|r| r.roofline_tok_s));
         let (sheet, family) = (pick(|r| r.sheet_tok_s), pick(|r| r.family_tok_s));
+        let engine_out = pick(|r| r.engine_tok_s);
+        let engines: Vec<String> = rows.iter().map(|r| format!("{}/{}", r.engine, r.backend)).collect();
         let device: Vec<String> = rows.iter().map(|r| r.unit_device.clone()).collect();
         let soc: Vec<String> = rows.iter().map(|r| r.device.clone()).collect();
         let fam: Vec<String> = rows.iter().map(|r| r.family.clone()).collect();
@@ -66,22 +73,32 @@ impl PhaseErrors {
             let sh_cov = memwall_calib::interval_coverage(&sheet, &measured, &soc, &key);
             let fa = memwall_calib::summarize(&family, &measured, &key);
             let fa_cov = memwall_calib::interval_coverage(&family, &measured, &fam, &key);
+            let en = memwall_calib::summarize(&engine_out, &measured, &key);
+            let en_cov = memwall_calib::interval_coverage(&engine_out, &measured, &engines, &key);
             cv.into_iter()
                 .zip(roof)
                 .zip(ins)
                 .zip(cov)
                 .zip(sh.into_iter().zip(sh_cov))
                 .zip(fa.into_iter().zip(fa_cov))
-                .map(|(((((c, r), i), coverage), (sheet, sheet_coverage)), (family, family_coverage))| GroupErrors {
-                    cross_validated: c,
-                    roofline: r,
-                    in_sample: i,
-                    coverage,
-                    sheet,
-                    sheet_coverage,
-                    family,
-                    family_coverage,
-                })
+                .zip(en.into_iter().zip(en_cov))
+                .map(
+                    |(
+                        (((((c, r), i), coverage), (sheet, sheet_coverage)), (family, family_coverage)),
+                        (engine, engine_coverage),
+                    )| GroupErrors {
+                        cross_validated: c,
+                        roofline: r,
+                        in_sample: i,
+                        coverage,
+                        sheet,
+                        sheet_coverage,
+                        family,
+                        family_coverage,
+                        engine,
+                        engine_coverage,
+                    },
+                )
                 .collect()
         };
         PhaseErrors {

@@ -389,7 +389,7 @@ impl CostPlan {
             paged: footprint.paged_fraction(),
             storage_gbps: d.storage.read_gbps,
             weights: tp.weights.clone(),
-            error_ratio: unit.costs.error_ratio,
+            error_ratio: unit.error_ratio(),
             table: tp.table.clone(),
             assumed: unit.assumed,
         })

@@ -35,6 +35,18 @@ pub struct UnitModel {
     pub assumed: Vec<&'static str>,
 }
 
+impl UnitModel {
+    /// The engine's 80 % band of measured ÷ predicted that fits this device: the band of
+    /// devices from their spec sheets (`error_ratio`) when a figure the unit's speed rests on
+    /// is assumed (a bandwidth share, the per-core bandwidth, the unit's peak arithmetic),
+    /// else the narrower band of devices that state their figures (`error_ratio_stated`,
+    /// where the engine has one). A power figure assumed moves energy, not speed.
+    pub fn error_ratio(&self) -> Option<[f64; 2]> {
+        let speed_assumed = self.assumed.iter().any(|f| !f.ends_with("_power_w") && *f != "memory.ram_bytes");
+        if speed_assumed { self.costs.error_ratio } else { self.costs.error_ratio_stated.or(self.costs.error_ratio) }
+    }
+}
+
 fn missing(field: &str, device: &str, unit: &str) -> SimError {
     SimError::Spec(SpecError::invalid(
         format!("device.{field}"),
@@ -142,6 +154,9 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
     let a = &d.accelerators;
     let kind: Option<DeviceKind> = d.kind;
     let mut assumed = Vec::new();
+    if d.sources.get("memory.ram_bytes").is_some_and(|v| v.starts_with(memwall_spec::device::ASSUMED)) {
+        assumed.push("memory.ram_bytes");
+    }
     let (stated, default, field) = d.bandwidth_fraction(backend);
     let f = figure(stated, default, field, s, &mut assumed)?;
     let (per_core_gbps, peak_macs_per_s, power_w) = match backend {
@@ -179,4 +194,39 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
         costs,
         assumed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(assumed: Vec<&'static str>) -> UnitModel {
+        let mut costs = memwall_spec::EngineSpec::generic().cpu.unwrap();
+        costs.error_ratio = Some([0.6, 1.5]);
+        costs.error_ratio_stated = Some([0.8, 1.2]);
+        UnitModel {
+            backend: Backend::Cpu,
+            dram_gbps: 50.0,
+            per_core_gbps: Some(10.0),
+            peak_macs_per_s: None,
+            power_w: None,
+            costs,
+            assumed,
+        }
+    }
+
+    #[test]
+    fn the_band_widens_when_a_figure_the_speed_rests_on_is_assumed() {
+        // Every figure stated: the band of devices that state theirs.
+        assert_eq!(model(vec![]).error_ratio(), Some([0.8, 1.2]));
+        // Power and RAM move energy and fit, not speed: still the narrow band.
+        assert_eq!(model(vec!["accelerators.gpu_power_w", "memory.ram_bytes"]).error_ratio(), Some([0.8, 1.2]));
+        // A bandwidth figure assumed: the band of devices from their sheets.
+        assert_eq!(model(vec!["memory.achievable_fraction"]).error_ratio(), Some([0.6, 1.5]));
+        assert_eq!(model(vec!["accelerators.npu_int8_tops"]).error_ratio(), Some([0.6, 1.5]));
+        // An engine without a stated band keeps its one band.
+        let mut m = model(vec![]);
+        m.costs.error_ratio_stated = None;
+        assert_eq!(m.error_ratio(), Some([0.6, 1.5]));
+    }
 }
