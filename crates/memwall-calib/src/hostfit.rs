@@ -300,6 +300,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             accel_achievable_fraction: None,
             per_core_gbps: Some(per_core),
             dram_pj_per_bit: 15.0,
+            peak_range: None,
         },
         caches,
         clusters: vec![cluster],

@@ -85,7 +85,7 @@ pub struct NameRow {
     pub name: String,
     /// Chip id.
     pub id: String,
-    /// RAM, GB (None: the chip's first RAM option).
+    /// RAM, GB (None: the chip's largest RAM option, [`Chip::default_ram_gb`]).
     pub ram_gb: Option<u32>,
     /// Source.
     pub source: String,
@@ -242,7 +242,7 @@ pub fn normalized(s: &str) -> String {
 }
 
 /// The chip and RAM a user's device name means: a chip id with its RAM (`snapdragon-8-gen3-12gb`),
-/// a chip id alone (its first RAM option), or a name of the names files (`Galaxy S24 Ultra`).
+/// a chip id alone (a preset of the chip where one exists, else its largest RAM option), or a name of the names files (`Galaxy S24 Ultra`).
 pub fn lookup(name: &str) -> Option<(&'static Chip, Option<u32>)> {
     let n = normalized(name);
     let chip = |id: &str| chips().iter().find(|c| c.id == id);
@@ -303,17 +303,98 @@ pub fn assumed_ram_gb(kind: DeviceKind) -> u32 {
     }
 }
 
+/// The clock a cluster of `core` is taken to run at when its sheet gives none, GHz: the
+/// median of the clocks the other sheets publish for that core (`None`: no sheet does).
+pub fn assumed_clock_ghz(core: &str) -> Option<f64> {
+    let mut v: Vec<f64> = chips()
+        .iter()
+        .flat_map(|c| &c.clusters)
+        .filter(|c| c.core.eq_ignore_ascii_case(core))
+        .filter_map(|c| c.ghz)
+        .collect();
+    v.sort_by(f64::total_cmp);
+    (!v.is_empty()).then(|| v[v.len() / 2])
+}
+
+/// A memory bus assumed for a sheet that publishes only its memory type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssumedBus {
+    /// Bus width, bits: the median of the published widths of chips of the same kind.
+    pub width_bits: u32,
+    /// Data rate, MT/s: the median of the published rates of chips with the same memory
+    /// type (of the same kind where any; any type where the sheet gives none).
+    pub rate_mtps: f64,
+    /// The 10th and 90th percentiles of `published peak ÷ assumed peak` over the chips of the
+    /// same kind and memory type that publish their bus (the band's widening).
+    pub range: [f64; 2],
+    /// How it was formed, for the device's sources.
+    pub why: String,
+}
+
+/// The bus a chip of `kind` with memory `mem_type` is taken to have when its sheet gives
+/// neither width nor rate ([`AssumedBus`]); `None` when no sheet of the kind publishes one.
+pub fn assumed_bus_of(kind: DeviceKind, mem_type: &str) -> Option<AssumedBus> {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[v.len() / 2])
+    };
+    let same_kind: Vec<&Chip> = chips().iter().filter(|c| c.kind == kind).collect();
+    let widths: Vec<f64> = same_kind.iter().filter_map(|c| c.bus_width_bits).map(f64::from).collect();
+    let width_bits = median(widths)? as u32;
+    // A sheet may list several types (`LPDDR4X;LPDDR5`): a chip sharing any of them counts.
+    let types =
+        |t: &str| t.split(';').map(|x| x.trim().to_ascii_uppercase()).filter(|x| !x.is_empty()).collect::<Vec<_>>();
+    let wanted = types(mem_type);
+    let typed = |c: &Chip| wanted.is_empty() || types(&c.mem_type).iter().any(|t| wanted.contains(t));
+    let rates_kind: Vec<f64> = same_kind.iter().filter(|c| typed(c)).filter_map(|c| c.data_rate_mtps).collect();
+    let rates_any: Vec<f64> = chips().iter().filter(|c| typed(c)).filter_map(|c| c.data_rate_mtps).collect();
+    let rates = if rates_kind.is_empty() { rates_any } else { rates_kind };
+    let rate_mtps = median(rates.clone())?;
+    let assumed = f64::from(width_bits) * rate_mtps;
+    let mut ratios: Vec<f64> = same_kind
+        .iter()
+        .filter(|c| typed(c))
+        .filter_map(|c| Some(f64::from(c.bus_width_bits?) * c.data_rate_mtps? / assumed))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    let q = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
+    let range = if ratios.len() >= 3 { [q(0.1).min(1.0), q(0.9).max(1.0)] } else { [0.5, 1.5] };
+    Some(AssumedBus {
+        width_bits,
+        rate_mtps,
+        range,
+        why: format!(
+            "the median of the {} sheets that publish it ({} of {} chips' rates); their peaks spread {:.2}x to {:.2}x \
+             of the assumed one, by which the 80% band widens",
+            kind.name(),
+            rates.len(),
+            if mem_type.is_empty() { "any memory type" } else { mem_type },
+            range[0],
+            range[1]
+        ),
+    })
+}
+
 impl Chip {
-    /// The RAM a device of this chip has when the user names none, GB: the first option, else
-    /// the least RAM of the devices the names files list for it.
-    pub fn default_ram_gb(&self) -> Option<u32> {
-        self.ram_gb_options
-            .first()
-            .copied()
-            .or_else(|| names().iter().filter(|n| n.id == self.id).filter_map(|n| n.ram_gb).min())
+    /// Every RAM size the chip ships with, GB, largest first: its options, and those of the
+    /// devices the names files list for it.
+    pub fn ram_sizes_gb(&self) -> Vec<u32> {
+        let mut all: Vec<u32> = self.ram_gb_options.clone();
+        all.extend(names().iter().filter(|n| n.id == self.id).filter_map(|n| n.ram_gb));
+        all.sort_unstable_by(|a, b| b.cmp(a));
+        all.dedup();
+        all
     }
 
-    /// The device of this chip with `ram_gb` of RAM (None: the first RAM option): its
+    /// The RAM a device of this chip has when the user names none, GB: the largest it ships
+    /// with. A published run of a model on "a phone with this chip" ran where the model fit,
+    /// so the smallest variant would page a model the measured device held; the output names
+    /// the RAM taken, and `<id>-<N>gb` picks another.
+    pub fn default_ram_gb(&self) -> Option<u32> {
+        self.ram_sizes_gb().first().copied()
+    }
+
+    /// The device of this chip with `ram_gb` of RAM (None: [`Chip::default_ram_gb`]): its
     /// memory bus and clusters from the sheet, every figure the sheet lacks left to the
     /// family defaults and listed. Refused, naming the field, when the sheet lacks what a
     /// prediction needs (the memory bandwidth, the clocks, a RAM size).
@@ -321,28 +402,45 @@ impl Chip {
         let field = |f: &str| format!("device database `{}`.{f}", self.id);
         let stated_ram = ram_gb.or(self.default_ram_gb());
         let ram = stated_ram.unwrap_or_else(|| assumed_ram_gb(self.kind));
-        // The bus: width and rate where published, else the published peak on a 64-bit bus.
+        // The bus: width and rate where published, else the published peak on a 64-bit bus,
+        // else what the sheets of its kind and memory type publish (assumed, listed, and the
+        // band widened by how far those sheets spread).
+        let mut assumed_bus = None;
         let (channels, width, rate) = match (self.bus_width_bits, self.data_rate_mtps, self.peak_gbps) {
             (Some(b), Some(r), _) => (b.div_ceil(16).max(1), 16, r),
             (_, _, Some(p)) => (4, 16, p * 1000.0 / 8.0),
-            _ => {
-                return Err(SpecError::invalid(
-                    field("peak_gbps"),
-                    "empty",
-                    "no memory bandwidth is published for this chip (bus_width_bits and data_rate_mtps, or \
-                     peak_gbps): memwall does not guess a memory bus; give the device as a file",
-                ));
+            (b, r, None) => {
+                let bus = assumed_bus_of(self.kind, &self.mem_type).ok_or_else(|| {
+                    SpecError::invalid(
+                        field("peak_gbps"),
+                        "empty",
+                        "no memory bandwidth is published for this chip (bus_width_bits and data_rate_mtps, or \
+                         peak_gbps), nor does any sheet of its kind and memory type publish one to assume from; \
+                         give the device as a file",
+                    )
+                })?;
+                let (width, rate) = (b.unwrap_or(bus.width_bits), r.unwrap_or(bus.rate_mtps));
+                assumed_bus = Some((bus, b.is_none(), r.is_none()));
+                (width.div_ceil(16).max(1), 16, rate)
             }
         };
         let mut clusters = Vec::new();
+        let mut assumed_clocks = Vec::new();
         for (i, c) in self.clusters.iter().enumerate() {
-            let ghz = c.ghz.ok_or_else(|| {
-                SpecError::invalid(
-                    field(&format!("cpu_clusters[{i}]")),
-                    &c.core,
-                    "no clock is published for this cluster",
-                )
-            })?;
+            let ghz = match c.ghz {
+                Some(g) => g,
+                None => {
+                    let g = assumed_clock_ghz(&c.core).ok_or_else(|| {
+                        SpecError::invalid(
+                            field(&format!("cpu_clusters[{i}]")),
+                            &c.core,
+                            "no clock is published for this cluster, nor by any other sheet with this core",
+                        )
+                    })?;
+                    assumed_clocks.push(format!("{} {} at {g} GHz", c.cores, c.core));
+                    g
+                }
+            };
             let fig = cores::core_figures(&c.core).unwrap_or(cores::UNKNOWN_CORE);
             clusters.push(ClusterSpec {
                 name: format!("{}x {}", c.cores, c.core),
@@ -368,6 +466,32 @@ impl Chip {
                 .to_string(),
         );
         sources.insert("storage".to_string(), "assumed by device kind (memwall_catalog::device_db)".to_string());
+        if !assumed_clocks.is_empty() {
+            sources.insert(
+                "clusters.max_ghz".into(),
+                format!(
+                    "{}{}: the median clock of this core on the sheets that publish one",
+                    memwall_spec::device::ASSUMED,
+                    assumed_clocks.join(", ")
+                ),
+            );
+        }
+        let mut peak_range = None;
+        if let Some((bus, width_assumed, rate_assumed)) = &assumed_bus {
+            if *width_assumed {
+                sources.insert(
+                    "memory.channels".into(),
+                    format!("{}{} bits, {}", memwall_spec::device::ASSUMED, bus.width_bits, bus.why),
+                );
+            }
+            if *rate_assumed {
+                sources.insert(
+                    "memory.data_rate_mtps".into(),
+                    format!("{}{} MT/s, {}", memwall_spec::device::ASSUMED, bus.rate_mtps, bus.why),
+                );
+            }
+            peak_range = Some(bus.range);
+        }
         if stated_ram.is_none() {
             sources.insert(
                 "memory.ram_bytes".to_string(),
@@ -407,6 +531,7 @@ impl Chip {
                 accel_achievable_fraction: None,
                 per_core_gbps: None,
                 dram_pj_per_bit: 4.0,
+                peak_range,
             },
             caches: Vec::new(),
             clusters,
@@ -483,16 +608,33 @@ mod tests {
         d.validate().unwrap();
         // 64-bit LPDDR5X-8533: 64 / 8 × 8533 / 1000 = 68.26 GB/s.
         assert!((d.memory.peak_gbps() - 68.264).abs() < 1e-3, "{}", d.memory.peak_gbps());
-        assert_eq!((d.name.as_str(), d.memory.ram_bytes), ("test-chip-12gb", 12 << 30));
+        // No RAM named: the largest the chip ships with.
+        assert_eq!((d.name.as_str(), d.memory.ram_bytes), ("test-chip-16gb", 16 << 30));
         assert_eq!(d.clusters[0].simd_pipes, 4);
         assert_eq!(d.total_cores(), 8);
         assert_eq!(d.accelerators.gpu_vendor, Some(GpuVendor::Qualcomm));
         assert!(d.memory.achievable_fraction.is_none() && d.sheet.is_some());
+        // A sheet that gives the memory type only: the bus its kind's sheets publish, listed
+        // as assumed, the band widened by their spread.
         let none = Chip { bus_width_bits: None, data_rate_mtps: None, ..c.clone() };
-        let e = none.device(Some(8)).unwrap_err().to_string();
-        assert!(e.contains("peak_gbps") && e.contains("test-chip"), "{e}");
-        let no_clock = Chip { clusters: clusters_of("t", 2, "2x:apple-a18-p").unwrap(), ..c };
-        assert!(no_clock.device(Some(8)).unwrap_err().to_string().contains("cpu_clusters[0]"));
+        let d = none.device(Some(8)).unwrap();
+        let bus = assumed_bus_of(DeviceKind::Phone, "LPDDR5X").unwrap();
+        assert_eq!(bus.width_bits, 64, "phone sheets publish 64-bit buses");
+        assert!((d.memory.peak_gbps() - 64.0 / 8.0 * bus.rate_mtps / 1000.0).abs() < 1e-9);
+        assert!(d.sources["memory.data_rate_mtps"].starts_with(memwall_spec::device::ASSUMED));
+        let [lo, hi] = d.memory.peak_range.unwrap();
+        assert!(lo <= 1.0 && hi >= 1.0 && lo > 0.3 && hi < 3.0, "[{lo}, {hi}]");
+        assert!(c.device(Some(8)).unwrap().memory.peak_range.is_none());
+        let untyped = Chip { mem_type: "HBM9".into(), kind: DeviceKind::Phone, ..none };
+        assert!(untyped.device(Some(8)).is_err() || untyped.device(Some(8)).unwrap().memory.peak_range.is_some());
+        // A cluster without a clock: the median its core runs at on the other sheets, listed;
+        // a core no sheet clocks is refused.
+        let no_clock = Chip { clusters: clusters_of("t", 2, "2x:cortex-a520").unwrap(), ..c.clone() };
+        let d = no_clock.device(Some(8)).unwrap();
+        assert_eq!(Some(d.clusters[0].max_ghz), assumed_clock_ghz("cortex-a520"));
+        assert!(d.sources["clusters.max_ghz"].starts_with(memwall_spec::device::ASSUMED));
+        let unknown = Chip { clusters: clusters_of("t", 2, "2x:no-such-core").unwrap(), ..c };
+        assert!(unknown.device(Some(8)).unwrap_err().to_string().contains("cpu_clusters[0]"));
     }
 
     #[test]

@@ -172,9 +172,13 @@ pub fn load_device(name: &str) -> Result<DeviceSpec> {
         && std::fs::symlink_metadata(name).is_err()
         && let Some((chip, ram)) = crate::device_db::lookup(name)
     {
-        // A chip and RAM a preset describes is the preset (its figures are measured).
-        if let Some(preset) = ram.or(chip.default_ram_gb()).map(|gb| format!("{}-{gb}gb", chip.id))
-            && find(DEVICES, &preset).is_some()
+        // A chip and RAM a preset describes is the preset (its figures are measured); a chip
+        // named alone is its preset of the most RAM where it has one.
+        let sizes = match ram {
+            Some(gb) => vec![gb],
+            None => chip.ram_sizes_gb(),
+        };
+        if let Some(preset) = sizes.iter().map(|gb| format!("{}-{gb}gb", chip.id)).find(|p| find(DEVICES, p).is_some())
         {
             return load(&preset, "device", DEVICES, DeviceSpec::validate);
         }

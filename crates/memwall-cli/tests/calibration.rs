@@ -37,15 +37,19 @@ fn validate_reports_leave_one_device_out_beside_the_roofline() {
     let pct: Vec<f64> = all.split_whitespace().filter_map(|w| w.strip_suffix('%')?.parse().ok()).collect();
     assert!(pct[0] < 20.0 && pct[0] * 3.0 < pct[4], "median {} vs roofline {}: {all}", pct[0], pct[4]);
     assert!(pct[3] > 60.0 && pct[3] <= 100.0, "coverage {}: {all}", pct[3]);
-    // Cross-validated three ways; the interval the engines ship is the spec-sheet one (each
+    // Cross-validated four ways; the interval the engines ship is the spec-sheet one (each
     // SoC left out, its device rebuilt from the sheet), and on the table it holds 70-90 % of
     // the rows it never saw, as an 80 % interval should.
     let three = out.lines().skip_while(|l| !l.starts_with("by device class  rows  device out")).nth(1).unwrap();
     let pct: Vec<f64> = three.split_whitespace().filter_map(|w| w.strip_suffix('%')?.parse().ok()).collect();
-    assert_eq!(pct.len(), 6, "{three}");
+    assert_eq!(pct.len(), 8, "{three}");
     assert!(pct[2] >= pct[0], "a device from its sheet is predicted no better than its preset: {three}");
     assert!((70.0..=90.0).contains(&pct[3]), "spec-sheet coverage {}: {three}", pct[3]);
     assert!((60.0..=95.0).contains(&pct[5]), "family-out coverage {}: {three}", pct[5]);
+    // Leave-one-engine-out: a framework without a profile misses by more than a profiled one
+    // on a new device, and the band formed from the other engines holds 70-90 % of its rows.
+    assert!(pct[6] >= pct[2], "an engine left out is predicted no better than a profiled one: {three}");
+    assert!((70.0..=90.0).contains(&pct[7]), "engine-out coverage {}: {three}", pct[7]);
     let o = memwall(&["validate"], dir.path());
     assert_eq!(o.status.code(), Some(2));
 }

@@ -46,6 +46,12 @@ pub struct MemorySpec {
     pub per_core_gbps: Option<f64>,
     /// DRAM + PHY energy per bit moved, pJ.
     pub dram_pj_per_bit: f64,
+    /// Where the bus is assumed, not published (a device from a sheet that gives the memory
+    /// type only): the 10th and 90th percentiles of `published peak ÷ assumed peak` over the
+    /// sheets that do publish theirs, by which a prediction's 80 % band widens. Absent: the
+    /// bus is published.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_range: Option<[f64; 2]>,
 }
 
 impl MemorySpec {

@@ -129,7 +129,10 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         println!("threads       {n}: {why} (--threads to choose)");
     }
     if !e.assumed.is_empty() {
-        println!("assumed       class defaults for {} (the device states none)", e.assumed);
+        println!(
+            "assumed       {} (the device states none: class or family defaults, or what its kind's sheets publish; the 80% range is the one for such devices)",
+            e.assumed
+        );
     }
     let b = s.workload.batch;
     if b == 1 {

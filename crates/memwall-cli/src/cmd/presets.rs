@@ -77,7 +77,7 @@ pub(crate) fn devices(query: Option<&str>, json: bool) -> Result<()> {
         println!("{:<28} {:<8} {:<8} {:>9} {:>6} {:>10}  {}", r.id, r.kind, r.os, peak, r.cores, r.ram_gb, note);
     }
     println!(
-        "\n{} chips ({} predictable from their sheet); a device is `<chip>-<N>gb`, a chip alone (its first RAM \
+        "\n{} chips ({} predictable from their sheet); a device is `<chip>-<N>gb`, a chip alone (its preset, else its largest RAM \
          option) or a name above",
         rows.len(),
         rows.iter().filter(|r| r.predictable).count()

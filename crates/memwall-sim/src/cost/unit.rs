@@ -33,6 +33,8 @@ pub struct UnitModel {
     pub costs: UnitCosts,
     /// Device figures taken from class defaults (`accelerators.gpu_bandwidth_fraction`, …).
     pub assumed: Vec<&'static str>,
+    /// The device's `memory.peak_range` (its bus assumed), by which the band widens.
+    pub peak_range: Option<[f64; 2]>,
 }
 
 impl UnitModel {
@@ -43,7 +45,16 @@ impl UnitModel {
     /// where the engine has one). A power figure assumed moves energy, not speed.
     pub fn error_ratio(&self) -> Option<[f64; 2]> {
         let speed_assumed = self.assumed.iter().any(|f| !f.ends_with("_power_w") && *f != "memory.ram_bytes");
-        if speed_assumed { self.costs.error_ratio } else { self.costs.error_ratio_stated.or(self.costs.error_ratio) }
+        let band = if speed_assumed {
+            self.costs.error_ratio
+        } else {
+            self.costs.error_ratio_stated.or(self.costs.error_ratio)
+        };
+        // An assumed bus: the band widens by how far the published buses spread.
+        match (band, self.peak_range) {
+            (Some([lo, hi]), Some([plo, phi])) => Some([lo * plo, hi * phi]),
+            _ => band,
+        }
     }
 }
 
@@ -154,8 +165,10 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
     let a = &d.accelerators;
     let kind: Option<DeviceKind> = d.kind;
     let mut assumed = Vec::new();
-    if d.sources.get("memory.ram_bytes").is_some_and(|v| v.starts_with(memwall_spec::device::ASSUMED)) {
-        assumed.push("memory.ram_bytes");
+    for field in ["memory.ram_bytes", "memory.channels", "memory.data_rate_mtps", "clusters.max_ghz"] {
+        if d.sources.get(field).is_some_and(|v| v.starts_with(memwall_spec::device::ASSUMED)) {
+            assumed.push(field);
+        }
     }
     let (stated, default, field) = d.bandwidth_fraction(backend);
     let f = figure(stated, default, field, s, &mut assumed)?;
@@ -193,6 +206,7 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
         power_w,
         costs,
         assumed,
+        peak_range: mem.peak_range,
     })
 }
 
@@ -212,6 +226,7 @@ mod tests {
             power_w: None,
             costs,
             assumed,
+            peak_range: None,
         }
     }
 
@@ -228,5 +243,10 @@ mod tests {
         let mut m = model(vec![]);
         m.costs.error_ratio_stated = None;
         assert_eq!(m.error_ratio(), Some([0.6, 1.5]));
+        // An assumed bus widens the band by the published buses' spread: 0.6 × 0.8, 1.5 × 1.25.
+        let mut m = model(vec!["memory.data_rate_mtps"]);
+        m.peak_range = Some([0.8, 1.25]);
+        let [lo, hi] = m.error_ratio().unwrap();
+        assert!((lo - 0.48).abs() < 1e-12 && (hi - 1.875).abs() < 1e-12, "[{lo}, {hi}]");
     }
 }
