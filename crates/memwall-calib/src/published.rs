@@ -637,7 +637,7 @@ fn generic_profile(v: &Validation, band: &dyn Fn(Backend) -> Option<[f64; 2]>) -
 /// The engine profiles of a validation with the figures fitted on every row, each fitted
 /// field's provenance, and the cross-validated 80 % interval of `measured ÷ predicted`
 /// (its engine and unit's rows when they come from [`MIN_BAND_DEVICES`] devices or more,
-/// else the band of an engine no row informs), and the generic engine ([`generic_profile`]):
+/// else the band of an engine no row informs), and the generic engine (`generic_profile`: every engine pooled):
 /// (name, TOML).
 pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
     use std::collections::BTreeMap;
