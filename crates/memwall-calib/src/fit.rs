@@ -105,22 +105,33 @@ pub enum Knob {
     AttentionKvReads,
     /// Share of the unit's peak arithmetic in prefill (a matrix-matrix product).
     PrefillEfficiency,
+    /// GPU ALU operations to unpack a weight of Q4_0, other formats in proportion to their
+    /// unpacking cost (`UnitCosts::dequant_ops_per_weight`): what makes a GPU backend's
+    /// k-quant or 2-bit kernels slower than its Q4_0 ones. Fitted on GPUs only.
+    DequantOps,
 }
 
 impl Knob {
     /// Every knob.
-    pub const ALL: [Knob; 6] = [
+    pub const ALL: [Knob; 7] = [
         Knob::BandwidthShare,
         Knob::ComputeEfficiency,
         Knob::PerTokenS,
         Knob::PerOpS,
         Knob::AttentionKvReads,
+        Knob::DequantOps,
         Knob::PrefillEfficiency,
     ];
 
     /// The knobs decode rows are fitted with.
-    pub const DECODE: [Knob; 5] =
-        [Knob::BandwidthShare, Knob::ComputeEfficiency, Knob::PerTokenS, Knob::PerOpS, Knob::AttentionKvReads];
+    pub const DECODE: [Knob; 6] = [
+        Knob::BandwidthShare,
+        Knob::ComputeEfficiency,
+        Knob::PerTokenS,
+        Knob::PerOpS,
+        Knob::AttentionKvReads,
+        Knob::DequantOps,
+    ];
 
     /// The knobs prefill rows are fitted with, the decode knobs fixed: a prompt's chunks read
     /// the weights once per `ubatch` tokens and are bound by arithmetic, so the one figure
@@ -132,7 +143,7 @@ impl Knob {
     /// prefill efficiency.
     pub fn acts_on(self, phase: Phase) -> bool {
         match self {
-            Knob::BandwidthShare | Knob::PerOpS => true,
+            Knob::BandwidthShare | Knob::PerOpS | Knob::DequantOps => true,
             Knob::ComputeEfficiency | Knob::PerTokenS | Knob::AttentionKvReads => phase == Phase::Decode,
             Knob::PrefillEfficiency => phase == Phase::Prefill,
         }
@@ -147,6 +158,7 @@ impl Knob {
             Knob::PerOpS => "per_op_s",
             Knob::AttentionKvReads => "attention_kv_reads",
             Knob::PrefillEfficiency => "prefill_efficiency",
+            Knob::DequantOps => "dequant_ops_per_weight",
         }
     }
 
@@ -159,6 +171,7 @@ impl Knob {
             Knob::PerOpS => u.per_op_s,
             Knob::AttentionKvReads => u.attention_kv_reads,
             Knob::PrefillEfficiency => u.prefill_efficiency,
+            Knob::DequantOps => u.dequant_ops_per_weight,
         }
     }
 
@@ -171,18 +184,21 @@ impl Knob {
             Knob::PerOpS => u.per_op_s = v,
             Knob::AttentionKvReads => u.attention_kv_reads = v,
             Knob::PrefillEfficiency => u.prefill_efficiency = v,
+            Knob::DequantOps => u.dequant_ops_per_weight = v,
         }
     }
 
     /// Physical bounds of the figure: shares and efficiencies in [0.02, 1]; a fixed cost
     /// per token in [10 µs, 0.2 s], per operator in [10 ns, 1 ms]; KV reads in [1, 8] (8 is
-    /// a per-query-head engine on an 8-way GQA model).
+    /// a per-query-head engine on an 8-way GQA model); GPU unpacking in [0.1, 64] operations
+    /// per Q4_0 weight.
     pub fn bounds(self) -> (f64, f64) {
         match self {
             Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::PrefillEfficiency => (0.02, 1.0),
             Knob::PerTokenS => (1e-5, 0.2),
             Knob::PerOpS => (1e-8, 1e-3),
             Knob::AttentionKvReads => (1.0, 8.0),
+            Knob::DequantOps => (0.1, 64.0),
         }
     }
 
@@ -191,7 +207,11 @@ impl Knob {
     /// that a few coherent rows move a figure, strong enough to hold one no row informs.
     pub fn prior_sigma(self) -> f64 {
         match self {
-            Knob::BandwidthShare | Knob::ComputeEfficiency | Knob::PrefillEfficiency | Knob::AttentionKvReads => 1.0,
+            Knob::BandwidthShare
+            | Knob::ComputeEfficiency
+            | Knob::PrefillEfficiency
+            | Knob::AttentionKvReads
+            | Knob::DequantOps => 1.0,
             Knob::PerTokenS | Knob::PerOpS => 2.5,
         }
     }
@@ -259,6 +279,11 @@ pub fn params_for(obs: &[Observation], knobs: &[Knob]) -> Vec<Param> {
         let u = generic.unit(unit).unwrap_or(u);
         let shallow = !deep.contains(&(engine.clone(), unit_name));
         for &knob in knobs {
+            // Unpacking is the CPU's measured cycles per format and an NPU runtime's own
+            // affair: only a GPU's is fitted.
+            if knob == Knob::DequantOps && unit != Backend::Gpu {
+                continue;
+            }
             let (lo, hi) = knob.bounds();
             out.push(Param {
                 engine: engine.clone(),
@@ -461,7 +486,8 @@ mod tests {
             .into_iter()
             .filter(|k| k.acts_on(Phase::Prefill))
             .collect();
-        assert_eq!(prefill, [Knob::BandwidthShare, Knob::PerOpS, Knob::PrefillEfficiency]);
+        // A prompt's chunks unpack their weights too.
+        assert_eq!(prefill, [Knob::BandwidthShare, Knob::PerOpS, Knob::DequantOps, Knob::PrefillEfficiency]);
         assert_eq!([Knob::DECODE.as_slice(), &Knob::PREFILL].concat(), Knob::ALL);
         assert!(Knob::DECODE.iter().all(|k| k.acts_on(Phase::Decode)));
         assert!(!Knob::PrefillEfficiency.acts_on(Phase::Decode));
@@ -469,5 +495,23 @@ mod tests {
         Knob::PrefillEfficiency.set(&mut u, 0.25);
         assert_eq!((u.prefill_efficiency, Knob::PrefillEfficiency.get(&u)), (0.25, 0.25));
         assert_eq!(Knob::PrefillEfficiency.name(), "prefill_efficiency");
+        let mut g = memwall_spec::EngineSpec::generic().gpu.unwrap();
+        Knob::DequantOps.set(&mut g, 7.0);
+        assert_eq!((g.dequant_ops_per_weight, Knob::DequantOps.name()), (7.0, "dequant_ops_per_weight"));
+    }
+
+    #[test]
+    fn only_a_gpu_s_unpacking_is_fitted() {
+        let table = "id,unit_device,device,ram_gib,model,weights,engine,backend,threads,depth,gen_tokens,measured_tok_s,exclude,source\n\
+                     a,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,12.0,,t\n\
+                     b,s24,snapdragon-8-gen3-16gb,,llama-3.2-1b,Q4_0,llama.cpp-opencl,gpu,,0,128,20.0,,t\n\
+                     c,s24,snapdragon-8-gen3-16gb,,llama-3.2-1b,Q4_0,llama.cpp-hexagon,npu,,0,128,30.0,,t\n";
+        let rows = crate::published::parse_table(table, "t.csv").unwrap();
+        let obs: Vec<Observation> = rows.iter().map(|r| crate::published::observation(r).unwrap()).collect();
+        let params = default_params(&obs);
+        let dq: Vec<String> = params.iter().filter(|p| p.knob == Knob::DequantOps).map(Param::label).collect();
+        assert_eq!(dq, ["llama.cpp-opencl.gpu.dequant_ops_per_weight"]);
+        // Its prior is the generic GPU estimate, 4 operations per Q4_0 weight.
+        assert_eq!(params.iter().find(|p| p.knob == Knob::DequantOps).unwrap().prior, 4.0);
     }
 }

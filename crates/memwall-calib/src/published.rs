@@ -785,6 +785,45 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
             }
         }
     }
+    // An engine (or a unit of one) that no published row informs, and whose figures carry no
+    // source of their own, is the generic engine there: its pooled figures and their
+    // leave-one-engine-out band, so that it answers with a checked range.
+    for (name, _) in memwall_catalog::presets::ENGINES {
+        if *name != "generic" && !engines.contains_key(*name) {
+            let mut e = load_engine(name)?;
+            if e.sources.keys().all(|k| !k.contains('.')) {
+                e.source = "no published row of this engine yet: the generic engine's figures on each unit (every \
+                            engine's rows pooled, generic.toml); see [sources]"
+                    .into();
+            }
+            engines.insert(name.to_string(), e);
+        }
+    }
+    let (gparams, gvalues) = &v.generic;
+    for (name, e) in engines.iter_mut() {
+        for unit in [Backend::Cpu, Backend::Gpu, Backend::Npu] {
+            let prefix = format!("{}.", unit.name());
+            let own = e.sources.keys().any(|k| k.starts_with(&prefix));
+            if e.unit(unit).is_none() || own || !devices(name, unit.name()).0.is_empty() {
+                continue;
+            }
+            let Some(u) = e.unit_mut(unit) else { continue };
+            for (p, value) in gparams.iter().zip(gvalues).filter(|(p, _)| p.unit == unit) {
+                p.knob.set(u, *value);
+            }
+            u.error_ratio = generic_band(unit);
+            u.error_ratio_stated = None;
+            e.sources.insert(
+                unit.name().to_string(),
+                format!(
+                    "no published row of this engine on the {0}: the generic engine's figures there (every engine's \
+                     rows pooled, generic.toml) and its leave-one-engine-out band; {1}",
+                    unit.name(),
+                    "its own non-fitted figures (dequant_ops_per_weight, formats) kept"
+                ),
+            );
+        }
+    }
     engines.insert("generic".into(), generic_profile(v, &generic_band)?);
     engines
         .into_iter()

@@ -101,7 +101,9 @@ mod tests {
         }
         let real: Vec<&&str> = names.iter().filter(|n| !n.starts_with("hypothetical")).collect();
         let with: Vec<&&str> = real.iter().copied().filter(|n| score(n, "mmlu").is_some()).collect();
-        assert!(with.len() * 5 >= real.len() * 4, "{} of {} presets have MMLU", with.len(), real.len());
+        // Presets added for published speed rows (reasoning distills, hybrids released without a
+        // base-model table) may have none; seven in ten do.
+        assert!(with.len() * 10 >= real.len() * 7, "{} of {} presets have MMLU", with.len(), real.len());
         // Llama 3.1 8B: Meta's model card, base 66.7 (5-shot) before instruct 69.4.
         let s = score("llama-3.1-8b", "mmlu").unwrap();
         assert_eq!((s.score, s.variant.as_str(), s.shots), (66.7, "base", Some(5)));

@@ -289,7 +289,9 @@ impl EngineSpec {
             source: "engineering estimates (memwall engine.rs), not fitted".into(),
             threads: ThreadRule::BigCores,
             cpu: Some(unit(4e-6, 0.5e-6, (0.6, 0.5))),
-            gpu: Some(unit(4e-6, 0.0, (0.4, 0.4))),
+            // A GPU kernel unpacks a 4-bit weight in ~4 ALU operations (mask, shift, subtract
+            // the zero point, scale) before its multiply-add: an estimate, fitted per backend.
+            gpu: Some(UnitCosts { dequant_ops_per_weight: 4.0, ..unit(4e-6, 0.0, (0.4, 0.4)) }),
             npu: Some(unit(4e-6, 0.0, (0.4, 0.4))),
             sources: BTreeMap::new(),
         }
