@@ -54,10 +54,9 @@ fn every_published_row_that_ran_fits_or_pages_at_its_measured_rate() {
     eprintln!("{used} rows: {fit} fit, {paged_match} page at their measured rate, {} do not", wrong.len());
     // The rows that page are the few whose weights exceed the class limit: an F16 7B on a
     // 16 GB Mac past Metal's working set (measured "anomalously low", memory-bound) and a 9B
-    // on an 8 GB Jetson, and Qwen3-235B Q3_K_M (113 GB) on a 128 GB Strix Halo, whose
-    // database chip takes Windows' app limit (0.6 of the RAM) though these runs were on Linux;
-    // the rest fit.
-    assert!(paged_match <= 7, "{paged_match} rows that ran are predicted to page");
+    // on an 8 GB Jetson; the rest fit (Qwen3-235B Q3_K_M, 113 GB, on a 128 GB Strix Halo fits
+    // once Windows keeps an amount, not a share).
+    assert!(paged_match <= 5, "{paged_match} rows that ran are predicted to page");
     assert!(used >= 170, "only {used} published rows could be stated");
     assert!(
         wrong.is_empty(),

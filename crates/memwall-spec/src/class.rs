@@ -459,6 +459,32 @@ pub const APP_LIMITS: &[AppLimitRow] = &[
                  8 GB machine resident (https://windowsforum.com/threads/maximize-performance-understanding-ram-usage-in-windows-11.339807/latest), \
                  leaving 0.5-0.75; 0.6, an estimate",
     },
+    // What Windows keeps is an amount, not a share: the same 2-4 GB leaves a larger share of a
+    // larger machine. 1 - 4 GiB / RAM at each size, the upper end of that source's range.
+    AppLimitRow {
+        os: Os::Windows,
+        kind: None,
+        min_ram_gib: 16,
+        share: 0.75,
+        source: "Windows: its services keep 2-4 GB resident (https://windowsforum.com/threads/maximize-performance-understanding-ram-usage-in-windows-11.339807/latest), \
+                 an amount that does not grow with the RAM: 1 - 4/16 = 0.75 from 16 GiB",
+    },
+    AppLimitRow {
+        os: Os::Windows,
+        kind: None,
+        min_ram_gib: 32,
+        share: 0.875,
+        source: "Windows: its services keep 2-4 GB resident (https://windowsforum.com/threads/maximize-performance-understanding-ram-usage-in-windows-11.339807/latest): \
+                 1 - 4/32 = 0.875 from 32 GiB",
+    },
+    AppLimitRow {
+        os: Os::Windows,
+        kind: None,
+        min_ram_gib: 64,
+        share: 0.9375,
+        source: "Windows: its services keep 2-4 GB resident (https://windowsforum.com/threads/maximize-performance-understanding-ram-usage-in-windows-11.339807/latest): \
+                 1 - 4/64 = 0.9375 from 64 GiB",
+    },
 ];
 
 /// The rows of [`APP_LIMITS`] that apply to a device: those of `os` for `kind`, or those of
@@ -520,6 +546,12 @@ mod tests {
         assert_eq!(app_limit(Os::Linux, Some(DeviceKind::Module), GIB8).share, 0.65);
         assert_eq!(app_limit(Os::Linux, Some(DeviceKind::Sbc), GIB8).share, 0.88);
         assert_eq!(app_limit(Os::Linux, None, GIB8).share, 0.88);
+        // Windows keeps an amount (4 GiB, the top of its range), not a share: 0.6 of an 8 GiB
+        // machine; on 128 GiB the 64 GiB row's 1 - 4/64: 0.9375 × 137 438 953 472 =
+        // 128 849 018 880 B (120 GiB).
+        assert_eq!(app_limit_bytes(Os::Windows, Some(DeviceKind::Laptop), GIB8), 5_153_960_755);
+        assert_eq!(app_limit_bytes(Os::Windows, Some(DeviceKind::Desktop), 128 * GIB), 128_849_018_880);
+        assert_eq!(app_limit(Os::Windows, None, 32 * GIB).share, 0.875);
     }
 
     /// Every OS has a row from 0 GiB, every share is a fraction, every row cites a source,
