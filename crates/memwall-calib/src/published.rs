@@ -591,6 +591,13 @@ pub fn ratio_interval(ratios: &mut [f64]) -> Option<[f64; 2]> {
 /// [`engine_out_predictions`]): two devices' rows say little of how a third will miss.
 pub const MIN_BAND_DEVICES: usize = 3;
 
+/// Set `u`, the costs on `unit`, to the pooled figures fitted for that unit.
+fn set_pooled(u: &mut memwall_spec::UnitCosts, unit: Backend, (params, values): &Pooled) {
+    for (p, value) in params.iter().zip(values).filter(|(p, _)| p.unit == unit) {
+        p.knob.set(u, *value);
+    }
+}
+
 /// The generic engine (`generic.toml`): [`memwall_spec::EngineSpec::generic`] with the figures
 /// fitted on every engine's rows pooled ([`Validation::generic`]) and, per unit, the 80 %
 /// band of its leave-one-engine-out residuals (`band`).
@@ -602,10 +609,12 @@ fn generic_profile(v: &Validation, band: &dyn Fn(Backend) -> Option<[f64; 2]>) -
     e.source = "figures fitted by `memwall validate --devices --write-engines` on every published decode row, all \
                 engines pooled (datasets/validation_decode.csv); the priors are memwall's engineering estimates"
         .into();
-    let (params, values) = &v.generic;
-    for (p, value) in params.iter().zip(values) {
-        let Some(u) = e.unit_mut(p.unit) else { continue };
-        p.knob.set(u, *value);
+    for unit in [Backend::Cpu, Backend::Gpu, Backend::Npu] {
+        if let Some(u) = e.unit_mut(unit) {
+            set_pooled(u, unit, &v.generic);
+        }
+    }
+    for p in &v.generic.0 {
         let rows = v.validated.iter().filter(|r| r.backend == p.unit.name()).count();
         e.sources.insert(
             format!("{}.{}", p.unit.name(), p.knob.name()),
@@ -799,7 +808,6 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
             engines.insert(name.to_string(), e);
         }
     }
-    let (gparams, gvalues) = &v.generic;
     for (name, e) in engines.iter_mut() {
         for unit in [Backend::Cpu, Backend::Gpu, Backend::Npu] {
             let prefix = format!("{}.", unit.name());
@@ -808,18 +816,16 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
                 continue;
             }
             let Some(u) = e.unit_mut(unit) else { continue };
-            for (p, value) in gparams.iter().zip(gvalues).filter(|(p, _)| p.unit == unit) {
-                p.knob.set(u, *value);
-            }
+            set_pooled(u, unit, &v.generic);
             u.error_ratio = generic_band(unit);
             u.error_ratio_stated = None;
             e.sources.insert(
                 unit.name().to_string(),
                 format!(
-                    "no published row of this engine on the {0}: the generic engine's figures there (every engine's \
-                     rows pooled, generic.toml) and its leave-one-engine-out band; {1}",
-                    unit.name(),
-                    "its own non-fitted figures (dequant_ops_per_weight, formats) kept"
+                    "no published row of this engine on the {}: the generic engine's figures there (every engine's \
+                     rows pooled, generic.toml) and its leave-one-engine-out band; its own non-fitted figures \
+                     (formats, dequant_cycles) kept",
+                    unit.name()
                 ),
             );
         }
