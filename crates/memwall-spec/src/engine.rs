@@ -336,3 +336,27 @@ impl EngineSpec {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_band_out_of_order_or_not_finite_is_refused_naming_its_field() {
+        for field in ["error_ratio", "error_ratio_stated"] {
+            for band in [[1.5, 0.7], [f64::NAN, 1.2], [0.0, 1.2]] {
+                let mut u = EngineSpec::generic().cpu.unwrap();
+                if field == "error_ratio" {
+                    u.error_ratio = Some(band);
+                } else {
+                    u.error_ratio_stated = Some(band);
+                }
+                let e = u.validate().unwrap_err().to_string();
+                assert!(e.contains(field) && e.contains("0 < low <= high"), "{band:?}: {e}");
+            }
+        }
+        let mut u = EngineSpec::generic().cpu.unwrap();
+        u.error_ratio_stated = Some([0.8, 1.2]);
+        assert!(u.validate().is_ok());
+    }
+}
