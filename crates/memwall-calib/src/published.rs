@@ -794,6 +794,75 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
             }
         }
     }
+    // Prompt-rate bands, from leave-one-device-out prefill residuals of the figure as shipped:
+    // an engine and unit whose prompt rows come from more than MIN_PREFILL_DEVICES devices
+    // had its prefill figure fitted in every fold, as it ships, and takes its own residuals;
+    // one with fewer ships the prior, which every fold used too, and takes the residuals of
+    // every row on the unit predicted at the prior (when those span MIN_BAND_DEVICES
+    // devices); one with exactly MIN_PREFILL_DEVICES ships a figure fitted on all of them that
+    // no fold could fit, so no residual describes it: unknown. No prompt rows: unknown.
+    if let Some(pv) = &v.prefill {
+        use crate::validate::MIN_PREFILL_DEVICES;
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut devs: BTreeMap<(&str, &str), BTreeSet<&str>> = BTreeMap::new();
+        for r in &pv.validated {
+            devs.entry((r.engine.as_str(), r.backend.as_str())).or_default().insert(r.unit_device.as_str());
+        }
+        let n_dev = |engine: &str, unit: &str| devs.get(&(engine, unit)).map_or(0, |d| d.len());
+        let band_of = |keep: &dyn Fn(&Validated) -> bool| {
+            let rows: Vec<&Validated> = pv.validated.iter().filter(|r| keep(r)).collect();
+            let n = rows.iter().map(|r| &r.unit_device).collect::<BTreeSet<_>>().len();
+            let mut ratios: Vec<f64> = rows.iter().map(|r| r.measured_tok_s / r.predicted_tok_s).collect();
+            (ratio_interval(&mut ratios), rows.len(), n)
+        };
+        for (name, e) in engines.iter_mut() {
+            for unit in [Backend::Cpu, Backend::Gpu, Backend::Npu] {
+                let u_name = unit.name();
+                let own_dev = n_dev(name, u_name);
+                if own_dev == 0 || e.unit(unit).is_none() {
+                    continue;
+                }
+                let (band, why) = if own_dev > MIN_PREFILL_DEVICES {
+                    let (band, n, _) = band_of(&|r| r.engine == *name && r.backend == u_name);
+                    let why = format!(
+                        "10th-90th percentile of measured / predicted prompt tok/s over its {n} prefill rows of \
+                         {own_dev} devices, each device left out of the fit"
+                    );
+                    (band, why)
+                } else if own_dev < MIN_PREFILL_DEVICES {
+                    let (band, n, d) =
+                        band_of(&|r| r.backend == u_name && n_dev(&r.engine, u_name) <= MIN_PREFILL_DEVICES);
+                    // Widened to hold the engine's own rows, which a pool of other engines'
+                    // rows may not describe.
+                    let own = pv
+                        .validated
+                        .iter()
+                        .filter(|r| r.engine == *name && r.backend == u_name)
+                        .map(|r| r.measured_tok_s / r.predicted_tok_s)
+                        .fold([f64::INFINITY, 0.0_f64], |[lo, hi], x| [lo.min(x), hi.max(x)]);
+                    let band = band.filter(|_| d >= MIN_BAND_DEVICES).map(|[lo, hi]| [lo.min(own[0]), hi.max(own[1])]);
+                    let why = format!(
+                        "its prompt rows come from {own_dev} device(s), too few to fit its prefill figure (it ships \
+                         the prior): the 10th-90th percentile of measured / predicted over the {n} prefill rows of {d} \
+                         devices on the {u_name} predicted at the prior in leave-one-device-out, widened to hold its own \
+                         rows{}",
+                        if band.is_none() { " (too few devices: unknown)" } else { "" }
+                    );
+                    (band, why)
+                } else {
+                    let why = format!(
+                        "unknown: its prefill figure is fitted on its {own_dev} devices' prompt rows, and leaving one \
+                         out leaves too few to fit it, so no cross-validated residual describes the shipped figure"
+                    );
+                    (None, why)
+                };
+                if let Some(u) = e.unit_mut(unit) {
+                    u.prefill_error_ratio = band;
+                    e.sources.insert(format!("{u_name}.prefill_error_ratio"), why);
+                }
+            }
+        }
+    }
     // An engine (or a unit of one) that no published row informs, and whose figures carry no
     // source of their own, is the generic engine there: its pooled figures and their
     // leave-one-engine-out band, so that it answers with a checked range.

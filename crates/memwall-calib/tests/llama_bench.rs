@@ -357,9 +357,12 @@ fn prompt_tests_calibrate_the_prefill_efficiency_beside_the_decode_figures() {
     let fitted = c.engine.cpu.as_ref().unwrap().prefill_efficiency;
     assert!((fitted / by_hand - 1.0).abs() < 0.05, "fitted {fitted}, by hand {by_hand}");
     // 60 tok/s of a model of 1.24e9 weights is 7.4e10 MAC/s, a quarter of the peak; the
-    // efficiency also scales the unpacking of the weights, so it ends a little above a
-    // quarter, below the profile's figure (fitted on phone, laptop and board CPUs).
-    assert!(fitted > 0.25 && fitted < 0.4 && fitted < profile, "{fitted} vs {profile}");
+    // efficiency also scales the unpacking of the weights, and the tied q6_K head (0.26e9
+    // weights, a fifth) has no matrix kernel in llama.cpp, so each prompt token unpacks it
+    // again (0.064 cycles a weight beside the 1/32 of its multiply-add): the figure ends
+    // between a quarter and a half, below the profile's (fitted on phone, laptop and board
+    // CPUs).
+    assert!(fitted > 0.25 && fitted < 0.45 && fitted < profile, "{fitted} vs {profile}");
     for r in &pp {
         assert!((r.calibrated_tok_s / r.measured_tok_s - 1.0).abs() < 0.1, "{r:?}");
         assert!(r.before_tok_s > r.measured_tok_s * 1.1, "the profile predicted them too fast: {r:?}");

@@ -101,6 +101,46 @@ fn prefill_rates_are_validated_leaving_their_device_out() {
     let e: memwall_spec::EngineSpec = toml::from_str(text).unwrap();
     assert!((e.cpu.as_ref().unwrap().prefill_efficiency / p.cv.full.values[0] - 1.0).abs() < 1e-12);
     assert!(e.sources["cpu.prefill_efficiency"].contains("4 prefill rows of 3 devices"), "{:?}", e.sources);
+    // That figure is fitted on exactly three devices, which no fold could fit: no
+    // cross-validated residual describes it, so its prompt band is unknown.
+    assert_eq!(e.cpu.as_ref().unwrap().prefill_error_ratio, None);
+    assert!(e.sources["cpu.prefill_error_ratio"].starts_with("unknown"), "{:?}", e.sources);
+}
+
+#[test]
+fn a_prompt_band_comes_from_the_residuals_of_the_figure_as_shipped() {
+    // Four devices' prompt rates: every fold fits llama.cpp's prefill figure on three, as the
+    // shipped profile does on four, so its band is its own leave-one-device-out residuals.
+    let text = format!(
+        "{PREFILL_HEADER}\
+         a,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,12.0,512,0,60.0,,test\n\
+         b,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q8_0,llama.cpp,cpu,4,0,128,8.0,512,0,55.0,,test\n\
+         c,m2,apple-m2-16gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,40.0,512,0,300.0,,test\n\
+         d,pi4,raspberry-pi-4-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,4.0,512,0,15.0,,test\n\
+         e,m3,apple-m3-16gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,45.0,512,0,350.0,,test\n\
+         f,op12,snapdragon-8-gen3-16gb,,llama-3.2-1b,int4-g32,executorch,cpu,,64,128,50.2,64,0,260.5,,test\n"
+    );
+    let v = validate(&parse_table(&text, "t.csv").unwrap()).unwrap();
+    let p = v.prefill.as_ref().unwrap();
+    let ratio = |id: &str| {
+        let r = p.validated.iter().find(|r| r.id == id).unwrap();
+        r.measured_tok_s / r.predicted_tok_s
+    };
+    let profiles = memwall_calib::published::fitted_engine_profiles(&v).unwrap();
+    let engine = |name: &str| -> memwall_spec::EngineSpec {
+        toml::from_str(&profiles.iter().find(|(n, _)| n == name).unwrap().1).unwrap()
+    };
+    let llama = engine("llama.cpp");
+    let [lo, hi] = llama.cpu.as_ref().unwrap().prefill_error_ratio.expect("a prompt band");
+    let own: Vec<f64> = ["a", "b", "c", "d", "e"].iter().map(|id| ratio(id)).collect();
+    let (min, max) = own.iter().fold((f64::INFINITY, 0.0_f64), |(a, b), x| (a.min(*x), b.max(*x)));
+    assert!(lo < hi && lo >= min && hi <= max, "[{lo}, {hi}] within [{min}, {max}]");
+    assert!(llama.sources["cpu.prefill_error_ratio"].contains("5 prefill rows of 4 devices"), "{:?}", llama.sources);
+    // ExecuTorch's one device ships the prior; its band is the residuals of the rows
+    // predicted at the prior (none here but its own: too few devices, unknown).
+    let et = engine("executorch");
+    assert_eq!(et.cpu.as_ref().unwrap().prefill_error_ratio, None);
+    assert!(et.sources["cpu.prefill_error_ratio"].contains("too few devices: unknown"), "{:?}", et.sources);
 }
 
 #[test]

@@ -215,6 +215,8 @@ pub static ESTIMATE_COLUMNS: &[Column<Estimate>] = &[
     Column { name: "decode_tok_s_hi", get: Get::OptF64(|e| e.decode_tok_s_interval.map(|i| i[1])) },
     Column { name: "decode_s_per_step", get: Get::F64(|e| e.decode_s_per_token) },
     Column { name: "prefill_tok_s", get: Get::F64(|e| e.prefill_tok_s) },
+    Column { name: "prefill_tok_s_lo", get: Get::OptF64(|e| e.prefill_tok_s_interval.map(|i| i[0])) },
+    Column { name: "prefill_tok_s_hi", get: Get::OptF64(|e| e.prefill_tok_s_interval.map(|i| i[1])) },
     Column { name: "prefill_s", get: Get::F64(|e| e.prefill_s) },
     Column { name: "ttft_s", get: Get::F64(|e| e.ttft_s) },
     Column { name: "energy_j_per_token", get: Get::F64(|e| e.energy_j_per_token) },

@@ -59,6 +59,11 @@ pub struct Estimate {
     pub decode_s_per_token: f64,
     /// Prefill tokens/s.
     pub prefill_tok_s: f64,
+    /// The 80 % interval of the prefill rate: `prefill_tok_s × the 10th and 90th percentiles
+    /// of measured ÷ predicted` over the engine's prompt rows on this unit, each predicted
+    /// by a fit that never saw its device; `None` for an engine without one, or where the
+    /// unit's peak arithmetic is a class default.
+    pub prefill_tok_s_interval: Option<[f64; 2]>,
     /// Prefill seconds.
     pub prefill_s: f64,
     /// Time to first token: prefill + sampling, seconds.
@@ -249,6 +254,10 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
             .map(|[lo, hi]| [lo * b * g as f64 / decode_s, hi * b * g as f64 / decode_s]),
         decode_s_per_token: decode_s / g as f64,
         prefill_tok_s: if prefill_s > 0.0 { b * p as f64 / prefill_s } else { 0.0 },
+        prefill_tok_s_interval: match plan.prefill_error_ratio {
+            Some([lo, hi]) if prefill_s > 0.0 => Some([lo * b * p as f64 / prefill_s, hi * b * p as f64 / prefill_s]),
+            _ => None,
+        },
         prefill_s,
         ttft_s: if p > 0 { prefill_s + plan.per_token_s } else { plan.decode_step(h).1.total },
         energy_j_per_token: energy / (g as f64 * b),

@@ -328,6 +328,79 @@ fn gpu_dequantization_by_hand() {
     assert!((p.t_dequant - 2e9 / rate).abs() < 1e-12 * 2e9 / rate, "{p:?}");
 }
 
+/// `chunk_dequant_cycles` by hand: 1000 cycles of unpacking for one token, 400 of them in
+/// formats without a matrix kernel, over a 256-token chunk sharing every 4:
+/// `64 × 600 + 256 × 400 = 140 800`; one token costs its 1000 either way.
+#[test]
+fn chunk_unpacking_by_hand() {
+    use memwall_sim::cost::plan::chunk_dequant_cycles;
+    assert_eq!(chunk_dequant_cycles(1000.0, 400.0, 256.0, 4.0), 140_800.0);
+    assert_eq!(chunk_dequant_cycles(1000.0, 400.0, 1.0, 4.0), 1000.0);
+    assert_eq!(chunk_dequant_cycles(1000.0, 0.0, 256.0, 4.0), 64_000.0);
+}
+
+/// An engine whose CPU prefill has matrix kernels for some formats only (ggml: q4_0, q8_0,
+/// not the k-quants) unpacks the others once per token: a 256-token chunk of pure q4_K costs
+/// 256 tokens' unpacking, of pure q4_0 256 / 4 (the cost model's `prefill_dequant_reuse`).
+/// A core without int8 dot products has no such kernels; a GPU design is not affected.
+#[test]
+fn formats_without_a_matrix_kernel_are_unpacked_per_prefill_token() {
+    let with_kernels = |mix: &str| {
+        let mut s = scenario(mix);
+        s.engine.cpu.as_mut().unwrap().gemm_formats = vec!["q4_0".into()];
+        s
+    };
+    for (mix, tokens_per_unpack) in [("pure-q4_K", 1.0), ("pure-q4_0", 4.0)] {
+        let plan = CostPlan::new(&with_kernels(mix)).unwrap();
+        let one = plan.decode_work(0).dequant_cycles;
+        let chunk = plan.prefill_work(0, 256).dequant_cycles;
+        assert!(one > 0.0);
+        assert!((chunk / one - 256.0 / tokens_per_unpack).abs() < 1e-9, "{mix}: {chunk} vs {one}");
+    }
+    // Prefill of q4_K is slower with per-token unpacking than with a shared one.
+    let shared = estimate(&scenario("pure-q4_K")).unwrap();
+    let per_token = estimate(&with_kernels("pure-q4_K")).unwrap();
+    assert!(per_token.prefill_tok_s < shared.prefill_tok_s, "{per_token:?}");
+    assert_eq!(per_token.decode_tok_s, shared.decode_tok_s, "one token unpacks once either way");
+    // Without dot products q4_0 is unpacked per token too.
+    let mut no_dot = with_kernels("pure-q4_0");
+    for c in &mut no_dot.device.clusters {
+        c.int8_dot = false;
+    }
+    let plan = CostPlan::new(&no_dot).unwrap();
+    let ratio = plan.prefill_work(0, 256).dequant_cycles / plan.decode_work(0).dequant_cycles;
+    assert!((ratio - 256.0).abs() < 1e-9, "{ratio}");
+    // On the GPU the CPU's kernels say nothing.
+    let gpu = |mut s: Scenario| {
+        s.device.accelerators.gpu_fp16_tflops = Some(2.0);
+        s.device.accelerators.gpu_bandwidth_fraction = Some(1.0);
+        s.workload.backend = memwall_spec::Backend::Gpu;
+        CostPlan::new(&s).unwrap().prefill_work(0, 256).dequant_cycles
+    };
+    assert_eq!(gpu(with_kernels("pure-q4_K")), gpu(scenario("pure-q4_K")));
+}
+
+/// The prompt-rate band is the prefill rate times the engine's `prefill_error_ratio`; none
+/// where the unit's peak arithmetic is a class default (orders of magnitude only).
+#[test]
+fn the_prompt_band_scales_the_prefill_rate_unless_the_peak_is_assumed() {
+    let mut s = scenario("pure-q4_0");
+    assert_eq!(estimate(&s).unwrap().prefill_tok_s_interval, None, "the generic engine has none");
+    s.engine.cpu.as_mut().unwrap().prefill_error_ratio = Some([0.5, 2.0]);
+    let e = estimate(&s).unwrap();
+    assert_eq!(e.prefill_tok_s_interval, Some([0.5 * e.prefill_tok_s, 2.0 * e.prefill_tok_s]));
+    let mut gpu = s.clone();
+    gpu.workload.backend = memwall_spec::Backend::Gpu;
+    gpu.engine.gpu.as_mut().unwrap().prefill_error_ratio = Some([0.5, 2.0]);
+    gpu.device.accelerators.gpu_bandwidth_fraction = Some(1.0);
+    gpu.device.accelerators.gpu_fp16_tflops = Some(2.0);
+    assert!(estimate(&gpu).unwrap().prefill_tok_s_interval.is_some());
+    gpu.device.accelerators.gpu_fp16_tflops = None;
+    gpu.assume_defaults = true;
+    let e = estimate(&gpu).unwrap();
+    assert!(e.prefill_tok_s > 0.0 && e.prefill_tok_s_interval.is_none(), "{e:?}");
+}
+
 #[test]
 fn an_engines_measured_cycles_replace_the_table_for_that_engine_only() {
     // Q8_0 everywhere but the (Q6_K) output: dequantization time is proportional to the

@@ -82,6 +82,15 @@ pub struct UnitCosts {
     /// `int4-g32`; a trailing `*` matches a prefix); empty: every format.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub formats: Vec<String>,
+    /// CPU: weight formats whose prefill chunks (and batched decode steps) run as a
+    /// matrix-matrix kernel that unpacks a weight block once for all of the chunk's tokens
+    /// (names as in `formats`). Other formats are unpacked again for every token, as a
+    /// dot-product kernel called once per row and token does (ggml's `vec_dot` path).
+    /// The shared kernels need the core's int8 dot-product instructions (ggml's repacked
+    /// and tinyBLAS kernels do): on a core without them every format is unpacked per token.
+    /// Empty: every format shares its unpacking, on every core.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gemm_formats: Vec<String>,
     /// Share of the unit's full-load power this engine's decode draws (a memory-bound kernel
     /// set leaves ALUs idle; an NPU runtime draws far less than a GPU one), multiplying the
     /// device's power figure for the unit (the CPU clusters' per-core power, the GPU's or
@@ -98,19 +107,24 @@ pub struct UnitCosts {
     /// leave-one-device-out residuals, the device's own figures kept. Absent: `error_ratio`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_ratio_stated: Option<[f64; 2]>,
+    /// Cross-validated spread of measured ÷ predicted prefill (prompt) tok/s: the 10th and
+    /// 90th percentiles over the engine's prompt rows on this unit, each predicted with the
+    /// figures fitted without its device (`memwall validate --devices`). Absent: unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill_error_ratio: Option<[f64; 2]>,
 }
 
 impl UnitCosts {
     /// Whether the engine runs weights of format `f` on this unit.
     pub fn supports(&self, f: QuantFormat) -> bool {
-        if self.formats.is_empty() {
-            return true;
-        }
-        let name = f.to_string();
-        self.formats.iter().any(|p| match p.strip_suffix('*') {
-            Some(prefix) => name.to_ascii_lowercase().starts_with(&prefix.to_ascii_lowercase()),
-            None => name.eq_ignore_ascii_case(p),
-        })
+        self.formats.is_empty() || matches_any(&self.formats, f)
+    }
+
+    /// Whether a prefill chunk on a CPU core shares one unpacking of a weight block of
+    /// format `f` among its tokens ([`UnitCosts::gemm_formats`]); `int8_dot`: whether the
+    /// core has int8 dot-product instructions.
+    pub fn shares_unpacking(&self, f: QuantFormat, int8_dot: bool) -> bool {
+        self.gemm_formats.is_empty() || (int8_dot && matches_any(&self.gemm_formats, f))
     }
 
     /// Check every number; errors name the field (relative to the unit's table).
@@ -152,18 +166,20 @@ impl UnitCosts {
             }
         }
         crate::bounds::at_most("dequant_ops_per_weight", self.dequant_ops_per_weight, 1e4, "operations per weight")?;
-        for (i, p) in self.formats.iter().enumerate() {
-            let name = p.strip_suffix('*').unwrap_or(p);
-            if p.ends_with('*') {
-                if name.is_empty() {
-                    return Err(SpecError::invalid(
-                        format!("formats[{i}]"),
-                        p,
-                        "a prefix needs at least one character",
-                    ));
+        for (field, list) in [("formats", &self.formats), ("gemm_formats", &self.gemm_formats)] {
+            for (i, p) in list.iter().enumerate() {
+                let name = p.strip_suffix('*').unwrap_or(p);
+                if p.ends_with('*') {
+                    if name.is_empty() {
+                        return Err(SpecError::invalid(
+                            format!("{field}[{i}]"),
+                            p,
+                            "a prefix needs at least one character",
+                        ));
+                    }
+                } else {
+                    name.parse::<QuantFormat>().map_err(|e| e.within(&format!("{field}[{i}]")))?;
                 }
-            } else {
-                name.parse::<QuantFormat>().map_err(|e| e.within(&format!("formats[{i}]")))?;
             }
         }
         if let Some(p) = self.power_scale
@@ -171,7 +187,11 @@ impl UnitCosts {
         {
             return Err(SpecError::invalid("power_scale", p, "must lie in (0, 2]"));
         }
-        for (field, band) in [("error_ratio", self.error_ratio), ("error_ratio_stated", self.error_ratio_stated)] {
+        for (field, band) in [
+            ("error_ratio", self.error_ratio),
+            ("error_ratio_stated", self.error_ratio_stated),
+            ("prefill_error_ratio", self.prefill_error_ratio),
+        ] {
             if let Some([lo, hi]) = band
                 && !(lo.is_finite() && hi.is_finite() && lo > 0.0 && lo <= hi)
             {
@@ -180,6 +200,16 @@ impl UnitCosts {
         }
         Ok(())
     }
+}
+
+/// Whether format `f` matches a name of `patterns` (case-insensitive; a trailing `*`
+/// matches a prefix).
+fn matches_any(patterns: &[String], f: QuantFormat) -> bool {
+    let name = f.to_string().to_ascii_lowercase();
+    patterns.iter().any(|p| match p.strip_suffix('*') {
+        Some(prefix) => name.starts_with(&prefix.to_ascii_lowercase()),
+        None => name.eq_ignore_ascii_case(p),
+    })
 }
 
 /// How many CPU threads an engine runs when none is asked for.
@@ -278,9 +308,11 @@ impl EngineSpec {
             attention_cycles: BTreeMap::new(),
             overlap: None,
             formats: Vec::new(),
+            gemm_formats: Vec::new(),
             power_scale: None,
             error_ratio: None,
             error_ratio_stated: None,
+            prefill_error_ratio: None,
         };
         EngineSpec {
             name: "generic".into(),
@@ -343,13 +375,13 @@ mod tests {
 
     #[test]
     fn a_band_out_of_order_or_not_finite_is_refused_naming_its_field() {
-        for field in ["error_ratio", "error_ratio_stated"] {
+        for field in ["error_ratio", "error_ratio_stated", "prefill_error_ratio"] {
             for band in [[1.5, 0.7], [f64::NAN, 1.2], [0.0, 1.2]] {
                 let mut u = EngineSpec::generic().cpu.unwrap();
-                if field == "error_ratio" {
-                    u.error_ratio = Some(band);
-                } else {
-                    u.error_ratio_stated = Some(band);
+                match field {
+                    "error_ratio" => u.error_ratio = Some(band),
+                    "error_ratio_stated" => u.error_ratio_stated = Some(band),
+                    _ => u.prefill_error_ratio = Some(band),
                 }
                 let e = u.validate().unwrap_err().to_string();
                 assert!(e.contains(field) && e.contains("0 < low <= high"), "{band:?}: {e}");
@@ -358,5 +390,25 @@ mod tests {
         let mut u = EngineSpec::generic().cpu.unwrap();
         u.error_ratio_stated = Some([0.8, 1.2]);
         assert!(u.validate().is_ok());
+    }
+
+    #[test]
+    fn matrix_kernel_formats_share_unpacking_only_on_a_dot_product_core() {
+        let q4_0: QuantFormat = "q4_0".parse().unwrap();
+        let q4_k: QuantFormat = "q4_K".parse().unwrap();
+        let mut u = EngineSpec::generic().cpu.unwrap();
+        // No list: every format shares, with or without dot products.
+        assert!(u.shares_unpacking(q4_k, false) && u.shares_unpacking(q4_k, true));
+        u.gemm_formats = vec!["Q4_0".into(), "iq4*".into()];
+        assert!(u.validate().is_ok());
+        assert!(u.shares_unpacking(q4_0, true));
+        assert!(u.shares_unpacking("iq4_nl".parse().unwrap(), true));
+        assert!(!u.shares_unpacking(q4_k, true));
+        assert!(!u.shares_unpacking(q4_0, false), "the repacked kernels need int8 dot products");
+        u.gemm_formats = vec!["q4_0".into(), "q9_9".into()];
+        let e = u.validate().unwrap_err().to_string();
+        assert!(e.contains("gemm_formats[1]") && e.contains("q9_9"), "{e}");
+        u.gemm_formats = vec!["*".into()];
+        assert!(u.validate().unwrap_err().to_string().contains("gemm_formats[0]"));
     }
 }

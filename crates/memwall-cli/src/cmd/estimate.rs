@@ -215,6 +215,21 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         e.prefill_s,
         e.prefill_binding.map_or("-", |b| b.name())
     );
+    if e.prefill_tok_s > 0.0 {
+        match e.prefill_tok_s_interval {
+            Some([lo, hi]) => println!(
+                "  80% range   {lo:.1} to {hi:.1} tok/s  ({} on the {}: its prompt-rate error on devices it was not fitted on)",
+                s.engine.name,
+                s.workload.backend.name()
+            ),
+            None => println!(
+                "  80% range   unknown: engine `{}` has no cross-validated prompt-rate error on the {}, or the unit's peak \
+                 arithmetic is a class default",
+                s.engine.name,
+                s.workload.backend.name()
+            ),
+        }
+    }
     println!("TTFT          {:>10.3} s", e.ttft_s);
     println!(
         "energy        {:>10.3} J/token, {:.1} J per reply (prompt and reply)",

@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use super::formulas::attended_tokens;
-use super::plan::CostPlan;
+use super::plan::{CostPlan, chunk_dequant_cycles};
 use super::step::{Conditions, StepTime, StepWork};
 use super::token::OpKind;
 
@@ -62,17 +62,23 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
     };
     ops.push(blank(None, OpKind::Embedding));
     // As the estimator's decode step: `prefill_dequant_reuse` sequences share one
-    // dequantization.
+    // dequantization, except in formats without a matrix kernel (none off the CPU).
     let reuse = (b / plan.prefill_reuse).max(1.0);
     for w in &t.weights {
+        let unshared = if plan.on_cpu { w.unshared_dequant_cycles } else { 0.0 };
         let (weight_bytes, macs, arith, dequant) = match w.kind {
             OpKind::Experts => (
                 distinct * w.weight_bytes,
                 b * top_k * w.macs,
                 b * top_k * w.arith_cycles,
-                reuse * distinct * w.dequant_cycles,
+                reuse * distinct * (w.dequant_cycles - unshared) + b * top_k * unshared,
             ),
-            _ => (w.weight_bytes, b * w.macs, b * w.arith_cycles, reuse * w.dequant_cycles),
+            _ => (
+                w.weight_bytes,
+                b * w.macs,
+                b * w.arith_cycles,
+                chunk_dequant_cycles(w.dequant_cycles, unshared, b, plan.prefill_reuse),
+            ),
         };
         let at = match ops.iter().position(|o| o.layer == w.layer && o.kind == w.kind) {
             Some(i) => i,

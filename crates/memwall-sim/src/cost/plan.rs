@@ -24,6 +24,20 @@ pub struct Cycles {
     pub arith: f64,
     /// Dequantization cycles.
     pub dequant: f64,
+    /// The part of `dequant` in formats unpacked again for every token of a chunk (no
+    /// matrix-matrix kernel on the CPU: [`memwall_spec::UnitCosts::gemm_formats`]); 0 off
+    /// the CPU.
+    pub unshared: f64,
+}
+
+/// Dequantization cycles of `n` tokens (a prefill chunk, or the sequences of a batched decode
+/// step) through weights whose unpacking for one token costs `dequant` cycles, `unshared` of
+/// them in formats without a matrix-matrix kernel:
+/// `max(n / reuse, 1) × (dequant − unshared) + n × unshared`. A tiled kernel unpacks a block
+/// once for every `reuse` tokens (`prefill_dequant_reuse`); a dot product called per row and
+/// token unpacks it for each. For `n = 1` both give `dequant`.
+pub fn chunk_dequant_cycles(dequant: f64, unshared: f64, n: f64, reuse: f64) -> f64 {
+    (n / reuse).max(1.0) * (dequant - unshared) + n * unshared
 }
 
 /// One routed expert, summed over the MoE layers.
@@ -54,7 +68,10 @@ pub struct MoeShape {
 struct ExpertWork {
     bytes: f64,
     arith: f64,
+    /// Unpacking of the distinct experts' formats a chunk shares, for one token.
     dequant: f64,
+    /// Unpacking of the other formats, for every token's experts.
+    unshared: f64,
 }
 
 /// Per-scenario constants, computed once and shared by the analytic estimator and the
@@ -110,6 +127,8 @@ pub struct CostPlan {
     /// Accelerators: the unit's peak multiply-adds per second (a step's efficiency, decode's
     /// or prefill's, scales it).
     accel_macs_per_s: Option<f64>,
+    /// Whether the design runs on the CPU (the engine's CPU matrix kernels apply).
+    pub(crate) on_cpu: bool,
     /// Accelerators: dequantization multiply-add equivalents per CPU dequantization cycle
     /// of the lead cluster (`dequant_ops_per_weight / 2 ÷ the cluster's Q4_0 cycles per
     /// weight`), so that `dequant_cycles × this` is the unit's dequantization work.
@@ -134,6 +153,8 @@ pub struct CostPlan {
     pub(crate) assumed: Vec<&'static str>,
     /// The engine's cross-validated 80 % interval of measured ÷ predicted decode tok/s.
     pub(crate) error_ratio: Option<[f64; 2]>,
+    /// The same for prompt (prefill) tok/s.
+    pub(crate) prefill_error_ratio: Option<[f64; 2]>,
     /// The operators of a token ([`TokenTable`]).
     pub table: Arc<TokenTable>,
 }
@@ -189,8 +210,12 @@ impl TensorPlan {
         let c = &s.cost;
         let weights = WeightBytes::new(m, &s.weights);
         let lead = s.device.fastest_cluster();
-        let measured = s.engine.unit(Backend::Cpu).map(|u| &u.dequant_cycles);
-        let table = TokenTable::new(s, &weights, &|f| cluster_cycles_per_weight(f, lead, c, measured, 1.0));
+        let cpu = s.engine.unit(Backend::Cpu);
+        let measured = cpu.map(|u| &u.dequant_cycles);
+        let table = TokenTable::new(s, &weights, &|f| {
+            let (arith, dequant) = cluster_cycles_per_weight(f, lead, c, measured, 1.0);
+            (arith, dequant, cpu.is_none_or(|u| u.shares_unpacking(f, lead.int8_dot)))
+        });
         let dense = table.sum(|o| o.kind != OpKind::Experts);
         let experts = table.sum(|o| o.kind == OpKind::Experts);
         // The recurrent layers' state read + write, as the token table lists them.
@@ -216,11 +241,19 @@ impl TensorPlan {
             active_params: m.params().active_per_token,
             dense_bytes: dense.bytes,
             dense_elems: dense.macs,
-            dense_cycles: Cycles { arith: dense.arith_cycles, dequant: dense.dequant_cycles },
+            dense_cycles: Cycles {
+                arith: dense.arith_cycles,
+                dequant: dense.dequant_cycles,
+                unshared: dense.unshared_dequant_cycles,
+            },
             expert: ExpertCost {
                 bytes: experts.bytes,
                 elems: experts.macs,
-                cycles: Cycles { arith: experts.arith_cycles, dequant: experts.dequant_cycles },
+                cycles: Cycles {
+                    arith: experts.arith_cycles,
+                    dequant: experts.dequant_cycles,
+                    unshared: experts.unshared_dequant_cycles,
+                },
             },
             n_moe_layers: table.moe_layers(),
             table: Arc::new(table),
@@ -283,6 +316,7 @@ impl CostPlan {
         let c = &s.cost;
         let wl = &s.workload;
         let threads = s.threads();
+        let on_cpu = wl.backend == Backend::Cpu;
 
         let window = m.sliding_window.unwrap_or(u64::MAX);
         // Per cached token: KV bytes of the layers that hold a cache, by kind.
@@ -335,8 +369,13 @@ impl CostPlan {
             active_params: tp.active_params,
             dense_bytes: tp.dense_bytes,
             dense_elems: tp.dense_elems,
-            dense_cycles: tp.dense_cycles,
-            expert: tp.expert,
+            // Off the CPU the unit's own kernels unpack (`dequant_ops_per_weight`); the CPU
+            // engine's matrix kernels say nothing about them.
+            dense_cycles: Cycles { unshared: if on_cpu { tp.dense_cycles.unshared } else { 0.0 }, ..tp.dense_cycles },
+            expert: ExpertCost {
+                cycles: Cycles { unshared: if on_cpu { tp.expert.cycles.unshared } else { 0.0 }, ..tp.expert.cycles },
+                ..tp.expert
+            },
             moe: m.moe.as_ref().map(|mo| MoeShape {
                 n_experts: mo.n_experts,
                 top_k: mo.top_k,
@@ -368,6 +407,7 @@ impl CostPlan {
             cache_bandwidth_bps: llc.map_or(0.0, |l| l.bandwidth_gbps * 1e9),
             cache_bytes: llc.map_or(0.0, |l| l.size_bytes as f64 * c.cache_usable_fraction),
             accel_macs_per_s,
+            on_cpu,
             accel_dequant_macs_per_cycle,
             threads,
             compute_w,
@@ -390,6 +430,7 @@ impl CostPlan {
             storage_gbps: d.storage.read_gbps,
             weights: tp.weights.clone(),
             error_ratio: unit.error_ratio(),
+            prefill_error_ratio: unit.prefill_error_ratio(),
             table: tp.table.clone(),
             assumed: unit.assumed,
         })
@@ -431,12 +472,14 @@ impl CostPlan {
                     expected_distinct_experts(n_experts, top_k, tokens, self.skew)
                 };
                 let x = &self.expert;
-                // Bytes and dequantization scale with the distinct experts; arithmetic with
-                // the experts each token uses.
+                // Bytes and shared unpacking scale with the distinct experts; arithmetic and
+                // per-token unpacking with the experts each token uses.
+                let uses = tokens as f64 * top_k as f64;
                 ExpertWork {
                     bytes: distinct * x.bytes,
-                    arith: tokens as f64 * top_k as f64 * x.cycles.arith,
-                    dequant: distinct * x.cycles.dequant,
+                    arith: uses * x.cycles.arith,
+                    dequant: distinct * (x.cycles.dequant - x.cycles.unshared),
+                    unshared: uses * x.cycles.unshared,
                 }
             }
             _ => ExpertWork::default(),
@@ -473,9 +516,19 @@ impl CostPlan {
             attn_macs: b * (attn_macs + self.state_macs),
             arith_cycles: b * self.dense_cycles.arith + ex.arith,
             // As in prefill, `prefill_dequant_reuse` sequences share one dequantization.
-            dequant_cycles: (b / self.prefill_reuse).max(1.0) * (self.dense_cycles.dequant + ex.dequant),
+            dequant_cycles: self.chunk_dequant(b, &ex),
             ops: self.ops_per_token,
         }
+    }
+
+    /// Unpacking cycles of `n` tokens or sequences processed together, `ex` their experts'
+    /// work: [`chunk_dequant_cycles`] of the dense weights, plus the experts' shared unpacking
+    /// once per `prefill_dequant_reuse` tokens and their per-token unpacking.
+    fn chunk_dequant(&self, n: f64, ex: &ExpertWork) -> f64 {
+        let d = &self.dense_cycles;
+        chunk_dequant_cycles(d.dequant, d.unshared, n, self.prefill_reuse)
+            + (n / self.prefill_reuse).max(1.0) * ex.dequant
+            + ex.unshared
     }
 
     fn expert_weight_macs(&self, tokens: u64) -> f64 {
@@ -680,7 +733,9 @@ impl CostPlan {
     /// Weights are read once per chunk (routed experts: the distinct ones the chunk hits);
     /// the KV cache up to the chunk's end is read once, whatever `attention_kv_reads` says
     /// (the chunk's queries share that read; the knob only repeats decode's); arithmetic
-    /// scales with tokens; dequantization is shared by `prefill_dequant_reuse` tokens.
+    /// scales with tokens; dequantization is shared by `prefill_dequant_reuse` tokens, except
+    /// for formats without a matrix-matrix kernel, unpacked for every token
+    /// ([`chunk_dequant_cycles`]).
     pub fn prefill_work(&self, start: u64, n: u64) -> StepWork {
         let ex = self.expert_work(n);
         let (kv_read, _) = self.attention(start + n);
@@ -688,7 +743,6 @@ impl CostPlan {
         // capped by the window for sliding layers.
         let attn = attended_sum(LayerKind::Full, start, n, self.window) * self.attn_full_macs
             + attended_sum(LayerKind::Sliding, start, n, self.window) * self.attn_sliding_macs;
-        let reuse = (n as f64 / self.prefill_reuse).max(1.0);
         StepWork {
             weight_bytes: self.dense_bytes + ex.bytes,
             kv_bytes: kv_read + n as f64 * (self.kv_full_per_token + self.kv_sliding_per_token + self.state_bytes),
@@ -696,7 +750,7 @@ impl CostPlan {
             weight_macs: n as f64 * self.dense_elems + self.expert_weight_macs(n),
             attn_macs: attn + n as f64 * self.state_macs,
             arith_cycles: n as f64 * self.dense_cycles.arith + ex.arith,
-            dequant_cycles: reuse * (self.dense_cycles.dequant + ex.dequant),
+            dequant_cycles: self.chunk_dequant(n as f64, &ex),
             ops: self.ops_per_token,
         }
     }

@@ -90,6 +90,9 @@ pub struct WeightOp {
     pub arith_cycles: f64,
     /// CPU dequantization cycles on one core of the fastest cluster.
     pub dequant_cycles: f64,
+    /// The part of `dequant_cycles` in formats the engine unpacks again for every token of a
+    /// prefill chunk or batch ([`memwall_spec::UnitCosts::gemm_formats`]).
+    pub unshared_dequant_cycles: f64,
 }
 
 /// An attention layer: what its cost depends on.
@@ -147,13 +150,15 @@ pub struct WeightSums {
     pub arith_cycles: f64,
     /// Dequantization cycles.
     pub dequant_cycles: f64,
+    /// The part of them unpacked again for every token of a chunk.
+    pub unshared_dequant_cycles: f64,
 }
 
 impl TokenTable {
     /// The table of `s`'s model under `weights` (the scenario must be valid). `cycles(f)` gives
     /// the (arithmetic, dequantization) cycles per weight of format `f` on one core of the
-    /// fastest cluster.
-    pub fn new(s: &Scenario, weights: &WeightBytes, cycles: &dyn Fn(QuantFormat) -> (f64, f64)) -> Self {
+    /// fastest cluster, and whether a chunk's tokens share one unpacking of it.
+    pub fn new(s: &Scenario, weights: &WeightBytes, cycles: &dyn Fn(QuantFormat) -> (f64, f64, bool)) -> Self {
         let m = &s.model;
         let mut ops: Vec<WeightOp> = Vec::with_capacity(6 * m.n_layers as usize + 2);
         for (t, f, bytes) in &weights.tensors {
@@ -171,7 +176,7 @@ impl TokenTable {
             };
             // A tied embedding is read whole as the LM head.
             let kind = if t.class == TensorClass::TokenEmbd && m.tied_embeddings { OpKind::LmHead } else { kind };
-            let (a, q) = if macs > 0.0 { cycles(*f) } else { (0.0, 0.0) };
+            let (a, q, shared) = if macs > 0.0 { cycles(*f) } else { (0.0, 0.0, true) };
             let op = WeightOp {
                 layer: t.layer,
                 kind,
@@ -179,6 +184,7 @@ impl TokenTable {
                 macs,
                 arith_cycles: macs * a,
                 dequant_cycles: macs * q,
+                unshared_dequant_cycles: if shared { 0.0 } else { macs * q },
             };
             match ops.iter_mut().rev().find(|o| o.layer == t.layer && o.kind == kind) {
                 Some(o) => {
@@ -186,6 +192,7 @@ impl TokenTable {
                     o.macs += op.macs;
                     o.arith_cycles += op.arith_cycles;
                     o.dequant_cycles += op.dequant_cycles;
+                    o.unshared_dequant_cycles += op.unshared_dequant_cycles;
                 }
                 None => ops.push(op),
             }
@@ -220,6 +227,7 @@ impl TokenTable {
             macs: s.macs + o.macs,
             arith_cycles: s.arith_cycles + o.arith_cycles,
             dequant_cycles: s.dequant_cycles + o.dequant_cycles,
+            unshared_dequant_cycles: s.unshared_dequant_cycles + o.unshared_dequant_cycles,
         })
     }
 

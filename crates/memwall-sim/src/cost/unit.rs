@@ -58,6 +58,17 @@ impl UnitModel {
     }
 }
 
+impl UnitModel {
+    /// The engine's 80 % band of measured ÷ predicted prompt rates
+    /// (`UnitCosts::prefill_error_ratio`), or `None` when the unit's peak arithmetic (what a
+    /// prompt is bound by) is a class default: those are orders of magnitude only, so no
+    /// checked band applies.
+    pub fn prefill_error_ratio(&self) -> Option<[f64; 2]> {
+        let peak_assumed = self.assumed.iter().any(|f| f.ends_with("_tflops") || f.ends_with("_tops"));
+        if peak_assumed { None } else { self.costs.prefill_error_ratio }
+    }
+}
+
 fn missing(field: &str, device: &str, unit: &str) -> SimError {
     SimError::Spec(SpecError::invalid(
         format!("device.{field}"),
