@@ -339,6 +339,17 @@ fn chunk_unpacking_by_hand() {
     assert_eq!(chunk_dequant_cycles(1000.0, 0.0, 256.0, 4.0), 64_000.0);
 }
 
+/// Expert unpacking passes by hand: a 512-token chunk of a top-4 MoE over 32 experts, a tile
+/// sharing one unpacking among 4 of an expert's tokens: 2048 token-expert pairs in tiles of 4
+/// are 512 passes; one decoded token (4 pairs on 4 experts) unpacks each of its 4 experts once.
+#[test]
+fn expert_unpacking_by_hand() {
+    use memwall_sim::cost::plan::expert_dequant_units;
+    assert_eq!(expert_dequant_units(512.0 * 4.0, 32.0, 4.0), 512.0);
+    assert_eq!(expert_dequant_units(4.0, 4.0, 4.0), 4.0);
+    assert_eq!(expert_dequant_units(16.0, 14.0, 4.0), 14.0);
+}
+
 /// An engine whose CPU prefill has matrix kernels for some formats only (ggml: q4_0, q8_0,
 /// not the k-quants) unpacks the others once per token: a 256-token chunk of pure q4_K costs
 /// 256 tokens' unpacking, of pure q4_0 256 / 4 (the cost model's `prefill_dequant_reuse`).

@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use super::formulas::attended_tokens;
-use super::plan::{CostPlan, chunk_dequant_cycles};
+use super::plan::{CostPlan, chunk_dequant_cycles, expert_dequant_units};
 use super::step::{Conditions, StepTime, StepWork};
 use super::token::OpKind;
 
@@ -61,9 +61,9 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
         dequant_cycles: 0.0,
     };
     ops.push(blank(None, OpKind::Embedding));
-    // As the estimator's decode step: `prefill_dequant_reuse` sequences share one
-    // dequantization, except in formats without a matrix kernel (none off the CPU).
-    let reuse = (b / plan.prefill_reuse).max(1.0);
+    // As the estimator's decode step: `prefill_dequant_reuse` sequences (of an expert's
+    // sequences, for routed experts) share one dequantization, except in formats without a
+    // matrix kernel (none off the CPU).
     for w in &t.weights {
         let unshared = if plan.on_cpu { w.unshared_dequant_cycles } else { 0.0 };
         let (weight_bytes, macs, arith, dequant) = match w.kind {
@@ -71,7 +71,8 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
                 distinct * w.weight_bytes,
                 b * top_k * w.macs,
                 b * top_k * w.arith_cycles,
-                reuse * distinct * (w.dequant_cycles - unshared) + b * top_k * unshared,
+                expert_dequant_units(b * top_k, distinct, plan.prefill_reuse) * (w.dequant_cycles - unshared)
+                    + b * top_k * unshared,
             ),
             _ => (
                 w.weight_bytes,

@@ -30,6 +30,16 @@ pub struct Cycles {
     pub unshared: f64,
 }
 
+/// Passes over one routed expert's weights that unpack them when `uses` token-expert pairs
+/// (tokens × top-k) fall on `distinct` experts, a tile sharing one unpacking among `reuse`
+/// of an expert's tokens: `max(uses / reuse, distinct)`. Each expert unpacks once per tile of
+/// the tokens routed to it, not once per tile of the whole chunk: a 512-token chunk of a
+/// 32-expert, top-4 MoE at reuse 4 makes `max(2048 / 4, 32) = 512` passes (128 per token
+/// tile × 32 experts, 4096, would unpack each expert for tokens it never sees).
+pub fn expert_dequant_units(uses: f64, distinct: f64, reuse: f64) -> f64 {
+    (uses / reuse).max(distinct)
+}
+
 /// Dequantization cycles of `n` tokens (a prefill chunk, or the sequences of a batched decode
 /// step) through weights whose unpacking for one token costs `dequant` cycles, `unshared` of
 /// them in formats without a matrix-matrix kernel:
@@ -68,7 +78,8 @@ pub struct MoeShape {
 struct ExpertWork {
     bytes: f64,
     arith: f64,
-    /// Unpacking of the distinct experts' formats a chunk shares, for one token.
+    /// Unpacking of the experts' formats a chunk shares ([`expert_dequant_units`] expert
+    /// passes).
     dequant: f64,
     /// Unpacking of the other formats, for every token's experts.
     unshared: f64,
@@ -472,13 +483,15 @@ impl CostPlan {
                     expected_distinct_experts(n_experts, top_k, tokens, self.skew)
                 };
                 let x = &self.expert;
-                // Bytes and shared unpacking scale with the distinct experts; arithmetic and
-                // per-token unpacking with the experts each token uses.
+                // Bytes scale with the distinct experts; arithmetic and per-token unpacking with
+                // the experts each token uses; shared unpacking with the tiles of each expert's
+                // tokens.
                 let uses = tokens as f64 * top_k as f64;
                 ExpertWork {
                     bytes: distinct * x.bytes,
                     arith: uses * x.cycles.arith,
-                    dequant: distinct * (x.cycles.dequant - x.cycles.unshared),
+                    dequant: expert_dequant_units(uses, distinct, self.prefill_reuse)
+                        * (x.cycles.dequant - x.cycles.unshared),
                     unshared: uses * x.cycles.unshared,
                 }
             }
@@ -526,9 +539,7 @@ impl CostPlan {
     /// once per `prefill_dequant_reuse` tokens and their per-token unpacking.
     fn chunk_dequant(&self, n: f64, ex: &ExpertWork) -> f64 {
         let d = &self.dense_cycles;
-        chunk_dequant_cycles(d.dequant, d.unshared, n, self.prefill_reuse)
-            + (n / self.prefill_reuse).max(1.0) * ex.dequant
-            + ex.unshared
+        chunk_dequant_cycles(d.dequant, d.unshared, n, self.prefill_reuse) + ex.dequant + ex.unshared
     }
 
     fn expert_weight_macs(&self, tokens: u64) -> f64 {
