@@ -213,8 +213,8 @@ pub struct Coverage {
 }
 
 /// How often the 80 % interval memwall would print covers a row it never saw: for each row,
-/// the 10th-90th percentile ([`crate::published::ratio_interval`]) of `measured ÷ predicted`
-/// over the rows of the same group on *other* devices, and whether the row's own ratio lies
+/// the 80 % interval ([`crate::published::ratio_interval`], over devices, widened for their
+/// number) of `measured ÷ predicted` over the rows of the same group on *other* devices, and whether the row's own ratio lies
 /// in it. An honest interval covers about 80 %. One [`Coverage`] per group of `key` (and
 /// `all` first), in [`summarize`]'s order.
 pub fn interval_coverage(predicted: &[f64], measured: &[f64], device: &[String], key: &[String]) -> Vec<Coverage> {
@@ -223,8 +223,9 @@ pub fn interval_coverage(predicted: &[f64], measured: &[f64], device: &[String],
         let mut checked = 0;
         let mut inside = 0;
         for &i in rows {
-            let mut others: Vec<f64> = rows.iter().filter(|&&j| device[j] != device[i]).map(|&j| ratio(j)).collect();
-            if let Some([lo, hi]) = crate::published::ratio_interval(&mut others) {
+            let others: Vec<(f64, &str)> =
+                rows.iter().filter(|&&j| device[j] != device[i]).map(|&j| (ratio(j), device[j].as_str())).collect();
+            if let Some([lo, hi]) = crate::published::ratio_interval(&others) {
                 checked += 1;
                 inside += usize::from((lo..=hi).contains(&ratio(i)));
             }

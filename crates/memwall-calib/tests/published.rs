@@ -132,9 +132,11 @@ fn a_prompt_band_comes_from_the_residuals_of_the_figure_as_shipped() {
     };
     let llama = engine("llama.cpp");
     let [lo, hi] = llama.cpu.as_ref().unwrap().prefill_error_ratio.expect("a prompt band");
-    let own: Vec<f64> = ["a", "b", "c", "d", "e"].iter().map(|id| ratio(id)).collect();
-    let (min, max) = own.iter().fold((f64::INFINITY, 0.0_f64), |(a, b), x| (a.min(*x), b.max(*x)));
-    assert!(lo < hi && lo >= min && hi <= max, "[{lo}, {hi}] within [{min}, {max}]");
+    let device = |id: &str| p.validated.iter().find(|r| r.id == id).unwrap().unit_device.clone();
+    let own: Vec<(f64, String)> = ["a", "b", "c", "d", "e"].iter().map(|id| (ratio(id), device(id))).collect();
+    let own: Vec<(f64, &str)> = own.iter().map(|(r, d)| (*r, d.as_str())).collect();
+    let expected = memwall_calib::published::ratio_interval(&own).unwrap();
+    assert!(lo < hi && (lo / expected[0] - 1.0).abs() < 1e-12 && (hi / expected[1] - 1.0).abs() < 1e-12);
     assert!(llama.sources["cpu.prefill_error_ratio"].contains("5 prefill rows of 4 devices"), "{:?}", llama.sources);
     // ExecuTorch's one device ships the prior; its band is the residuals of the rows
     // predicted at the prior (none here but its own: too few devices, unknown).
@@ -226,4 +228,25 @@ fn an_engine_left_out_is_predicted_by_the_generic_figures_fitted_on_the_others()
     assert_eq!(et.cpu.as_ref().unwrap().error_ratio, Some([lo, hi]));
     assert!(et.sources["cpu.error_ratio"].contains("too few"), "{:?}", et.sources);
     assert_eq!(et.cpu.as_ref().unwrap().error_ratio_stated, None);
+}
+
+#[test]
+fn a_band_for_a_new_device_widens_with_few_devices_by_hand() {
+    use memwall_calib::published::{new_device_widening, ratio_interval};
+    // t(0.9, 2) / z(0.9) × √(1 + 1/3) = 1.886 / 1.2816 × 1.1547 = 1.6993.
+    assert!((new_device_widening(3) - 1.886 / 1.2816 * (4.0_f64 / 3.0).sqrt()).abs() < 1e-12);
+    assert!((new_device_widening(5) - 1.3103).abs() < 1e-4);
+    assert!((new_device_widening(10) - 1.1318).abs() < 1e-4);
+    assert!(new_device_widening(1000) > 1.0 && new_device_widening(1000) < 1.001);
+    // Five devices at e^-2 … e^2: in logs the 10th, 50th and 90th percentiles are -2, 0 and
+    // 2 (each row's midpoint share is 0.1, 0.3, …, 0.9), widened by 1.3103.
+    let rows: Vec<(f64, String)> = (-2..=2).map(|k| ((k as f64).exp(), format!("d{k}"))).collect();
+    let rows: Vec<(f64, &str)> = rows.iter().map(|(r, d)| (*r, d.as_str())).collect();
+    let [lo, hi] = ratio_interval(&rows).unwrap();
+    let k = new_device_widening(5);
+    assert!((lo.ln() + 2.0 * k).abs() < 1e-12 && (hi.ln() - 2.0 * k).abs() < 1e-12, "[{lo}, {hi}]");
+    // One device says nothing of the next; four rows are too few.
+    let one: Vec<(f64, &str)> = (0..6).map(|i| (1.0 + i as f64 / 10.0, "a")).collect();
+    assert_eq!(ratio_interval(&one), None);
+    assert_eq!(ratio_interval(&rows[..4]), None);
 }
