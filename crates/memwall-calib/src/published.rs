@@ -472,10 +472,18 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
         return Err(CalibError::Spec(SpecError::invalid("validation table", "no usable row", "nothing to validate")));
     }
     let params = crate::default_params(&observations);
-    let cv = crate::cross_validate(&observations, &params)
-        .map_err(|e| CalibError::Spec(SpecError::invalid("validation", "fit", e.to_string())))?;
-    let (sheet, family) = sheet_predictions(&observations, &params)?;
-    let (engine_out, generic) = engine_out_predictions(&observations)?;
+    // The four cross-validations are independent: leave-one-SoC-out and -family-out, and
+    // leave-one-engine-out, run on threads of their own beside leave-one-device-out (the
+    // same results as one after the other, in about half the time on two cores).
+    let (cv, sheets, engines) = std::thread::scope(|scope| {
+        let sheets = scope.spawn(|| sheet_predictions(&observations, &params));
+        let engines = scope.spawn(|| engine_out_predictions(&observations));
+        let cv = crate::cross_validate(&observations, &params);
+        (cv, sheets.join(), engines.join())
+    });
+    let cv = cv.map_err(|e| CalibError::Spec(SpecError::invalid("validation", "fit", e.to_string())))?;
+    let (sheet, family) = sheets.expect("the spec-sheet cross-validation does not panic")?;
+    let (engine_out, generic) = engines.expect("the leave-one-engine-out cross-validation does not panic")?;
     let mut validated = rows_of(rows, &observations, &cv, &roofline);
     for (v, ((s, f), e)) in validated.iter_mut().zip(sheet.into_iter().zip(family).zip(engine_out)) {
         v.sheet_tok_s = s;

@@ -536,7 +536,7 @@ impl CostPlan {
 
     /// Unpacking cycles of `n` tokens or sequences processed together, `ex` their experts'
     /// work: [`chunk_dequant_cycles`] of the dense weights, plus the experts' shared unpacking
-    /// once per `prefill_dequant_reuse` tokens and their per-token unpacking.
+    /// ([`expert_dequant_units`] passes) and their per-token unpacking.
     fn chunk_dequant(&self, n: f64, ex: &ExpertWork) -> f64 {
         let d = &self.dense_cycles;
         chunk_dequant_cycles(d.dequant, d.unshared, n, self.prefill_reuse) + ex.dequant + ex.unshared

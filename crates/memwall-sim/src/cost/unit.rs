@@ -56,9 +56,7 @@ impl UnitModel {
             _ => band,
         }
     }
-}
 
-impl UnitModel {
     /// The engine's 80 % band of measured ÷ predicted prompt rates
     /// (`UnitCosts::prefill_error_ratio`), or `None` when the unit's peak arithmetic (what a
     /// prompt is bound by) is a class default: those are orders of magnitude only, so no
