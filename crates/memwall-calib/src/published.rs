@@ -582,41 +582,25 @@ fn rows_of(
 /// The 80 % interval of `measured ÷ predicted` on a device none of `rows` came from, each row
 /// `(ratio, device)`; `None` for fewer than five rows or two devices.
 ///
-/// In log space: the 10th, 50th and 90th percentiles of the rows (interpolated between rows
-/// at their cumulative share's midpoints), each half-width then widened by
+/// In log space: the 10th, 50th and 90th percentiles of the rows (the `i`-th of `n` sorted
+/// rows at `(i + ½) / n`, linear between), each half-width then widened by
 /// [`new_device_widening`] of the number of devices: rows of one device share its error (its
 /// figures, its build, its source), so `n` devices bound the spread of the next one less
 /// tightly than as many independent rows would. (Weighing each device the same instead held
 /// fewer rows on the table: 59 % of llama.cpp's CPU rows from their spec sheets against 68 %
 /// before any widening, its rows being heaviest on the devices it misses most.)
 pub fn ratio_interval(rows: &[(f64, &str)]) -> Option<[f64; 2]> {
-    let mut count: std::collections::BTreeMap<&str, usize> = Default::default();
-    for (_, d) in rows {
-        *count.entry(d).or_default() += 1;
-    }
-    let n_dev = count.len();
+    let n_dev = rows.iter().map(|(_, d)| *d).collect::<std::collections::BTreeSet<_>>().len();
     if rows.len() < 5 || n_dev < 2 {
         return None;
     }
-    let mut pts: Vec<(f64, f64)> = rows.iter().map(|(r, _)| (r.ln(), 1.0 / rows.len() as f64)).collect();
-    pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut mid = Vec::with_capacity(pts.len());
-    let mut cum = 0.0;
-    for (_, w) in &pts {
-        mid.push(cum + w / 2.0);
-        cum += w;
-    }
+    let mut logs: Vec<f64> = rows.iter().map(|(r, _)| r.ln()).collect();
+    logs.sort_by(f64::total_cmp);
+    let last = logs.len() - 1;
     let q = |p: f64| {
-        if p <= mid[0] {
-            return pts[0].0;
-        }
-        for i in 1..pts.len() {
-            if p <= mid[i] {
-                let f = (p - mid[i - 1]) / (mid[i] - mid[i - 1]);
-                return pts[i - 1].0 + f * (pts[i].0 - pts[i - 1].0);
-            }
-        }
-        pts[pts.len() - 1].0
+        let x = (p * logs.len() as f64 - 0.5).clamp(0.0, last as f64);
+        let (i, f) = (x.floor() as usize, x - x.floor());
+        logs[i] + f * (logs[(i + 1).min(last)] - logs[i])
     };
     let (lo, c, hi) = (q(0.1), q(0.5), q(0.9));
     let k = new_device_widening(n_dev);

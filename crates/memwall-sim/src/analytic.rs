@@ -233,6 +233,8 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         (bat.mah_for(reply_j), battery_pct_per_hour((prefill_j + energy) / (prefill_s + decode_s), bat.energy_j()))
     });
     let fp = &plan.footprint;
+    let decode_tok_s = b * g as f64 / decode_s;
+    let prefill_tok_s = if prefill_s > 0.0 { b * p as f64 / prefill_s } else { 0.0 };
     Estimate {
         params: plan.weights.params,
         active_params: plan.active_params,
@@ -247,17 +249,15 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         fits: fp.fits,
         headroom_bytes: fp.headroom,
         threads: plan.threads(),
-        decode_tok_s: b * g as f64 / decode_s,
+        decode_tok_s,
         decode_depth_tokens: mid,
-        decode_tok_s_interval: plan
-            .error_ratio
-            .map(|[lo, hi]| [lo * b * g as f64 / decode_s, hi * b * g as f64 / decode_s]),
+        decode_tok_s_interval: plan.error_ratio.map(|[lo, hi]| [lo * decode_tok_s, hi * decode_tok_s]),
         decode_s_per_token: decode_s / g as f64,
-        prefill_tok_s: if prefill_s > 0.0 { b * p as f64 / prefill_s } else { 0.0 },
-        prefill_tok_s_interval: match plan.prefill_error_ratio {
-            Some([lo, hi]) if prefill_s > 0.0 => Some([lo * b * p as f64 / prefill_s, hi * b * p as f64 / prefill_s]),
-            _ => None,
-        },
+        prefill_tok_s,
+        prefill_tok_s_interval: plan
+            .prefill_error_ratio
+            .filter(|_| prefill_s > 0.0)
+            .map(|[lo, hi]| [lo * prefill_tok_s, hi * prefill_tok_s]),
         prefill_s,
         ttft_s: if p > 0 { prefill_s + plan.per_token_s } else { plan.decode_step(h).1.total },
         energy_j_per_token: energy / (g as f64 * b),

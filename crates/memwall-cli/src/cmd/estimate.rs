@@ -107,6 +107,21 @@ fn print_ops(ops: &memwall_lab::report::Ops, e: &Estimate) {
     println!("by operator: {}", summary.join(", "));
 }
 
+/// The `80% range` line under a rate: `interval` at `decimals`, or why there is none (`what`:
+/// the error the engine lacks; `unknown_tail`: what else leaves it unknown).
+fn print_range(s: &Scenario, interval: Option<[f64; 2]>, decimals: usize, what: &str, unknown_tail: &str) {
+    let (engine, unit) = (&s.engine.name, s.workload.backend.name());
+    match interval {
+        Some([lo, hi]) => println!(
+            "  80% range   {lo:.decimals$} to {hi:.decimals$} tok/s  ({engine} on the {unit}: its {what} on devices it \
+             was not fitted on)"
+        ),
+        None => println!(
+            "  80% range   unknown: engine `{engine}` has no cross-validated {what} on the {unit}{unknown_tail}"
+        ),
+    }
+}
+
 fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
     println!(
         "{} on {} ({} threads, {} via {}), weights {}, KV {}/{}",
@@ -169,18 +184,7 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         e.decode_depth_tokens,
         w.kv_tokens()
     );
-    match e.decode_tok_s_interval {
-        Some([lo, hi]) => println!(
-            "  80% range   {lo:.2} to {hi:.2} tok/s  ({} on the {}: its error on devices it was not fitted on)",
-            s.engine.name,
-            s.workload.backend.name()
-        ),
-        None => println!(
-            "  80% range   unknown: engine `{}` has no cross-validated error on the {} (name it with --engine)",
-            s.engine.name,
-            s.workload.backend.name()
-        ),
-    }
+    print_range(s, e.decode_tok_s_interval, 2, "error", " (name it with --engine)");
     let step = if b == 1 { "" } else { " per step" };
     let storage = if e.decode_terms.t_storage > 0.0 {
         format!(" | storage {:.2} ms", e.decode_terms.t_storage * 1e3)
@@ -216,19 +220,13 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         e.prefill_binding.map_or("-", |b| b.name())
     );
     if e.prefill_tok_s > 0.0 {
-        match e.prefill_tok_s_interval {
-            Some([lo, hi]) => println!(
-                "  80% range   {lo:.1} to {hi:.1} tok/s  ({} on the {}: its prompt-rate error on devices it was not fitted on)",
-                s.engine.name,
-                s.workload.backend.name()
-            ),
-            None => println!(
-                "  80% range   unknown: engine `{}` has no cross-validated prompt-rate error on the {}, or the unit's peak \
-                 arithmetic is a class default",
-                s.engine.name,
-                s.workload.backend.name()
-            ),
-        }
+        print_range(
+            s,
+            e.prefill_tok_s_interval,
+            1,
+            "prompt-rate error",
+            ", or the unit's peak arithmetic is a class default",
+        );
     }
     println!("TTFT          {:>10.3} s", e.ttft_s);
     println!(
