@@ -317,6 +317,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         aliases: Vec::new(),
         description: format!("memwall's reference engine (memwall decode) on {name}"),
         source: format!("memwall calibrate on {}", info.date),
+        version: None,
         threads: memwall_spec::ThreadRule::BigCores,
         cpu: Some(UnitCosts {
             bandwidth_share: share,

@@ -531,7 +531,7 @@ pub fn engine_out_predictions(obs: &[Observation]) -> Result<(Vec<f64>, Pooled)>
     }
     let params = crate::default_params(&pooled);
     let predicted = crate::validate::cross_validate_groups(&pooled, &pooled, &params, &groups)?;
-    let mut pred = crate::Predictor::new(&pooled, &params)?;
+    let mut pred = crate::Predictor::new(&pooled, &params)?.across_devices();
     let all: Vec<usize> = (0..pooled.len()).collect();
     let values = crate::fit(&mut pred, &all)?.values;
     Ok((predicted, (params, values)))

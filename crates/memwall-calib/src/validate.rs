@@ -44,7 +44,7 @@ fn fit_or_prior(pred: &mut Predictor, params: &[Param], train: &[usize]) -> Resu
 
 /// Fit `params` on all observations, and on all but each device in turn.
 pub fn cross_validate(obs: &[Observation], params: &[Param]) -> Result<CrossValidated, CalibError> {
-    let mut pred = Predictor::new(obs, params)?;
+    let mut pred = Predictor::new(obs, params)?.across_devices();
     let all: Vec<usize> = (0..obs.len()).collect();
     let full = fit(&mut pred, &all)?;
     let in_sample = all.iter().map(|&i| pred.predict(i, &full.values)).collect::<Result<Vec<_>, _>>()?;
@@ -72,7 +72,7 @@ pub fn cross_validate_groups(
     params: &[Param],
     groups: &BTreeMap<String, Vec<usize>>,
 ) -> Result<Vec<f64>, CalibError> {
-    let mut pred = Predictor::new(obs, params)?;
+    let mut pred = Predictor::new(obs, params)?.across_devices();
     let mut held_pred = Predictor::new(held, params)?;
     let all: Vec<usize> = (0..obs.len()).collect();
     let mut predicted = vec![f64::NAN; obs.len()];
@@ -148,7 +148,7 @@ pub fn cross_validate_prefill(
     };
     let all: Vec<usize> = (0..obs.len()).collect();
     let everyone = with_decode(&decode.full.values);
-    let mut pred = Predictor::new(&everyone, params)?;
+    let mut pred = Predictor::new(&everyone, params)?.across_devices();
     let mut full = fit(&mut pred, &all)?;
     full.values = hold_thin_prefill(obs, params, &all, full.values);
     let in_sample = all.iter().map(|&i| pred.predict(i, &full.values)).collect::<Result<Vec<_>, _>>()?;
@@ -157,7 +157,7 @@ pub fn cross_validate_prefill(
     let mut folds = BTreeMap::new();
     for (device, rows) in &devices {
         let fold = with_decode(decode.folds.get(*device).unwrap_or(&decode.full.values));
-        let mut pred = Predictor::new(&fold, params)?;
+        let mut pred = Predictor::new(&fold, params)?.across_devices();
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
         let values = fit_or_prior(&mut pred, params, &train)?;
         let values = hold_thin_prefill(obs, params, &train, values);

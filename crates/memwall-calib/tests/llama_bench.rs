@@ -333,13 +333,13 @@ fn prefill_rate(device: &memwall_spec::DeviceSpec, engine: &memwall_spec::Engine
 #[test]
 fn prompt_tests_calibrate_the_prefill_efficiency_beside_the_decode_figures() {
     // A hand-made llama-bench table of Llama-3.2-1B Q4_0 on a Raspberry Pi 5 (4 threads):
-    // two generation tests at the rates such boards reach, and two prompt tests at 60 and
-    // 55 tok/s.
+    // two generation tests at the rates such boards reach, and two prompt tests at 40 and
+    // 37 tok/s.
     let text = table(
         "| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 | 12.00 ± 0.05 |
 | llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | tg128 @ d2048 | 10.80 ± 0.05 |
-| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 | 60.00 ± 0.30 |
-| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp256 | 55.00 ± 0.30 |
+| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 | 40.00 ± 0.30 |
+| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp256 | 37.00 ± 0.30 |
 ",
     );
     let c = calibrate_text(&text, "llama-3.2-1b").unwrap();
@@ -356,20 +356,20 @@ fn prompt_tests_calibrate_the_prefill_efficiency_beside_the_decode_figures() {
     let by_hand = profile * (ratio(pp[0]) * ratio(pp[1])).sqrt();
     let fitted = c.engine.cpu.as_ref().unwrap().prefill_efficiency;
     assert!((fitted / by_hand - 1.0).abs() < 0.05, "fitted {fitted}, by hand {by_hand}");
-    // 60 tok/s of a model of 1.24e9 weights is 7.4e10 MAC/s, a quarter of the peak; the
+    // 40 tok/s of a model of 1.24e9 weights is 5.0e10 MAC/s, a sixth of the peak; the
     // efficiency also scales the unpacking of the weights, and the tied q6_K head (0.26e9
     // weights, a fifth) has no matrix kernel in llama.cpp, so each prompt token unpacks it
     // again (0.064 cycles a weight beside the 1/32 of its multiply-add): the figure ends
-    // between a quarter and a half, below the profile's (fitted on phone, laptop and board
+    // between a sixth and a third, below the profile's (fitted on phone, laptop and board
     // CPUs).
-    assert!(fitted > 0.25 && fitted < 0.45 && fitted < profile, "{fitted} vs {profile}");
+    assert!(fitted > 0.17 && fitted < 0.33 && fitted < profile, "{fitted} vs {profile}");
     for r in &pp {
         assert!((r.calibrated_tok_s / r.measured_tok_s - 1.0).abs() < 0.1, "{r:?}");
         assert!(r.before_tok_s > r.measured_tok_s * 1.1, "the profile predicted them too fast: {r:?}");
     }
     // The calibrated profiles predict the rows: the engine, on the calibrated device.
     let predicted = prefill_rate(&c.device, &c.engine, 512);
-    assert!((predicted / 60.0 - 1.0).abs() < 0.1, "{predicted}");
+    assert!((predicted / 40.0 - 1.0).abs() < 0.1, "{predicted}");
     assert!(c.engine.sources["cpu.prefill_efficiency"].contains("2 prompt tests"));
     assert!(c.device.sources["memory.achievable_fraction"].contains("2 generation tests"));
 }
@@ -379,8 +379,8 @@ fn a_file_with_one_kind_of_test_calibrates_what_it_can_and_says_what_it_could_no
     let start = load_device("raspberry-pi-5-8gb").unwrap();
     // Prompt tests only: the decode figures stay the profiles', the prefill efficiency moves.
     let pp_only = table(
-        "| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 | 60.00 ± 0.30 |
-| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 @ d1024 | 52.00 ± 0.30 |
+        "| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 | 40.00 ± 0.30 |
+| llama 1B Q4_0 | 727.75 MiB | 1.24 B | CPU | 4 | pp512 @ d1024 | 35.00 ± 0.30 |
 ",
     );
     let c = calibrate_text(&pp_only, "llama-3.2-1b").unwrap();

@@ -266,6 +266,13 @@ pub struct EngineSpec {
     /// Where the numbers come from, overall.
     #[serde(default)]
     pub source: String,
+    /// The builds its figures describe, where an engine's speed changed materially between
+    /// builds: a dated profile is named `<engine>-<YYYY-MM>` and says here which builds it is
+    /// (`llama.cpp-2023-06`: the first Metal backend, 1.8× slower than later builds on the
+    /// same chip). Absent: current builds, the ones the published rows of the last two years
+    /// ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// Threads it runs on the CPU when the workload names none.
     #[serde(default)]
     pub threads: ThreadRule,
@@ -319,6 +326,7 @@ impl EngineSpec {
             aliases: Vec::new(),
             description: "memwall's engineering defaults, for a design that names no engine".into(),
             source: "engineering estimates (memwall engine.rs), not fitted".into(),
+            version: None,
             threads: ThreadRule::BigCores,
             cpu: Some(unit(4e-6, 0.5e-6, (0.6, 0.5))),
             // A GPU kernel unpacks a 4-bit weight in ~4 ALU operations (mask, shift, subtract
@@ -360,6 +368,15 @@ impl EngineSpec {
         if self.cpu.is_none() && self.gpu.is_none() && self.npu.is_none() {
             return Err(SpecError::invalid("cpu", "missing", "an engine needs at least one of [cpu], [gpu], [npu]"));
         }
+        if let Some(v) = &self.version
+            && v.trim().is_empty()
+        {
+            return Err(SpecError::invalid(
+                "version",
+                "\"\"",
+                "say which builds the figures describe, or leave it out",
+            ));
+        }
         for (name, u) in [("cpu", &self.cpu), ("gpu", &self.gpu), ("npu", &self.npu)] {
             if let Some(u) = u {
                 u.validate().map_err(|e| e.within(name))?;
@@ -390,6 +407,18 @@ mod tests {
         let mut u = EngineSpec::generic().cpu.unwrap();
         u.error_ratio_stated = Some([0.8, 1.2]);
         assert!(u.validate().is_ok());
+    }
+
+    #[test]
+    fn a_dated_profile_must_say_which_builds_it_describes() {
+        let mut e =
+            EngineSpec { name: "llama.cpp-2023-06".into(), version: Some("  ".into()), ..EngineSpec::generic() };
+        let err = e.validate().unwrap_err().to_string();
+        assert!(err.contains("version") && err.contains("which builds"), "{err}");
+        e.version = Some("llama.cpp master of June 2023".into());
+        assert!(e.validate().is_ok());
+        let back: EngineSpec = toml::from_str(&toml::to_string(&e).unwrap()).unwrap();
+        assert_eq!(back.version, e.version);
     }
 
     #[test]

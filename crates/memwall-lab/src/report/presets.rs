@@ -150,6 +150,10 @@ pub struct EngineFacts {
     pub aliases: Vec<String>,
     /// What it is.
     pub description: String,
+    /// The builds a dated profile describes ([`EngineSpec::version`]); absent for current
+    /// builds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl EngineFacts {
@@ -159,7 +163,13 @@ impl EngineFacts {
             .into_iter()
             .filter_map(|(n, has)| has.then_some(n))
             .collect();
-        EngineFacts { name: e.name.clone(), units, aliases: e.aliases.clone(), description: e.description.clone() }
+        EngineFacts {
+            name: e.name.clone(),
+            units,
+            aliases: e.aliases.clone(),
+            description: e.description.clone(),
+            version: e.version.clone(),
+        }
     }
 }
 
@@ -219,6 +229,10 @@ mod tests {
         let e = presets(Some("engines")).unwrap().engines;
         assert_eq!(e[0].name, EngineSpec::generic().name);
         assert_eq!(e.len(), crate::presets::ENGINES.len() + 1);
+        // A dated profile says which builds it describes; the current one does not.
+        let dated = e.iter().find(|f| f.name == "llama.cpp-2023-06").unwrap();
+        assert!(dated.version.as_deref().is_some_and(|v| v.contains("June 2023")), "{dated:?}");
+        assert!(e.iter().find(|f| f.name == "llama.cpp").unwrap().version.is_none());
     }
 
     #[test]
