@@ -15,6 +15,8 @@ fn validate_reports_leave_one_device_out_beside_the_roofline() {
     for needle in [
         "decode by device class",
         "decode by engine and unit",
+        "decode by CPU family",
+        "by CPU family  rows  device out",
         "prefill by unit",
         "prefill by engine and unit",
         "80% covered",

@@ -62,12 +62,14 @@ pub(crate) fn validate(
     );
     let mut tables = vec![
         ("decode by device class", &r.decode.by_class),
+        ("decode by CPU family", &r.decode.by_family),
         ("decode by unit", &r.decode.by_unit),
         ("decode by engine and unit", &r.decode.by_engine),
     ];
     if let Some(p) = &r.prefill {
         tables.extend([
             ("prefill by device class", &p.by_class),
+            ("prefill by CPU family", &p.by_family),
             ("prefill by unit", &p.by_unit),
             ("prefill by engine and unit", &p.by_engine),
         ]);
@@ -118,6 +120,7 @@ pub(crate) fn validate(
     );
     for (title, groups) in [
         ("by device class", &r.decode.by_class),
+        ("by CPU family", &r.decode.by_family),
         ("by unit", &r.decode.by_unit),
         ("by engine and unit", &r.decode.by_engine),
     ] {

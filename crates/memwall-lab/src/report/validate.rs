@@ -40,12 +40,15 @@ pub struct GroupErrors {
     pub engine_coverage: Coverage,
 }
 
-/// The errors of one phase's rows by device class, by unit and by engine and unit (each
-/// list starts with `all`).
+/// The errors of one phase's rows by device class, by CPU family, by unit and by engine and
+/// unit (each list starts with `all`).
 #[derive(Debug, Clone)]
 pub struct PhaseErrors {
     /// Errors by device class.
     pub by_class: Vec<GroupErrors>,
+    /// Errors by CPU family (`apple-mac`, `android-phone`, …: what leave-one-family-out holds
+    /// out, [`memwall_spec::class::CpuFamily`]).
+    pub by_family: Vec<GroupErrors>,
     /// Errors by unit (`cpu`, `gpu`, `npu`).
     pub by_unit: Vec<GroupErrors>,
     /// Errors by `engine/unit`.
@@ -53,7 +56,7 @@ pub struct PhaseErrors {
 }
 
 impl PhaseErrors {
-    /// The errors of `rows` (one phase's), three ways each.
+    /// The errors of `rows` (one phase's), four ways each.
     fn of(rows: &[Validated]) -> Self {
         let pick = |f: fn(&Validated) -> f64| rows.iter().map(f).collect::<Vec<f64>>();
         let (measured, predicted) = (pick(|r| r.measured_tok_s), pick(|r| r.predicted_tok_s));
@@ -103,6 +106,7 @@ impl PhaseErrors {
         };
         PhaseErrors {
             by_class: groups(rows.iter().map(|r| r.class.clone()).collect()),
+            by_family: groups(fam.clone()),
             by_unit: groups(rows.iter().map(|r| r.backend.clone()).collect()),
             by_engine: groups(rows.iter().map(|r| format!("{}/{}", r.engine, r.backend)).collect()),
         }
