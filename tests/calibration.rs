@@ -96,7 +96,9 @@ fn a_fit_recovers_the_figures_that_made_the_measurements() {
 fn leave_one_device_out_measures_the_error_on_an_unseen_device() {
     let devices = ["snapdragon-8-gen3-16gb", "dimensity-9300-16gb", "raspberry-pi-5-8gb"];
     // `alpha` runs on every device; `gamma` only on the Raspberry Pi, so leaving the Pi out
-    // leaves its figures at the prior (share 1 against a true 0.4).
+    // leaves gamma no row: it is answered as memwall answers an engine without a profile,
+    // with the generic figures fitted on the other rows (alpha's: share 0.55 against
+    // gamma's true 0.4).
     let mut obs = table(&[engine("alpha", 0.55, 2e-3, 12e-6)], &devices);
     obs.extend(table(&[engine("gamma", 0.4, 1e-3, 4e-6)], &["raspberry-pi-5-8gb"]));
     let params = default_params(&obs);
@@ -107,8 +109,8 @@ fn leave_one_device_out_measures_the_error_on_an_unseen_device() {
     let alpha = s.iter().find(|x| x.group == "alpha").unwrap();
     let gamma = s.iter().find(|x| x.group == "gamma").unwrap();
     assert!(alpha.median < 0.03, "alpha seen elsewhere: LODO median {}", alpha.median);
-    assert!(gamma.median > 0.5, "gamma unseen: LODO median {} (its prior is 2.5x off)", gamma.median);
-    assert!(gamma.bias > 1.5, "an unseen engine at its prior predicts too fast: bias {}", gamma.bias);
+    assert!(gamma.median > 0.15, "gamma unseen: LODO median {} (alpha's figures are off)", gamma.median);
+    assert!(gamma.bias > 1.15, "an unseen engine on alpha's share predicts too fast: bias {}", gamma.bias);
     // In sample, both fit.
     let in_sample = summarize(&cv.in_sample, &measured, &engine_of);
     assert!(in_sample[0].median < 0.03, "{:?}", in_sample[0]);

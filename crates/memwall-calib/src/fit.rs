@@ -130,28 +130,33 @@ pub enum Knob {
     /// unpacking cost (`UnitCosts::dequant_ops_per_weight`): what makes a GPU backend's
     /// k-quant or 2-bit kernels slower than its Q4_0 ones. Fitted on GPUs only.
     DequantOps,
+    /// How far the engine's kernels hide arithmetic behind memory streaming (1: time is the
+    /// larger of the two; 0: their sum), the engine's `overlap` over the cost model's 0.9.
+    Overlap,
 }
 
 impl Knob {
     /// Every knob.
-    pub const ALL: [Knob; 7] = [
+    pub const ALL: [Knob; 8] = [
         Knob::BandwidthShare,
         Knob::ComputeEfficiency,
         Knob::PerTokenS,
         Knob::PerOpS,
         Knob::AttentionKvReads,
         Knob::DequantOps,
+        Knob::Overlap,
         Knob::PrefillEfficiency,
     ];
 
     /// The knobs decode rows are fitted with.
-    pub const DECODE: [Knob; 6] = [
+    pub const DECODE: [Knob; 7] = [
         Knob::BandwidthShare,
         Knob::ComputeEfficiency,
         Knob::PerTokenS,
         Knob::PerOpS,
         Knob::AttentionKvReads,
         Knob::DequantOps,
+        Knob::Overlap,
     ];
 
     /// The knobs prefill rows are fitted with, the decode knobs fixed: a prompt's chunks read
@@ -164,7 +169,7 @@ impl Knob {
     /// prefill efficiency.
     pub fn acts_on(self, phase: Phase) -> bool {
         match self {
-            Knob::BandwidthShare | Knob::PerOpS | Knob::DequantOps => true,
+            Knob::BandwidthShare | Knob::PerOpS | Knob::DequantOps | Knob::Overlap => true,
             Knob::ComputeEfficiency | Knob::PerTokenS | Knob::AttentionKvReads => phase == Phase::Decode,
             Knob::PrefillEfficiency => phase == Phase::Prefill,
         }
@@ -180,6 +185,7 @@ impl Knob {
             Knob::AttentionKvReads => "attention_kv_reads",
             Knob::PrefillEfficiency => "prefill_efficiency",
             Knob::DequantOps => "dequant_ops_per_weight",
+            Knob::Overlap => "overlap",
         }
     }
 
@@ -193,6 +199,7 @@ impl Knob {
             Knob::AttentionKvReads => u.attention_kv_reads,
             Knob::PrefillEfficiency => u.prefill_efficiency,
             Knob::DequantOps => u.dequant_ops_per_weight,
+            Knob::Overlap => u.overlap.unwrap_or(memwall_spec::CostModel::default().overlap),
         }
     }
 
@@ -206,6 +213,7 @@ impl Knob {
             Knob::AttentionKvReads => u.attention_kv_reads = v,
             Knob::PrefillEfficiency => u.prefill_efficiency = v,
             Knob::DequantOps => u.dequant_ops_per_weight = v,
+            Knob::Overlap => u.overlap = Some(v),
         }
     }
 
@@ -223,6 +231,7 @@ impl Knob {
             Knob::PerOpS => (1e-8, 1e-3),
             Knob::AttentionKvReads => (1.0, 8.0),
             Knob::DequantOps => (0.1, 64.0),
+            Knob::Overlap => (0.2, 1.0),
         }
     }
 
@@ -236,6 +245,7 @@ impl Knob {
             | Knob::PrefillEfficiency
             | Knob::AttentionKvReads
             | Knob::DequantOps => 1.0,
+            Knob::Overlap => 0.5,
             Knob::PerTokenS | Knob::PerOpS => 2.5,
         }
     }
@@ -592,7 +602,10 @@ mod tests {
             .filter(|k| k.acts_on(Phase::Prefill))
             .collect();
         // A prompt's chunks unpack their weights too.
-        assert_eq!(prefill, [Knob::BandwidthShare, Knob::PerOpS, Knob::DequantOps, Knob::PrefillEfficiency]);
+        assert_eq!(
+            prefill,
+            [Knob::BandwidthShare, Knob::PerOpS, Knob::DequantOps, Knob::Overlap, Knob::PrefillEfficiency]
+        );
         assert_eq!([Knob::DECODE.as_slice(), &Knob::PREFILL].concat(), Knob::ALL);
         assert!(Knob::DECODE.iter().all(|k| k.acts_on(Phase::Decode)));
         assert!(!Knob::PrefillEfficiency.acts_on(Phase::Decode));

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use memwall_spec::Scenario;
 
 use crate::CalibError;
-use crate::fit::{Fit, Observation, Param, Predictor, fit};
+use crate::fit::{Fit, Knob, Observation, Param, Predictor, fit};
 
 /// Cross-validated predictions.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +42,59 @@ fn fit_or_prior(pred: &mut Predictor, params: &[Param], train: &[usize]) -> Resu
     if train.is_empty() { Ok(params.iter().map(|p| p.prior).collect()) } else { Ok(fit(pred, train)?.values) }
 }
 
+/// `params` fitted on the observations `train`; each (engine, unit) without a row among them
+/// takes the generic engine's figures fitted on `train`'s rows of that unit, every engine
+/// pooled (restated on [`memwall_spec::EngineSpec::generic`]), as a user's engine that no
+/// published row informs is answered (`generic.toml`,
+/// [`crate::published::fitted_engine_profiles`]); its kernels' overlap stays at the cost
+/// model's figure, as the generic engine's does ([`crate::published::engine_out_predictions`]).
+/// Where no row of the unit remains either, its priors.
+fn fit_or_pooled(
+    obs: &[Observation],
+    pred: &mut Predictor,
+    params: &[Param],
+    train: &[usize],
+) -> Result<Vec<f64>, CalibError> {
+    let mut values = fit_or_prior(pred, params, train)?;
+    let key = |o: &Observation| (o.scenario.engine.name.clone(), o.scenario.workload.backend.name());
+    let informed: std::collections::BTreeSet<(String, &str)> = train.iter().map(|&i| key(&obs[i])).collect();
+    let bare = |p: &Param| !informed.contains(&(p.engine.clone(), p.unit.name()));
+    let units: std::collections::BTreeSet<&str> = params.iter().filter(|p| bare(p)).map(|p| p.unit.name()).collect();
+    if units.is_empty() {
+        return Ok(values);
+    }
+    let generic = memwall_spec::EngineSpec::generic();
+    let pooled: Vec<Observation> = train
+        .iter()
+        .map(|&i| &obs[i])
+        .filter(|o| units.contains(o.scenario.workload.backend.name()))
+        .map(|o| {
+            let mut o = o.clone();
+            o.scenario.engine = generic.clone();
+            o
+        })
+        .collect();
+    if pooled.is_empty() {
+        return Ok(values);
+    }
+    let knobs: Vec<Knob> = params.iter().map(|p| p.knob).filter(|k| *k != Knob::Overlap).collect();
+    let mut knobs_sorted = knobs.clone();
+    knobs_sorted.sort();
+    knobs_sorted.dedup();
+    let gparams = crate::fit::params_for(&pooled, &knobs_sorted);
+    let mut gpred = Predictor::new(&pooled, &gparams)?.across_devices();
+    let all: Vec<usize> = (0..pooled.len()).collect();
+    let gvalues = fit(&mut gpred, &all)?.values;
+    for (p, v) in params.iter().zip(values.iter_mut()) {
+        if bare(p)
+            && let Some(k) = gparams.iter().position(|g| g.unit == p.unit && g.knob == p.knob)
+        {
+            *v = gvalues[k];
+        }
+    }
+    Ok(values)
+}
+
 /// Fit `params` on all observations, and on all but each device in turn.
 pub fn cross_validate(obs: &[Observation], params: &[Param]) -> Result<CrossValidated, CalibError> {
     let mut pred = Predictor::new(obs, params)?.across_devices();
@@ -53,7 +106,7 @@ pub fn cross_validate(obs: &[Observation], params: &[Param]) -> Result<CrossVali
     let mut folds = BTreeMap::new();
     for (device, rows) in &devices {
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
-        let values = fit_or_prior(&mut pred, params, &train)?;
+        let values = fit_or_pooled(obs, &mut pred, params, &train)?;
         for &i in rows {
             predicted[i] = pred.predict(i, &values)?;
         }
@@ -78,7 +131,7 @@ pub fn cross_validate_groups(
     let mut predicted = vec![f64::NAN; obs.len()];
     for rows in groups.values() {
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
-        let values = fit_or_prior(&mut pred, params, &train)?;
+        let values = fit_or_pooled(obs, &mut pred, params, &train)?;
         for &i in rows {
             predicted[i] = held_pred.predict(i, &values)?;
         }

@@ -207,9 +207,12 @@ fn an_engine_left_out_is_predicted_by_the_generic_figures_fitted_on_the_others()
         assert!(r.engine_tok_s.is_finite() && r.engine_tok_s > 0.0, "{r:?}");
     }
     // ExecuTorch's rows left out are predicted by figures fitted on llama.cpp's rows alone,
-    // not by its own fit: the two predictions differ.
+    // not by its own fit: the two predictions differ. Its one phone left out leaves it no
+    // row either, so leave-one-device-out answers it the same way, as memwall answers an
+    // engine without a profile.
     let d = v.validated.iter().find(|r| r.id == "d").unwrap();
-    assert!((d.engine_tok_s / d.predicted_tok_s - 1.0).abs() > 1e-3, "{d:?}");
+    assert!((d.engine_tok_s / d.in_sample_tok_s - 1.0).abs() > 1e-3, "{d:?}");
+    assert!((d.engine_tok_s / d.predicted_tok_s - 1.0).abs() < 1e-9, "{d:?}");
     let profiles = fitted_engine_profiles(&v).unwrap();
     let generic: memwall_spec::EngineSpec =
         toml::from_str(&profiles.iter().find(|(n, _)| n == "generic").unwrap().1).unwrap();

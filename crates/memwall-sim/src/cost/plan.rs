@@ -555,8 +555,12 @@ impl CostPlan {
     /// last-level cache, which LRU then keeps between tokens; DRAM otherwise, where a
     /// cyclic sweep larger than the cache gets no reuse). CPU: `t_arith = arith_cycles /
     /// (efficiency × cycle rate)`, `t_dequant = dequant_cycles / (efficiency × cycle rate)`; accelerators:
-    /// `t_arith = MACs / (efficiency × peak MAC rate)`. `total = overlap_time(t_mem, t_arith + t_dequant) +
-    /// ops × per-op cost + per-token cost`.
+    /// `t_arith = MACs / (efficiency × peak MAC rate)`. `work = overlap_time(t_mem, t_arith +
+    /// t_dequant)` per phase (weights, attention). On a CPU every operator ends at a barrier
+    /// the threads wait at, so `total = work + ops × per-op cost + per-token cost`; an
+    /// accelerator's queue runs one kernel while the host launches the next, so its launches
+    /// cost time only where they outlast the work: `total = max(work, ops × per-op cost) +
+    /// per-token cost` (a 1B model on a large GPU is launch-bound, a 70B one is not).
     pub fn step_time(&self, w: &StepWork, efficiency: f64, per_token: bool) -> StepTime {
         self.step_time_at(w, efficiency, per_token, &Conditions::NOMINAL)
     }
@@ -602,7 +606,12 @@ impl CostPlan {
         };
         let t_weights = overlap_time(mem_w, arith_w + dequant_w, self.overlap);
         let t_attention = overlap_time(mem_a, arith_a, self.overlap);
-        let t_overhead = (w.ops * self.per_op_s + if per_token { self.per_token_s } else { 0.0 }) / c.freq_scale;
+        let launches = w.ops * self.per_op_s / c.freq_scale;
+        let exposed = match self.accel_macs_per_s {
+            Some(_) => (launches - t_weights - t_attention).max(0.0),
+            None => launches,
+        };
+        let t_overhead = exposed + if per_token { self.per_token_s / c.freq_scale } else { 0.0 };
         StepTime {
             t_mem,
             t_arith: arith_w + arith_a,
