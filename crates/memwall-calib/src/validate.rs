@@ -44,11 +44,13 @@ fn fit_or_prior(pred: &mut Predictor, params: &[Param], train: &[usize]) -> Resu
 
 /// `params` fitted on the observations `train`; each (engine, unit) without a row among them
 /// takes the generic engine's figures fitted on `train`'s rows of that unit, every engine
-/// pooled (restated on [`memwall_spec::EngineSpec::generic`]), as a user's engine that no
-/// published row informs is answered (`generic.toml`,
-/// [`crate::published::fitted_engine_profiles`]); its kernels' overlap stays at the cost
-/// model's figure, as the generic engine's does ([`crate::published::engine_out_predictions`]).
-/// Where no row of the unit remains either, its priors.
+/// pooled (restated on [`memwall_spec::EngineSpec::generic`]), its profile's other fields
+/// (threads, formats, matrix kernels) kept, as a shipped profile that no published row
+/// informs is filled ([`crate::published::fitted_engine_profiles`]); its kernels' overlap
+/// stays at its prior, as the generic engine's does
+/// ([`crate::published::engine_out_predictions`]). Where no row of the unit remains either,
+/// its priors. Decode figures only: a prompt's efficiency keeps its prior below
+/// [`MIN_PREFILL_DEVICES`] devices, as the shipped profiles do.
 fn fit_or_pooled(
     obs: &[Observation],
     pred: &mut Predictor,

@@ -410,7 +410,7 @@ mod tests {
     }
 
     #[test]
-    fn a_dated_profile_must_say_which_builds_it_describes() {
+    fn an_empty_version_is_refused_naming_its_field() {
         let mut e =
             EngineSpec { name: "llama.cpp-2023-06".into(), version: Some("  ".into()), ..EngineSpec::generic() };
         let err = e.validate().unwrap_err().to_string();

@@ -560,7 +560,7 @@ impl CostPlan {
     /// the threads wait at, so `total = work + ops × per-op cost + per-token cost`; an
     /// accelerator's queue runs one kernel while the host launches the next, so its launches
     /// cost time only where they outlast the work: `total = max(work, ops × per-op cost) +
-    /// per-token cost` (a 1B model on a large GPU is launch-bound, a 70B one is not).
+    /// per-token cost` (launch-bound where a step's many small kernels outlast their work).
     pub fn step_time(&self, w: &StepWork, efficiency: f64, per_token: bool) -> StepTime {
         self.step_time_at(w, efficiency, per_token, &Conditions::NOMINAL)
     }
@@ -607,19 +607,20 @@ impl CostPlan {
         let t_weights = overlap_time(mem_w, arith_w + dequant_w, self.overlap);
         let t_attention = overlap_time(mem_a, arith_a, self.overlap);
         let launches = w.ops * self.per_op_s / c.freq_scale;
-        let exposed = match self.accel_macs_per_s {
-            Some(_) => (launches - t_weights - t_attention).max(0.0),
-            None => launches,
+        let per_token_s = if per_token { self.per_token_s / c.freq_scale } else { 0.0 };
+        let work = t_weights + t_attention;
+        let total = match self.accel_macs_per_s {
+            Some(_) => work.max(launches) + per_token_s,
+            None => work + launches + per_token_s,
         };
-        let t_overhead = exposed + if per_token { self.per_token_s / c.freq_scale } else { 0.0 };
         StepTime {
             t_mem,
             t_arith: arith_w + arith_a,
             t_dequant: dequant_w,
-            t_overhead,
+            t_overhead: launches + per_token_s,
             t_storage: 0.0,
             t_attention,
-            total: t_weights + t_attention + t_overhead,
+            total,
             from_cache,
             memory_bound: (mem_w >= arith_w + dequant_w, mem_a >= arith_a),
         }

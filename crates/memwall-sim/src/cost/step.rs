@@ -42,7 +42,9 @@ impl Binding {
 /// barriers or kernel boundaries): the weight matrix products, which stream the weights, and
 /// attention, which streams the KV cache (and recurrent state). Within a phase memory and
 /// arithmetic overlap; across phases they add: `total = overlap_time(t_mem_w, t_compute_w) +
-/// overlap_time(t_mem_a, t_compute_a) + t_overhead + t_storage`. An attention phase bound
+/// overlap_time(t_mem_a, t_compute_a) + t_overhead + t_storage` on a CPU. On an accelerator the
+/// kernel launches overlap the work (its queue runs one kernel while the host launches the
+/// next): `total = max(work, launches) + per-token cost + t_storage`. An attention phase bound
 /// by arithmetic (f32 attention on small CPU cores) therefore slows decode as the context
 /// grows even while the weights are memory-bound.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -53,7 +55,9 @@ pub struct StepTime {
     pub t_arith: f64,
     /// Dequantization / throughput.
     pub t_dequant: f64,
-    /// Per-operator and per-token overheads.
+    /// Per-operator and per-token overheads, in full (on an accelerator `total` counts the
+    /// launches only where they outlast the work, and the step is bound by them when they
+    /// are its largest term).
     pub t_overhead: f64,
     /// Weights read from storage ([`crate::cost::formulas::storage_time_s`]; 0 when the design fits).
     pub t_storage: f64,
