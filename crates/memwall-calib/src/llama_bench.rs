@@ -916,7 +916,8 @@ fn worst_row(residuals: &[Residual]) -> String {
 }
 
 /// No fitted figure may end at a bound of [`Knob::bounds`] that the data pushed it to (a
-/// prior already at a bound and left there is the profile's, not the fit's): a fit stopped
+/// prior at a bound or within 1 % of it, left there or nudged onto it, is the profile's, not
+/// the fit's: a shipped profile's KV reads of 1.001 settling at 1 asks for nothing implausible): a fit stopped
 /// by a bound asked for a figure outside the physically plausible range — rows slower than a
 /// share of 0.02 of the peak with 0.2 s per token allow, or faster than the whole peak —
 /// and the figure written would be the bound, not a measurement.
@@ -925,7 +926,8 @@ fn check_bounds(f: &Fit, params: &[Param], priors: &[f64], residuals: &[Residual
         let (lo, hi) = p.knob.bounds();
         let at = |b: f64| (v / b - 1.0).abs() <= 1e-9;
         let moved = (v / prior - 1.0).abs() > 1e-9;
-        if !(moved && (at(lo) || at(hi))) {
+        let pushed = |b: f64| at(b) && (prior / b - 1.0).abs() > 0.01;
+        if !(moved && (pushed(lo) || pushed(hi))) {
             continue;
         }
         let (side, means) = if at(lo) { ("lower", "below") } else { ("upper", "above") };
