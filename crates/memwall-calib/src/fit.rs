@@ -383,8 +383,8 @@ impl<'a> Predictor<'a> {
     /// The same predictor for a fit across devices: each device's rows on an (engine, unit)
     /// share an error of the device's own (its bandwidth, clocks, build and settings as
     /// measured), of spread [`Phase::device_sigma`], beside each row's own (0.1 in logs).
-    /// The fit then weighs the rows as generalized least squares with that covariance
-    /// (generalized least squares): what sets a figure's level is the number of devices behind it,
+    /// The fit then weighs the rows by generalized least squares with that covariance: what
+    /// sets a figure's level is the number of devices behind it,
     /// not of rows, so a device published with a hundred rows does not outvote ten devices
     /// with a few each, and the figure is the one a device no fit saw is best predicted with.
     /// Contrasts within a device (formats, depths, models) keep each row's full weight. A

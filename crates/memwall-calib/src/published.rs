@@ -516,25 +516,11 @@ pub type Pooled = (Vec<crate::Param>, Vec<f64>);
 /// rows, all engines pooled. Returns the predictions (in `obs` order) and the generic
 /// parameters with their values fitted on every row.
 pub fn engine_out_predictions(obs: &[Observation]) -> Result<(Vec<f64>, Pooled)> {
-    let generic = memwall_spec::EngineSpec::generic();
-    let pooled: Vec<Observation> = obs
-        .iter()
-        .map(|o| {
-            let mut o = o.clone();
-            o.scenario.engine = generic.clone();
-            o
-        })
-        .collect();
+    let (pooled, params) = crate::validate::on_generic(obs.iter(), &Knob::DECODE);
     let mut groups: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
     for (i, o) in obs.iter().enumerate() {
         groups.entry(format!("{}/{}", o.scenario.engine.name, o.scenario.workload.backend.name())).or_default().push(i);
     }
-    // How far kernels hide arithmetic behind memory is a property of one engine's kernels;
-    // the generic engine, every engine pooled, keeps the cost model's figure (fitted, it
-    // followed the pooled engines and transferred worse to a left-out one: 27.8 % against
-    // 25.1 % leave-one-engine-out).
-    let params: Vec<crate::Param> =
-        crate::default_params(&pooled).into_iter().filter(|p| p.knob != Knob::Overlap).collect();
     let predicted = crate::validate::cross_validate_groups(&pooled, &pooled, &params, &groups)?;
     let mut pred = crate::Predictor::new(&pooled, &params)?.across_devices();
     let all: Vec<usize> = (0..pooled.len()).collect();
