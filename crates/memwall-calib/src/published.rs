@@ -313,8 +313,17 @@ fn sheet_predictions(obs: &[Observation], params: &[crate::Param]) -> Result<(Ve
         }
         g
     };
-    let socs = by(&|o| o.scenario.device.name.clone());
-    let held = sheet_observations(obs, |d| vec![d.name.clone()]);
+    // A SoC's rows go out together, whatever RAM size or GPU bin each states, and so do the
+    // figures of every preset of that SoC.
+    let soc = |name: &str| memwall_catalog::device_db::soc_of(name).to_string();
+    let socs = by(&|o| soc(&o.scenario.device.name));
+    let preset_names: Vec<&str> = memwall_catalog::presets::DEVICES.iter().map(|(n, _)| *n).collect();
+    let held = sheet_observations(obs, |d| {
+        let mut w: Vec<String> =
+            preset_names.iter().filter(|p| soc(p) == soc(&d.name)).map(|p| p.to_string()).collect();
+        w.push(d.name.clone());
+        w
+    });
     let sheet = crate::validate::cross_validate_groups(obs, &held, params, &socs)?;
     let families = by(&|o| family_of(&o.scenario.device).name().to_string());
     let presets: Vec<memwall_spec::DeviceSpec> =

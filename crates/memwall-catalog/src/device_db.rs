@@ -235,6 +235,21 @@ pub fn names() -> &'static [NameRow] {
     })
 }
 
+/// The SoC a device name stands for: the name without a RAM suffix (`-16gb`), then without a
+/// GPU-bin suffix (`-38c`). A preset (`apple-m2-max-32gb`), the database's chip at another RAM
+/// size (`apple-m2-max-64gb`) and its other GPU bin (`apple-m2-max-38c-32gb`) are one SoC,
+/// which leave-one-SoC-out leaves out together.
+pub fn soc_of(name: &str) -> &str {
+    let strip = |s: &'static str, n: &str| -> Option<usize> {
+        let head = n.strip_suffix(s)?;
+        let cut = head.rfind('-')?;
+        let digits = &head[cut + 1..];
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(cut)
+    };
+    let n = strip("gb", name).map_or(name, |cut| &name[..cut]);
+    strip("c", n).map_or(n, |cut| &n[..cut])
+}
+
 /// Lower case, letters and digits only: how names are compared (`Galaxy S24 Ultra` and
 /// `galaxy-s24-ultra` are one name).
 pub fn normalized(s: &str) -> String {
@@ -556,6 +571,19 @@ pub fn device(name: &str) -> Option<Result<DeviceSpec, SpecError>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_soc_is_the_name_without_its_ram_and_gpu_bin() {
+        assert_eq!(soc_of("apple-m2-max-32gb"), "apple-m2-max");
+        assert_eq!(soc_of("apple-m2-max-38c-32gb"), "apple-m2-max");
+        assert_eq!(soc_of("apple-m3-max-30c"), "apple-m3-max");
+        assert_eq!(soc_of("snapdragon-8-gen3"), "snapdragon-8-gen3");
+        assert_eq!(soc_of("snapdragon-8-gen3-16gb"), "snapdragon-8-gen3");
+        // Only whole `-<digits>gb` / `-<digits>c` parts go: a name ending in other letters stays.
+        assert_eq!(soc_of("midrange-8gb-lpddr4x"), "midrange-8gb-lpddr4x");
+        assert_eq!(soc_of("rk3588"), "rk3588");
+        assert_eq!(soc_of("x-gb"), "x-gb");
+    }
 
     #[test]
     fn a_chip_without_a_published_ram_size_gets_its_kind_s_usual_one_listed_as_assumed() {
