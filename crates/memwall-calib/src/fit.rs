@@ -21,8 +21,9 @@
 //! (`c` = 3, i.e. beyond about a 35 % error a row counts linearly, not quadratically), so a
 //! few rows far off (a mislabelled measurement) do not drag the fit. Across devices
 //! ([`Predictor::across_devices`]) the rows of one device share an error of their own, and the
-//! residuals are whitened for it before the loss ([`Phase::device_sigma`]), so a figure's level
-//! rests on devices, not on rows (the soft-L1 threshold then applies to the whitened
+//! residuals are whitened for it before the loss ([`Phase::device_sigma`]; prompt rows are
+//! weighted per device instead, [`device_whitening`]), so a figure's level rests on devices,
+//! not on rows (the soft-L1 threshold then applies to the whitened
 //! residual: one decode row alone turns linear beyond about 53 %). Parameters stay inside physical
 //! bounds ([`Knob::bounds`]). The prior keeps an engine with few rows near its profile and
 //! makes every fit well posed.
@@ -444,21 +445,50 @@ fn robust_scale(r: f64) -> f64 {
     if r == 0.0 {
         return 1.0;
     }
-    let rho = 2.0 * HUBER_C * HUBER_C * ((1.0 + (r / HUBER_C).powi(2)).sqrt() - 1.0);
-    rho.sqrt() / r.abs()
+    rho(r).sqrt() / r.abs()
+}
+
+/// The soft-L1 loss `ρ(r) = 2c²(√(1 + (r/c)²) − 1)`.
+fn rho(r: f64) -> f64 {
+    2.0 * HUBER_C * HUBER_C * ((1.0 + (r / HUBER_C).powi(2)).sqrt() - 1.0)
+}
+
+/// Slope of the robust residual `sign(r)·√ρ(r)` in `r`: `|ρ'(r)| / (2√ρ(r))` with
+/// `ρ'(r) = 2r / √(1 + (r/c)²)`; 1 at `r` = 0, ½·[`robust_scale`] far out. The Jacobian must
+/// carry this slope, not the scale itself: with the scale, Gauss–Newton's fixed point is not
+/// the loss's minimum once rows are far off, and Levenberg–Marquardt crawls towards it.
+fn robust_slope(r: f64) -> f64 {
+    if r == 0.0 {
+        return 1.0;
+    }
+    r.abs() / (1.0 + (r / HUBER_C).powi(2)).sqrt() / rho(r).sqrt()
 }
 
 /// The whitening of the rows `use_obs` for a fit across devices ([`Predictor::across_devices`]):
 /// per row, its group (the rows of one device on one engine and unit, of one phase) and per
-/// group its shrink `c`. A group of `n` rows whose errors are `σ²I + τ²11ᵀ` (row spread `σ` =
+/// group its `(shrink c, scale a)`, each row becoming `a·(x − c·mean)` ([`whiten`]).
+///
+/// Decode: a group of `n` rows whose errors are `σ²I + τ²11ᵀ` (row spread `σ` =
 /// [`ROW_SIGMA`], device spread `τ` = [`Phase::device_sigma`]) is whitened by
-/// `Σ^(−1/2) = (I − c·11ᵀ/n) / σ` with `c = 1 − σ / √(σ² + n τ²)`: each row minus `c` times
-/// its group's mean. One decode row alone (`n` = 1, `τ` = σ) keeps `σ/√(σ²+τ²)` = 0.71 of its
-/// residual; a hundred rows of one device weigh, in their mean, at most what `1/τ²` allows,
+/// `Σ^(−1/2) = (I − c·11ᵀ/n) / σ` with `c = 1 − σ / √(σ² + n τ²)`, `a` = 1: each row minus `c`
+/// times its group's mean. One decode row alone (`n` = 1, `τ` = σ) keeps `σ/√(σ²+τ²)` = 0.71 of
+/// its residual; a hundred rows of one device weigh, in their mean, at most what `1/τ²` allows,
 /// twice the single row's `1/(σ²+τ²)`, where a plain fit would weigh them a hundred times.
-fn device_whitening(pred: &Predictor, use_obs: &[usize]) -> (Vec<usize>, Vec<f64>) {
+/// Contrasts within a device keep each row's full weight: they inform the format, depth and
+/// model knobs.
+///
+/// Prefill: each row is scaled by `a = σ / √(σ² + n τ²)`, `c` = 0, so a device's rows weigh in
+/// their level exactly what the decode whitening gives its mean (`n a² / σ² = 1/(σ²/n + τ²)`),
+/// but nothing is taken out of the level. A prompt's one fitted figure is a level, and the
+/// whitening left it almost unidentified (`1 − c` = 0.1 for 30 rows): the fit then chose it by
+/// the within-device contrasts the model cannot express (llama.cpp's Hexagon backend runs
+/// k-quants on the CPU, 3.5× slower than Q4_0 on the same phone), and ended 3.5× fast in sample
+/// on every Hexagon device (245 % median in-sample error, 49 % so weighted; leave-one-device-out
+/// llama.cpp on CPUs 25.0 % → 22.4 %, Vulkan 62 % → 49 %). Weighting decode the same way was
+/// tried and lost (leave-one-SoC-out 17.0 % → 19.9 %).
+fn device_whitening(pred: &Predictor, use_obs: &[usize]) -> (Vec<usize>, Vec<(f64, f64)>) {
     if !pred.device_effect {
-        return (vec![0; use_obs.len()], vec![0.0]);
+        return (vec![0; use_obs.len()], vec![(0.0, 1.0)]);
     }
     let mut ids: BTreeMap<(&str, &str, &'static str, Phase), usize> = BTreeMap::new();
     let mut counts: Vec<(usize, Phase)> = Vec::new();
@@ -480,22 +510,26 @@ fn device_whitening(pred: &Predictor, use_obs: &[usize]) -> (Vec<usize>, Vec<f64
         .iter()
         .map(|&(n, phase)| {
             let tau = phase.device_sigma();
-            1.0 - ROW_SIGMA / (ROW_SIGMA * ROW_SIGMA + n as f64 * tau * tau).sqrt()
+            let k = ROW_SIGMA / (ROW_SIGMA * ROW_SIGMA + n as f64 * tau * tau).sqrt();
+            match phase {
+                Phase::Decode => (1.0 - k, 1.0),
+                Phase::Prefill => (0.0, k),
+            }
         })
         .collect();
     (groups, shrink)
 }
 
-/// `v` (one value per row) less `shrink[g]` times the mean of its group `g`
-/// ([`device_whitening`]).
-fn whiten(v: &[f64], groups: &[usize], shrink: &[f64]) -> Vec<f64> {
+/// `v` (one value per row) less `c` times the mean of its group `g`, times `a`, with
+/// `(c, a) = shrink[g]` ([`device_whitening`]).
+fn whiten(v: &[f64], groups: &[usize], shrink: &[(f64, f64)]) -> Vec<f64> {
     let mut sum = vec![0.0; shrink.len()];
     let mut n = vec![0.0; shrink.len()];
     for (x, &g) in v.iter().zip(groups) {
         sum[g] += x;
         n[g] += 1.0;
     }
-    v.iter().zip(groups).map(|(x, &g)| x - shrink[g] * sum[g] / n[g]).collect()
+    v.iter().zip(groups).map(|(x, &g)| shrink[g].1 * (x - shrink[g].0 * sum[g] / n[g])).collect()
 }
 
 /// Fit `params` to the observations `use_obs` (indices into the predictor's observations).
@@ -549,7 +583,7 @@ pub fn fit(pred: &mut Predictor, use_obs: &[usize]) -> Result<Fit, CalibError> {
         for k in 0..n {
             let column: Vec<f64> = (0..use_obs.len()).map(|row| jac[(row, k)]).collect();
             for (row, d) in whiten(&column, &groups, &shrink).into_iter().enumerate() {
-                jac[(row, k)] = d * (robust_scale(white[row] / ROW_SIGMA) / ROW_SIGMA);
+                jac[(row, k)] = d * (robust_slope(white[row] / ROW_SIGMA) / ROW_SIGMA);
             }
             jac[(use_obs.len() + k, k)] = 1.0 / params[k].sigma;
         }
@@ -636,7 +670,8 @@ mod tests {
         let (groups, shrink) = device_whitening(&pred, &[0, 1, 2]);
         assert_eq!(groups, [0, 0, 1]);
         // By hand: c(2) = 1 − 0.1/√0.03 = 0.42265, c(1) = 1 − 0.1/√0.02 = 0.29289.
-        assert!((shrink[0] - 0.42265).abs() < 1e-5 && (shrink[1] - 0.29289).abs() < 1e-5, "{shrink:?}");
+        assert!((shrink[0].0 - 0.42265).abs() < 1e-5 && (shrink[1].0 - 0.29289).abs() < 1e-5, "{shrink:?}");
+        assert_eq!((shrink[0].1, shrink[1].1), (1.0, 1.0));
         let v = [1.0, 3.0, -2.0];
         let w = whiten(&v, &groups, &shrink);
         assert!((w[0] - (1.0 - 0.42265 * 2.0)).abs() < 1e-4 && (w[1] - (3.0 - 0.42265 * 2.0)).abs() < 1e-4);
@@ -649,6 +684,36 @@ mod tests {
         let plain = Predictor::new(&obs, &params).unwrap();
         let (groups, shrink) = device_whitening(&plain, &[0, 1, 2]);
         assert_eq!(whiten(&v, &groups, &shrink), v);
+    }
+
+    #[test]
+    fn prefill_rows_are_weighted_by_device_and_keep_their_level() {
+        // Three prompt rows of one board, one of another (σ = 0.1, τ = 0.2): each row scaled by
+        // a = σ/√(σ² + nτ²), nothing subtracted, so a device's common offset x weighs
+        // n·a²·x²/σ² = x²/(σ²/n + τ²), what the decode whitening gives a group's mean.
+        let table = "id,unit_device,device,ram_gib,model,weights,engine,backend,threads,depth,gen_tokens,measured_tok_s,\
+                     prefill_tokens,prefill_depth,measured_prefill_tok_s,exclude,source\n\
+                     a,pi-a,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,12.0,64,0,40.0,,t\n\
+                     b,pi-a,raspberry-pi-5-8gb,,llama-3.2-3b,Q4_0,llama.cpp,cpu,4,0,128,5.0,64,0,15.0,,t\n\
+                     c,pi-a,raspberry-pi-5-8gb,,llama-3.2-1b,Q8_0,llama.cpp,cpu,4,0,128,8.0,64,0,38.0,,t\n\
+                     d,pi-b,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,4,0,128,11.0,64,0,35.0,,t\n";
+        let rows = crate::published::parse_table(table, "t.csv").unwrap();
+        let obs: Vec<Observation> =
+            rows.iter().map(|r| crate::published::prefill_observation(r).unwrap().unwrap()).collect();
+        let params = params_for(&obs, &Knob::PREFILL);
+        let pred = Predictor::new(&obs, &params).unwrap().across_devices();
+        let (groups, shrink) = device_whitening(&pred, &[0, 1, 2, 3]);
+        assert_eq!(groups, [0, 0, 0, 1]);
+        // By hand: a(3) = 0.1/√(0.01 + 3·0.04) = 0.27735, a(1) = 0.1/√0.05 = 0.44721.
+        assert_eq!((shrink[0].0, shrink[1].0), (0.0, 0.0));
+        assert!((shrink[0].1 - 0.27735).abs() < 1e-5 && (shrink[1].1 - 0.44721).abs() < 1e-5, "{shrink:?}");
+        let x = 0.5;
+        let w = whiten(&[x, x, x, 0.0], &groups, &shrink);
+        let level = w.iter().map(|v| v * v).sum::<f64>() / 0.01;
+        assert!((level - x * x / (0.01 / 3.0 + 0.04)).abs() < 1e-9, "{level}");
+        // Contrasts are kept, scaled alike: rows differing by 1 stay apart by a.
+        let w = whiten(&[1.0, 0.0, 0.0, 0.0], &groups, &shrink);
+        assert!((w[0] - w[1] - shrink[0].1).abs() < 1e-12);
     }
 
     #[test]
