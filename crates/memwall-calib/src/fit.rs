@@ -220,7 +220,9 @@ impl Knob {
         }
     }
 
-    /// Physical bounds of the figure: shares and decode efficiencies in [0.02, 1], prefill
+    /// Physical bounds of the figure: a bandwidth share in [0.02,
+    /// [`memwall_spec::engine::MAX_BANDWIDTH_SHARE`]] of the device's figure, decode
+    /// efficiencies in [0.02, 1], prefill
     /// efficiency in [0.002, 1] (an engine may run an NPU's matrix products on its vector
     /// units alone: llama.cpp's Hexagon backend multiplies on HVX, a few percent of the HMX
     /// TOP/s a spec sheet quotes); a fixed cost per token in [10 µs, 0.2 s], per operator in
@@ -228,7 +230,8 @@ impl Knob {
     /// model); GPU unpacking in [0.1, 64] operations per Q4_0 weight.
     pub fn bounds(self) -> (f64, f64) {
         match self {
-            Knob::BandwidthShare | Knob::ComputeEfficiency => (0.02, 1.0),
+            Knob::BandwidthShare => (0.02, memwall_spec::engine::MAX_BANDWIDTH_SHARE),
+            Knob::ComputeEfficiency => (0.02, 1.0),
             Knob::PrefillEfficiency => (0.002, 1.0),
             Knob::PerTokenS => (1e-5, 0.2),
             Knob::PerOpS => (1e-8, 1e-3),

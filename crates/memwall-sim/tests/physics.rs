@@ -69,6 +69,27 @@ fn bandwidth_bound_decode_scales_with_bandwidth() {
 }
 
 #[test]
+fn an_engine_may_stream_past_the_device_figure_but_not_past_the_peak() {
+    // test-phone: 4 × 16-bit channels at 6250 MT/s = 50 GB/s peak.
+    let at = |fraction: f64, share: f64| {
+        let mut s = scenario("Q4_K_M");
+        s.device.memory.achievable_fraction = Some(fraction);
+        s.engine.cpu.as_mut().unwrap().bandwidth_share = share;
+        memwall_sim::cost::unit::resolve(&s).unwrap().dram_gbps
+    };
+    // 50 × 0.6 × 1.5 = 45 GB/s: faster than the device's figure (30), below the peak.
+    assert!((at(0.6, 1.5) - 45.0).abs() < 1e-9);
+    assert!((at(0.6, 1.0) - 30.0).abs() < 1e-9);
+    // 50 × min(0.8 × 1.5, 1) = 50 GB/s: the peak.
+    assert!((at(0.8, 1.5) - 50.0).abs() < 1e-9);
+    // A share past MAX_BANDWIDTH_SHARE is refused, naming the field.
+    let mut s = scenario("Q4_K_M");
+    s.engine.cpu.as_mut().unwrap().bandwidth_share = memwall_spec::engine::MAX_BANDWIDTH_SHARE * 1.01;
+    let e = s.engine.validate().unwrap_err().to_string();
+    assert!(e.contains("bandwidth_share"), "{e}");
+}
+
+#[test]
 fn more_cores_do_not_speed_a_bandwidth_bound_decode() {
     let mut four = scenario("Q4_K_M");
     four.workload.threads = Some(4);

@@ -32,12 +32,20 @@ fn one() -> f64 {
     1.0
 }
 
+/// The largest [`UnitCosts::bandwidth_share`]: a device's achievable fraction is mostly a
+/// copy benchmark's (reads and writes), and an engine's decode, which only reads, streams
+/// faster than that on many chips (llama.cpp's Metal F16 rows on an M3 Max reach 0.85 of the
+/// peak where a PyTorch-MPS copy reaches 0.78). The estimator caps the product at the peak
+/// ([`crate::MemorySpec::peak_gbps`]).
+pub const MAX_BANDWIDTH_SHARE: f64 = 1.5;
+
 /// What an engine achieves on one kind of compute unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UnitCosts {
     /// Share of the unit's achievable DRAM bandwidth (the device's figure for the unit) that
-    /// the engine's decode streams at. Default 1.
+    /// the engine's decode streams at, at most [`MAX_BANDWIDTH_SHARE`]; the two together never
+    /// exceed the peak. Default 1.
     #[serde(default = "one")]
     pub bandwidth_share: f64,
     /// Share of the unit's peak arithmetic (SIMD multiply-adds on a CPU, ALU throughput on a
@@ -129,7 +137,16 @@ impl UnitCosts {
 
     /// Check every number; errors name the field (relative to the unit's table).
     pub fn validate(&self) -> Result<()> {
-        fraction("bandwidth_share", self.bandwidth_share)?;
+        if !(self.bandwidth_share.is_finite()
+            && self.bandwidth_share > 0.0
+            && self.bandwidth_share <= MAX_BANDWIDTH_SHARE)
+        {
+            return Err(SpecError::invalid(
+                "bandwidth_share",
+                self.bandwidth_share,
+                format!("must be in (0, {MAX_BANDWIDTH_SHARE}]"),
+            ));
+        }
         fraction("compute_efficiency", self.compute_efficiency)?;
         fraction("prefill_efficiency", self.prefill_efficiency)?;
         for (f, v) in [

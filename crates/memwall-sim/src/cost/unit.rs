@@ -17,8 +17,8 @@ pub use memwall_spec::class as defaults;
 pub struct UnitModel {
     /// The unit.
     pub backend: Backend,
-    /// DRAM bandwidth the design streams at, GB/s: `peak × unit fraction × engine share`
-    /// (before the CPU's per-core bound).
+    /// DRAM bandwidth the design streams at, GB/s: `peak × min(unit fraction × engine share,
+    /// 1)` (before the CPU's per-core bound).
     pub dram_gbps: f64,
     /// CPU: read bandwidth one core pulls for the engine, GB/s (`per_core_gbps × engine
     /// share`, so the share scales both sides of the per-core bound); `None` on accelerators.
@@ -209,7 +209,9 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
     let share = costs.bandwidth_share;
     Ok(UnitModel {
         backend,
-        dram_gbps: mem.peak_gbps() * fraction * share,
+        // An engine may stream faster than the device's (copy-measured) figure, never past
+        // the peak.
+        dram_gbps: mem.peak_gbps() * (fraction * share).min(1.0),
         per_core_gbps: per_core_gbps.map(|g| g * share),
         peak_macs_per_s,
         power_w,
