@@ -22,8 +22,7 @@
 //! few rows far off (a mislabelled measurement) do not drag the fit. Across devices
 //! ([`Predictor::across_devices`]) the rows of one device share an error of their own, and the
 //! residuals are whitened for it before the loss ([`Phase::device_sigma`]; prompt rows are
-//! weighted per device instead, [`device_whitening`]), so a figure's level rests on devices,
-//! not on rows (the soft-L1 threshold then applies to the whitened
+//! weighted per device instead), so a figure's level rests on devices, not on rows (the soft-L1 threshold then applies to the whitened
 //! residual: one decode row alone turns linear beyond about 53 %). Parameters stay inside physical
 //! bounds ([`Knob::bounds`]). The prior keeps an engine with few rows near its profile and
 //! makes every fit well posed.
@@ -274,6 +273,8 @@ pub struct Param {
     pub prior: f64,
     /// Prior spread, natural-log units.
     pub sigma: f64,
+    /// Bounds of the fitted value: the knob's ([`Knob::bounds`]) unless a fit narrows them.
+    pub bounds: (f64, f64),
 }
 
 impl Param {
@@ -330,6 +331,7 @@ pub fn params_for(obs: &[Observation], knobs: &[Knob]) -> Vec<Param> {
                 unit,
                 knob,
                 prior: knob.get(u).clamp(lo, hi),
+                bounds: (lo, hi),
                 sigma: if knob == Knob::AttentionKvReads && shallow { 0.05 } else { knob.prior_sigma() },
             });
         }
@@ -442,34 +444,32 @@ const ROW_SIGMA: f64 = 0.1;
 const HUBER_C: f64 = 3.0;
 
 /// Weight that turns a residual's square into its soft-L1 loss:
-/// `ρ(r) = 2c²(√(1 + (r/c)²) − 1)`, so `√ρ(r) / |r|` scales the residual (and its row of the
-/// Jacobian) to make least squares minimize `Σ ρ`.
+/// `ρ(r) = 2c²(√(1 + (r/c)²) − 1) = 2r² / (√(1 + (r/c)²) + 1)`, so `√ρ(r) / |r|` =
+/// `√(2 / (√(1 + (r/c)²) + 1))` scales the residual to make least squares minimize `Σ ρ`.
 fn robust_scale(r: f64) -> f64 {
-    if r == 0.0 {
-        return 1.0;
-    }
-    rho(r).sqrt() / r.abs()
+    (2.0 / (soft(r) + 1.0)).sqrt()
 }
 
-/// The soft-L1 loss `ρ(r) = 2c²(√(1 + (r/c)²) − 1)`.
-fn rho(r: f64) -> f64 {
-    2.0 * HUBER_C * HUBER_C * ((1.0 + (r / HUBER_C).powi(2)).sqrt() - 1.0)
+/// `√(1 + (r/c)²)`.
+fn soft(r: f64) -> f64 {
+    (1.0 + (r / HUBER_C).powi(2)).sqrt()
 }
 
 /// Slope of the robust residual `sign(r)·√ρ(r)` in `r`: `|ρ'(r)| / (2√ρ(r))` with
-/// `ρ'(r) = 2r / √(1 + (r/c)²)`; 1 at `r` = 0, ½·[`robust_scale`] far out. The Jacobian must
-/// carry this slope, not the scale itself: with the scale, Gauss–Newton's fixed point is not
-/// the loss's minimum once rows are far off, and Levenberg–Marquardt crawls towards it.
+/// `ρ'(r) = 2r / s`, `s = √(1 + (r/c)²)`, which is `√((s + 1)/2) / s` (written so, with
+/// `ρ = 2r²/(s + 1)`, it does not cancel for tiny `r`); 1 at `r` = 0, ½·[`robust_scale`] far
+/// out. The Jacobian must carry this slope, not the scale itself: with the scale,
+/// Gauss–Newton's fixed point is not the loss's minimum once rows are far off, and
+/// Levenberg–Marquardt crawls towards it.
 fn robust_slope(r: f64) -> f64 {
-    if r == 0.0 {
-        return 1.0;
-    }
-    r.abs() / (1.0 + (r / HUBER_C).powi(2)).sqrt() / rho(r).sqrt()
+    let s = soft(r);
+    ((s + 1.0) / 2.0).sqrt() / s
 }
 
 /// The whitening of the rows `use_obs` for a fit across devices ([`Predictor::across_devices`]):
 /// per row, its group (the rows of one device on one engine and unit, of one phase) and per
-/// group its `(shrink c, scale a)`, each row becoming `a·(x − c·mean)` ([`whiten`]).
+/// group its `(shrink c, scale a)`, each row becoming `a·(x − c·mean)` ([`whiten`], then the
+/// scale).
 ///
 /// Decode: a group of `n` rows whose errors are `σ²I + τ²11ᵀ` (row spread `σ` =
 /// [`ROW_SIGMA`], device spread `τ` = [`Phase::device_sigma`]) is whitened by
@@ -523,8 +523,10 @@ fn device_whitening(pred: &Predictor, use_obs: &[usize]) -> (Vec<usize>, Vec<(f6
     (groups, shrink)
 }
 
-/// `v` (one value per row) less `c` times the mean of its group `g`, times `a`, with
-/// `(c, a) = shrink[g]` ([`device_whitening`]).
+/// `v` (one value per row) less `c` times the mean of its group `g`, with `(c, a) =
+/// shrink[g]` ([`device_whitening`]); the fit multiplies each row's robust residual by `a`
+/// afterwards, so the soft-L1 threshold stays a row's own (a prompt row far off still counts
+/// linearly beyond about 35 %).
 fn whiten(v: &[f64], groups: &[usize], shrink: &[(f64, f64)]) -> Vec<f64> {
     let mut sum = vec![0.0; shrink.len()];
     let mut n = vec![0.0; shrink.len()];
@@ -532,7 +534,7 @@ fn whiten(v: &[f64], groups: &[usize], shrink: &[(f64, f64)]) -> Vec<f64> {
         sum[g] += x;
         n[g] += 1.0;
     }
-    v.iter().zip(groups).map(|(x, &g)| shrink[g].1 * (x - shrink[g].0 * sum[g] / n[g])).collect()
+    v.iter().zip(groups).map(|(x, &g)| x - shrink[g].0 * sum[g] / n[g]).collect()
 }
 
 /// Fit `params` to the observations `use_obs` (indices into the predictor's observations).
@@ -542,7 +544,7 @@ pub fn fit(pred: &mut Predictor, use_obs: &[usize]) -> Result<Fit, CalibError> {
     if use_obs.is_empty() {
         return Err(CalibError::Empty("no observation to fit".into()));
     }
-    let bounds: Vec<(f64, f64)> = params.iter().map(|p| (p.knob.bounds().0.ln(), p.knob.bounds().1.ln())).collect();
+    let bounds: Vec<(f64, f64)> = params.iter().map(|p| (p.bounds.0.ln(), p.bounds.1.ln())).collect();
     let prior: Vec<f64> = params.iter().map(|p| p.prior.ln()).collect();
     let (groups, shrink) = device_whitening(pred, use_obs);
     let mut theta = prior.clone();
@@ -557,7 +559,11 @@ pub fn fit(pred: &mut Predictor, use_obs: &[usize]) -> Result<Fit, CalibError> {
             raw.push((p / pred.obs[i].measured_tok_s).ln());
         }
         let white = whiten(&raw, &groups, &shrink);
-        let mut r: Vec<f64> = white.iter().map(|&x| x / ROW_SIGMA * robust_scale(x / ROW_SIGMA)).collect();
+        let mut r: Vec<f64> = white
+            .iter()
+            .zip(&groups)
+            .map(|(&x, &g)| shrink[g].1 * x / ROW_SIGMA * robust_scale(x / ROW_SIGMA))
+            .collect();
         r.extend(t.iter().zip(&prior).zip(params).map(|((x, p0), p)| (x - p0) / p.sigma));
         Ok((r, raw, white))
     };
@@ -586,7 +592,7 @@ pub fn fit(pred: &mut Predictor, use_obs: &[usize]) -> Result<Fit, CalibError> {
         for k in 0..n {
             let column: Vec<f64> = (0..use_obs.len()).map(|row| jac[(row, k)]).collect();
             for (row, d) in whiten(&column, &groups, &shrink).into_iter().enumerate() {
-                jac[(row, k)] = d * (robust_slope(white[row] / ROW_SIGMA) / ROW_SIGMA);
+                jac[(row, k)] = shrink[groups[row]].1 * d * (robust_slope(white[row] / ROW_SIGMA) / ROW_SIGMA);
             }
             jac[(use_obs.len() + k, k)] = 1.0 / params[k].sigma;
         }
@@ -690,6 +696,22 @@ mod tests {
     }
 
     #[test]
+    fn the_robust_residual_and_its_slope_by_hand() {
+        // ρ(r) = 2c²(√(1 + (r/c)²) − 1), c = 3: at r = 4, √(1 + 16/9) = 5/3, ρ = 18 × 2/3 = 12,
+        // the residual √12 = 3.4641 and its slope ρ'/(2√ρ) = (4 / (5/3)) / √12 = 0.69282.
+        assert!((4.0 * robust_scale(4.0) - 12f64.sqrt()).abs() < 1e-12);
+        assert!((robust_slope(4.0) - 2.4 / 12f64.sqrt()).abs() < 1e-12);
+        // Against a central difference, near 0 too (no cancellation) and far out.
+        for r in [1e-9f64, 1e-7, 0.3, 2.0, 30.0] {
+            let f = |x: f64| x * robust_scale(x);
+            let h = 1e-6 * r.max(1e-3);
+            let numeric = (f(r + h) - f(r - h)) / (2.0 * h);
+            assert!((robust_slope(r) - numeric).abs() < 1e-6, "r = {r}: {} vs {numeric}", robust_slope(r));
+        }
+        assert_eq!((robust_scale(0.0), robust_slope(0.0)), (1.0, 1.0));
+    }
+
+    #[test]
     fn prefill_rows_are_weighted_by_device_and_keep_their_level() {
         // Three prompt rows of one board, one of another (σ = 0.1, τ = 0.2): each row scaled by
         // a = σ/√(σ² + nτ²), nothing subtracted, so a device's common offset x weighs
@@ -712,11 +734,9 @@ mod tests {
         assert!((shrink[0].1 - 0.27735).abs() < 1e-5 && (shrink[1].1 - 0.44721).abs() < 1e-5, "{shrink:?}");
         let x = 0.5;
         let w = whiten(&[x, x, x, 0.0], &groups, &shrink);
-        let level = w.iter().map(|v| v * v).sum::<f64>() / 0.01;
+        assert_eq!(w, [x, x, x, 0.0], "nothing is taken out of a prompt row");
+        let level = w.iter().zip(&groups).map(|(v, &g)| (shrink[g].1 * v).powi(2)).sum::<f64>() / 0.01;
         assert!((level - x * x / (0.01 / 3.0 + 0.04)).abs() < 1e-9, "{level}");
-        // Contrasts are kept, scaled alike: rows differing by 1 stay apart by a.
-        let w = whiten(&[1.0, 0.0, 0.0, 0.0], &groups, &shrink);
-        assert!((w[0] - w[1] - shrink[0].1).abs() < 1e-12);
     }
 
     #[test]

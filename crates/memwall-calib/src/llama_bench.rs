@@ -497,7 +497,16 @@ fn unit_params(engine: &EngineSpec, unit: Backend, knobs: &[Knob]) -> Result<Vec
     })?;
     Ok(knobs
         .iter()
-        .map(|&knob| Param { engine: engine.name.clone(), unit, knob, prior: knob.get(u), sigma: knob.prior_sigma() })
+        .map(|&knob| Param {
+            engine: engine.name.clone(),
+            unit,
+            knob,
+            prior: knob.get(u),
+            sigma: knob.prior_sigma(),
+            // The share stands for the device's whole reach here (its figure held at 1): at
+            // most the peak, so a row faster than the peak stops the fit at the bound.
+            bounds: if knob == Knob::BandwidthShare { (knob.bounds().0, 1.0) } else { knob.bounds() },
+        })
         .collect())
 }
 
@@ -923,7 +932,7 @@ fn worst_row(residuals: &[Residual]) -> String {
 /// and the figure written would be the bound, not a measurement.
 fn check_bounds(f: &Fit, params: &[Param], priors: &[f64], residuals: &[Residual], unit: Backend) -> Result<()> {
     for ((p, &v), &prior) in params.iter().zip(&f.values).zip(priors) {
-        let (lo, hi) = p.knob.bounds();
+        let (lo, hi) = p.bounds;
         let at = |b: f64| (v / b - 1.0).abs() <= 1e-9;
         let moved = (v / prior - 1.0).abs() > 1e-9;
         let pushed = |b: f64| at(b) && (prior / b - 1.0).abs() > 0.01;

@@ -235,8 +235,8 @@ pub fn names() -> &'static [NameRow] {
     })
 }
 
-/// The SoC a device name stands for: the name without a RAM suffix (`-16gb`), then without a
-/// GPU-bin suffix (`-38c`). A preset (`apple-m2-max-32gb`), the database's chip at another RAM
+/// The SoC a device name stands for: the name without its RAM suffixes (`-16gb`), then
+/// without a GPU-bin suffix (`-38c`). A preset (`apple-m2-max-32gb`), the database's chip at another RAM
 /// size (`apple-m2-max-64gb`) and its other GPU bin (`apple-m2-max-38c-32gb`) are one SoC,
 /// which leave-one-SoC-out leaves out together.
 pub fn soc_of(name: &str) -> &str {
@@ -246,7 +246,12 @@ pub fn soc_of(name: &str) -> &str {
         let digits = &head[cut + 1..];
         (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(cut)
     };
-    let n = strip("gb", name).map_or(name, |cut| &name[..cut]);
+    // A device built from a chip whose id already ends in its RAM (`jetson-agx-orin-64gb`)
+    // is named `<id>-<N>gb`: every RAM suffix goes.
+    let mut n = name;
+    while let Some(cut) = strip("gb", n) {
+        n = &n[..cut];
+    }
     strip("c", n).map_or(n, |cut| &n[..cut])
 }
 
@@ -583,6 +588,7 @@ mod tests {
         assert_eq!(soc_of("midrange-8gb-lpddr4x"), "midrange-8gb-lpddr4x");
         assert_eq!(soc_of("rk3588"), "rk3588");
         assert_eq!(soc_of("x-gb"), "x-gb");
+        assert_eq!(soc_of("jetson-agx-orin-64gb-64gb"), soc_of("jetson-agx-orin-64gb"));
     }
 
     #[test]
