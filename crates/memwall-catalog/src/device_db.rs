@@ -236,9 +236,9 @@ pub fn names() -> &'static [NameRow] {
 }
 
 /// The SoC a device name stands for: the name without its RAM suffixes (`-16gb`), then
-/// without a GPU-bin suffix (`-38c`). A preset (`apple-m2-max-32gb`), the database's chip at another RAM
-/// size (`apple-m2-max-64gb`) and its other GPU bin (`apple-m2-max-38c-32gb`) are one SoC,
-/// which leave-one-SoC-out leaves out together.
+/// without a GPU-bin suffix (`-38c`). A preset (`apple-m2-max-32gb`), the database's chip at
+/// another RAM size (`apple-m2-max-64gb`) and its other GPU bin (`apple-m2-max-38c-32gb`) are
+/// one SoC, which leave-one-SoC-out leaves out together.
 pub fn soc_of(name: &str) -> &str {
     let strip = |s: &'static str, n: &str| -> Option<usize> {
         let head = n.strip_suffix(s)?;

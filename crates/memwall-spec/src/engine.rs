@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceSpec;
-use crate::error::{Result, SpecError, fraction, non_negative};
+use crate::error::{Result, SpecError, fraction, non_negative, positive_at_most};
 use crate::quant::QuantFormat;
 use crate::workload::Backend;
 
@@ -137,16 +137,7 @@ impl UnitCosts {
 
     /// Check every number; errors name the field (relative to the unit's table).
     pub fn validate(&self) -> Result<()> {
-        if !(self.bandwidth_share.is_finite()
-            && self.bandwidth_share > 0.0
-            && self.bandwidth_share <= MAX_BANDWIDTH_SHARE)
-        {
-            return Err(SpecError::invalid(
-                "bandwidth_share",
-                self.bandwidth_share,
-                format!("must be in (0, {MAX_BANDWIDTH_SHARE}]"),
-            ));
-        }
+        positive_at_most("bandwidth_share", self.bandwidth_share, MAX_BANDWIDTH_SHARE)?;
         fraction("compute_efficiency", self.compute_efficiency)?;
         fraction("prefill_efficiency", self.prefill_efficiency)?;
         for (f, v) in [

@@ -117,11 +117,17 @@ pub fn non_negative(field: &str, value: f64) -> Result<()> {
 
 /// Check that a float lies in `(0, 1]`.
 pub fn fraction(field: &str, value: f64) -> Result<()> {
-    if value.is_finite() && value > 0.0 && value <= 1.0 {
-        Ok(())
-    } else {
-        Err(SpecError::invalid(field, value, "must be a fraction in (0, 1]"))
-    }
+    within(field, value, 1.0, || "must be a fraction in (0, 1]".into())
+}
+
+/// Check that a float lies in `(0, max]`.
+pub fn positive_at_most(field: &str, value: f64, max: f64) -> Result<()> {
+    within(field, value, max, || format!("must be in (0, {max}]"))
+}
+
+/// `value` in `(0, max]`, else an error naming `field` with `why`.
+fn within(field: &str, value: f64, max: f64, why: impl FnOnce() -> String) -> Result<()> {
+    if value.is_finite() && value > 0.0 && value <= max { Ok(()) } else { Err(SpecError::invalid(field, value, why())) }
 }
 
 /// Check that an integer is not zero.
