@@ -413,9 +413,9 @@ pub struct Validation {
     pub cv: crate::CrossValidated,
     /// The prefill rows, where any row has a usable prefill rate.
     pub prefill: Option<PrefillValidation>,
-    /// The generic engine's figures fitted on every decode row, all engines pooled (what
-    /// `generic.toml` ships).
-    pub generic: Pooled,
+    /// The generic engine's figures (what `generic.toml` ships): the median of the engines'
+    /// figures fitted on every decode row ([`crate::validate::generic_figures`]).
+    pub generic: Vec<crate::validate::GenericFigure>,
 }
 
 /// Cross-validate the rows of a table: rows marked `exclude`, rows whose presets are
@@ -486,13 +486,13 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
     // same results as one after the other, in about half the time on two cores).
     let (cv, sheets, engines) = std::thread::scope(|scope| {
         let sheets = scope.spawn(|| sheet_predictions(&observations, &params));
-        let engines = scope.spawn(|| engine_out_predictions(&observations));
+        let engines = scope.spawn(|| engine_out_predictions(&observations, &params));
         let cv = crate::cross_validate(&observations, &params);
         (cv, sheets.join(), engines.join())
     });
     let cv = cv.map_err(|e| CalibError::Spec(SpecError::invalid("validation", "fit", e.to_string())))?;
     let (sheet, family) = sheets.expect("the spec-sheet cross-validation does not panic")?;
-    let (engine_out, generic) = engines.expect("the leave-one-engine-out cross-validation does not panic")?;
+    let engine_out = engines.expect("the leave-one-engine-out cross-validation does not panic")?;
     let mut validated = rows_of(rows, &observations, &cv, &roofline);
     for (v, ((s, f), e)) in validated.iter_mut().zip(sheet.into_iter().zip(family).zip(engine_out)) {
         v.sheet_tok_s = s;
@@ -513,28 +513,22 @@ pub fn validate(rows: &[ValidationRow]) -> Result<Validation> {
             cv: pcv,
         })
     };
+    let all: Vec<usize> = (0..observations.len()).collect();
+    let generic =
+        crate::validate::generic_figures(&params, &cv.full.values, &crate::validate::informed(&observations, &all));
     Ok(Validation { validated, excluded, observations, params, cv, prefill, generic })
 }
 
-/// The generic engine's parameters and their values fitted on every engine's rows pooled.
-pub type Pooled = (Vec<crate::Param>, Vec<f64>);
-
-/// Leave-one-engine-out: every observation restated on the generic engine
-/// ([`memwall_spec::EngineSpec::generic`], whose figures are also the priors), then each
-/// engine's rows on a unit predicted by the generic figures fitted on every other engine's
-/// rows, all engines pooled. Returns the predictions (in `obs` order) and the generic
-/// parameters with their values fitted on every row.
-pub fn engine_out_predictions(obs: &[Observation]) -> Result<(Vec<f64>, Pooled)> {
-    let (pooled, params) = crate::validate::on_generic(obs.iter(), &Knob::DECODE);
+/// Leave-one-engine-out: each engine's rows on a unit predicted as an engine without a
+/// profile would be, by the generic figures ([`crate::validate::generic_figures`]: the median of
+/// the other engines' fitted figures) on its own profile's other fields, fitted without them.
+/// Returns the predictions, in `obs` order.
+pub fn engine_out_predictions(obs: &[Observation], params: &[crate::Param]) -> Result<Vec<f64>> {
     let mut groups: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
     for (i, o) in obs.iter().enumerate() {
         groups.entry(format!("{}/{}", o.scenario.engine.name, o.scenario.workload.backend.name())).or_default().push(i);
     }
-    let predicted = crate::validate::cross_validate_groups(&pooled, &pooled, &params, &groups)?;
-    let mut pred = crate::Predictor::new(&pooled, &params)?.across_devices();
-    let all: Vec<usize> = (0..pooled.len()).collect();
-    let values = crate::fit(&mut pred, &all)?.values;
-    Ok((predicted, (params, values)))
+    crate::validate::cross_validate_groups(obs, obs, params, &groups)
 }
 
 /// The report rows of `observations` with their cross-validated, in-sample and roofline
@@ -641,38 +635,39 @@ pub fn new_device_widening(n: usize) -> f64 {
 /// [`engine_out_predictions`]): two devices' rows say little of how a third will miss.
 pub const MIN_BAND_DEVICES: usize = 3;
 
-/// Set `u`, the costs on `unit`, to the pooled figures fitted for that unit.
-fn set_pooled(u: &mut memwall_spec::UnitCosts, unit: Backend, (params, values): &Pooled) {
-    for (p, value) in params.iter().zip(values).filter(|(p, _)| p.unit == unit) {
-        p.knob.set(u, *value);
+/// Set `u`, the costs on `unit`, to the generic figures for that unit.
+fn set_generic(u: &mut memwall_spec::UnitCosts, unit: Backend, generic: &[crate::validate::GenericFigure]) {
+    for g in generic.iter().filter(|g| g.unit == unit) {
+        g.knob.set(u, g.value);
     }
 }
 
-/// The generic engine (`generic.toml`): [`memwall_spec::EngineSpec::generic`] with the figures
-/// fitted on every engine's rows pooled ([`Validation::generic`]) and, per unit, the 80 %
-/// band of its leave-one-engine-out residuals (`band`).
+/// The generic engine (`generic.toml`): [`memwall_spec::EngineSpec::generic`] with the median
+/// of the engines' fitted figures ([`Validation::generic`]) and, per unit, the 80 % band of its
+/// leave-one-engine-out residuals (`band`).
 fn generic_profile(v: &Validation, band: &dyn Fn(Backend) -> Option<[f64; 2]>) -> Result<memwall_spec::EngineSpec> {
     let mut e = memwall_spec::EngineSpec::generic();
     e.description = "memwall's generic engine, for a design that names no engine or an engine without a \
-                     profile: the figures of every profiled engine's published rows pooled"
+                     profile: on each unit, the median of the profiled engines' fitted figures"
         .into();
-    e.source = "figures fitted by `memwall validate --devices --write-engines` on every published decode row, all \
-                engines pooled (datasets/validation_decode.csv); the priors are memwall's engineering estimates"
+    e.source = "figures by `memwall validate --devices --write-engines`: each the median of the figures fitted for \
+                every engine with published decode rows of at least two devices on the unit \
+                (datasets/validation_decode.csv); the others are memwall's engineering estimates"
         .into();
     for unit in [Backend::Cpu, Backend::Gpu, Backend::Npu] {
         if let Some(u) = e.unit_mut(unit) {
-            set_pooled(u, unit, &v.generic);
+            set_generic(u, unit, &v.generic);
         }
     }
-    for p in &v.generic.0 {
-        let rows = v.validated.iter().filter(|r| r.backend == p.unit.name()).count();
+    for g in &v.generic {
         e.sources.insert(
-            format!("{}.{}", p.unit.name(), p.knob.name()),
+            format!("{}.{}", g.unit.name(), g.knob.name()),
             format!(
-                "fitted by `memwall validate --devices --write-engines` on {rows} rows of every engine on the {} \
-                 (prior {:.3e})",
-                p.unit.name(),
-                p.prior
+                "the median of the {} figures fitted by `memwall validate --devices --write-engines` for {} (each \
+                 engine on rows of at least {} devices, one vote each)",
+                g.knob.name(),
+                g.engines.join(", "),
+                crate::validate::MIN_ENGINE_DEVICES
             ),
         );
     }
@@ -734,7 +729,24 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
         let Some(u) = e.unit_mut(p.unit) else { continue };
         p.knob.set(u, *value);
         let (rows, n_dev) = devices(&p.engine, p.unit.name());
-        let how = if p.knob == Knob::AttentionKvReads && p.sigma < 0.1 {
+        let how = if n_dev < crate::validate::MIN_ENGINE_DEVICES {
+            match v.generic.iter().find(|g| g.unit == p.unit && g.knob == p.knob) {
+                Some(g) => format!(
+                    "the generic engine's figure, the median of {}'s: its rows ({}) come from one device, too few \
+                     to fit a figure that transfers (at least {} devices; datasets/validation_decode.csv)",
+                    g.engines.join(", "),
+                    rows.len(),
+                    crate::validate::MIN_ENGINE_DEVICES
+                ),
+                None => format!(
+                    "held at the prior {:.3e}: its rows ({}) come from one device, too few to fit it (at least {} \
+                     devices), and the generic engine has no figure of its own here",
+                    p.prior,
+                    rows.len(),
+                    crate::validate::MIN_ENGINE_DEVICES
+                ),
+            }
+        } else if p.knob == Knob::AttentionKvReads && p.sigma < 0.1 {
             format!(
                 "held at the prior {:.3e}: none of its {} rows decodes at {} tokens of context or more \
                  (crate::fit::KV_READS_MIN_DEPTH), so none informs it",
@@ -918,14 +930,14 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
         }
     }
     // An engine (or a unit of one) that no published row informs, and whose figures carry no
-    // source of their own, is the generic engine there: its pooled figures and their
+    // source of their own, is the generic engine there: its figures and their
     // leave-one-engine-out band, so that it answers with a checked range.
     for (name, _) in memwall_catalog::presets::ENGINES {
         if *name != "generic" && !engines.contains_key(*name) {
             let mut e = load_engine(name)?;
             if e.sources.keys().all(|k| !k.contains('.')) {
-                e.source = "no published row of this engine yet: the generic engine's figures on each unit (every \
-                            engine's rows pooled, generic.toml); see [sources]"
+                e.source = "no published row of this engine yet: the generic engine's figures on each unit (the \
+                            median of the profiled engines', generic.toml); see [sources]"
                     .into();
             }
             engines.insert(name.to_string(), e);
@@ -939,14 +951,14 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
                 continue;
             }
             let Some(u) = e.unit_mut(unit) else { continue };
-            set_pooled(u, unit, &v.generic);
+            set_generic(u, unit, &v.generic);
             u.error_ratio = generic_band(unit);
             u.error_ratio_stated = None;
             e.sources.insert(
                 unit.name().to_string(),
                 format!(
-                    "no published row of this engine on the {}: the generic engine's figures there (every engine's \
-                     rows pooled, generic.toml) and its leave-one-engine-out band; its own non-fitted figures \
+                    "no published row of this engine on the {}: the generic engine's figures there (the median of the \
+                     profiled engines', generic.toml) and its leave-one-engine-out band; its own non-fitted figures \
                      (formats, dequant_cycles) kept",
                     unit.name()
                 ),

@@ -8,9 +8,9 @@
 //! same device out, then the prefill figures fitted on the other devices' prefill rows, so no
 //! figure a prefill row is predicted with has seen its device.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
-use memwall_spec::Scenario;
+use memwall_spec::{Backend, Scenario};
 
 use crate::CalibError;
 use crate::fit::{Fit, Knob, Observation, Param, Predictor, fit};
@@ -38,89 +38,122 @@ fn rows_by_device(obs: &[Observation]) -> BTreeMap<&str, Vec<usize>> {
 }
 
 /// `params` fitted on the observations `train`, or their priors when there are none.
-fn fit_or_prior(pred: &mut Predictor, params: &[Param], train: &[usize]) -> Result<Vec<f64>, CalibError> {
-    if train.is_empty() { Ok(params.iter().map(|p| p.prior).collect()) } else { Ok(fit(pred, train)?.values) }
+fn fit_or_prior(pred: &mut Predictor, params: &[Param], train: &[usize]) -> Result<Fit, CalibError> {
+    if train.is_empty() {
+        Ok(Fit { values: params.iter().map(|p| p.prior).collect(), rms_log: f64::NAN, iterations: 0 })
+    } else {
+        fit(pred, train)
+    }
 }
 
-/// `obs` restated on the generic engine ([`memwall_spec::EngineSpec::generic`]), every engine
-/// pooled, with the generic engine's parameters for `knobs` ([`crate::fit::params_for`]) but
-/// its overlap: how far kernels hide arithmetic behind memory is a property of one engine's
-/// kernels, and the generic engine keeps the cost model's figure (fitted, it followed the
-/// pooled engines and transferred worse to a left-out one: 27.8 % against 25.1 %
-/// leave-one-engine-out).
-pub(crate) fn on_generic<'a>(
-    obs: impl Iterator<Item = &'a Observation>,
-    knobs: &[Knob],
-) -> (Vec<Observation>, Vec<Param>) {
-    let generic = memwall_spec::EngineSpec::generic();
-    let pooled: Vec<Observation> = obs
-        .map(|o| {
-            let mut o = o.clone();
-            o.scenario.engine = generic.clone();
-            o
-        })
-        .collect();
-    let params = crate::fit::params_for(&pooled, knobs).into_iter().filter(|p| p.knob != Knob::Overlap).collect();
-    (pooled, params)
+/// An engine's decode figures on a unit are fitted from the rows of at least this many
+/// devices; with fewer, they are the generic engine's ([`generic_figures`]). One device's rows
+/// pin an engine's figures on that device only, through contrasts between its rows that say
+/// little of another device: fitted on one RK3588 row, llama.cpp's Vulkan profile predicted the
+/// AMD laptops of a left-out family at 0.09 of their measured rate (91 % median error); the
+/// generic figures give 17.5 %.
+pub const MIN_ENGINE_DEVICES: usize = 2;
+
+/// The (engine, unit) pairs whose rows among `train` come from [`MIN_ENGINE_DEVICES`] devices
+/// or more: those whose decode figures are their own.
+pub fn informed(obs: &[Observation], train: &[usize]) -> BTreeSet<(String, &'static str)> {
+    let mut devices: BTreeMap<(String, &'static str), BTreeSet<&str>> = BTreeMap::new();
+    for &i in train {
+        let o = &obs[i];
+        devices
+            .entry((o.scenario.engine.name.clone(), o.scenario.workload.backend.name()))
+            .or_default()
+            .insert(&o.device);
+    }
+    devices.into_iter().filter(|(_, d)| d.len() >= MIN_ENGINE_DEVICES).map(|(k, _)| k).collect()
 }
 
-/// `params` fitted on the observations `train`; each (engine, unit) without a row among them
-/// takes the generic engine's figures fitted on `train`'s rows of that unit, every engine
-/// pooled (restated on [`memwall_spec::EngineSpec::generic`]), its profile's other fields
-/// (threads, formats, matrix kernels) kept, as a shipped profile that no published row
-/// informs is filled ([`crate::published::fitted_engine_profiles`]); its kernels' overlap
-/// stays at its prior, as the generic engine's does
-/// ([`crate::published::engine_out_predictions`]). Where no row of the unit remains either,
-/// its priors. Decode figures only: a prompt's efficiency keeps its prior below
+/// One figure of the generic engine: on `unit`, `knob` takes `value`, the median of the
+/// figures fitted for `engines`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GenericFigure {
+    /// Unit.
+    pub unit: Backend,
+    /// Figure.
+    pub knob: Knob,
+    /// Value, in the knob's units.
+    pub value: f64,
+    /// The engines whose fitted figures it is the median of.
+    pub engines: Vec<String>,
+}
+
+/// The generic engine's figures, what an engine no published row informs takes: for each
+/// unit and figure of `params`, the median (of logarithms: a geometric median, as the figures
+/// are scales) of `values` over the engines in `informed`, each engine one vote. An engine's
+/// figures are a typical engine's then, not those of the engine with the most rows: fitted on
+/// every engine's rows pooled instead, the GPU figures without the Macs' rows followed llama.cpp
+/// on Adreno (k-quants unpacked at 4.9 ALU operations a weight) and predicted Metal on a Mac
+/// at 0.3 of its rate, leave-one-family-out Macs 57 %; the median gives 17 %. How far kernels
+/// hide arithmetic behind memory (`Knob::Overlap`) is one engine's kernels' and has no generic
+/// figure: the cost model's stays.
+pub fn generic_figures(
+    params: &[Param],
+    values: &[f64],
+    informed: &BTreeSet<(String, &'static str)>,
+) -> Vec<GenericFigure> {
+    let own = |p: &Param| p.knob != Knob::Overlap && informed.contains(&(p.engine.clone(), p.unit.name()));
+    let mut figures: Vec<GenericFigure> = Vec::new();
+    for p in params.iter().filter(|p| own(p)) {
+        if figures.iter().any(|g| g.unit == p.unit && g.knob == p.knob) {
+            continue;
+        }
+        let mut xs: Vec<(f64, &str)> = params
+            .iter()
+            .zip(values)
+            .filter(|(q, _)| q.unit == p.unit && q.knob == p.knob && own(q))
+            .map(|(q, v)| (v.ln(), q.engine.as_str()))
+            .collect();
+        xs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let n = xs.len();
+        let mid = if n % 2 == 1 { xs[n / 2].0 } else { (xs[n / 2 - 1].0 + xs[n / 2].0) / 2.0 };
+        let mut engines: Vec<String> = xs.iter().map(|(_, e)| e.to_string()).collect();
+        engines.sort();
+        figures.push(GenericFigure { unit: p.unit, knob: p.knob, value: mid.exp(), engines });
+    }
+    figures
+}
+
+/// `params` fitted on the observations `train`; each (engine, unit) not [`informed`] by them
+/// takes the generic engine's figures ([`generic_figures`] of the engines they inform), its
+/// profile's other fields (threads, formats, matrix kernels) kept, as a shipped profile that
+/// no published row informs is filled ([`crate::published::fitted_engine_profiles`]); its
+/// kernels' overlap stays at its prior. Where no engine of the unit is informed either, its
+/// priors. Decode figures only: a prompt's efficiency keeps its prior below
 /// [`MIN_PREFILL_DEVICES`] devices, as the shipped profiles do.
-fn fit_or_pooled(
+fn fit_or_generic(
     obs: &[Observation],
     pred: &mut Predictor,
     params: &[Param],
     train: &[usize],
-) -> Result<Vec<f64>, CalibError> {
-    let mut values = fit_or_prior(pred, params, train)?;
-    let key = |o: &Observation| (o.scenario.engine.name.clone(), o.scenario.workload.backend.name());
-    let informed: std::collections::BTreeSet<(String, &str)> = train.iter().map(|&i| key(&obs[i])).collect();
-    let bare = |p: &Param| !informed.contains(&(p.engine.clone(), p.unit.name()));
-    let units: std::collections::BTreeSet<&str> = params.iter().filter(|p| bare(p)).map(|p| p.unit.name()).collect();
-    if units.is_empty() {
-        return Ok(values);
-    }
-    // The knobs of `params`, in `Knob::ALL` order.
-    let knobs: Vec<Knob> = Knob::ALL.into_iter().filter(|k| params.iter().any(|p| p.knob == *k)).collect();
-    let (pooled, gparams) = on_generic(
-        train.iter().map(|&i| &obs[i]).filter(|o| units.contains(o.scenario.workload.backend.name())),
-        &knobs,
-    );
-    if pooled.is_empty() {
-        return Ok(values);
-    }
-    let mut gpred = Predictor::new(&pooled, &gparams)?.across_devices();
-    let all: Vec<usize> = (0..pooled.len()).collect();
-    let gvalues = fit(&mut gpred, &all)?.values;
-    for (p, v) in params.iter().zip(values.iter_mut()) {
-        if bare(p)
-            && let Some(k) = gparams.iter().position(|g| g.unit == p.unit && g.knob == p.knob)
-        {
-            *v = gvalues[k];
+) -> Result<Fit, CalibError> {
+    let mut fitted = fit_or_prior(pred, params, train)?;
+    let informed = informed(obs, train);
+    let generic = generic_figures(params, &fitted.values, &informed);
+    for (p, v) in params.iter().zip(fitted.values.iter_mut()) {
+        if !informed.contains(&(p.engine.clone(), p.unit.name())) {
+            *v = generic.iter().find(|g| g.unit == p.unit && g.knob == p.knob).map_or(p.prior, |g| g.value);
         }
     }
-    Ok(values)
+    Ok(fitted)
 }
 
 /// Fit `params` on all observations, and on all but each device in turn.
 pub fn cross_validate(obs: &[Observation], params: &[Param]) -> Result<CrossValidated, CalibError> {
     let mut pred = Predictor::new(obs, params)?.across_devices();
     let all: Vec<usize> = (0..obs.len()).collect();
-    let full = fit(&mut pred, &all)?;
+    let full = fit_or_generic(obs, &mut pred, params, &all)?;
     let in_sample = all.iter().map(|&i| pred.predict(i, &full.values)).collect::<Result<Vec<_>, _>>()?;
     let devices = rows_by_device(obs);
     let mut predicted = vec![f64::NAN; obs.len()];
     let mut folds = BTreeMap::new();
     for (device, rows) in &devices {
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
-        let values = fit_or_pooled(obs, &mut pred, params, &train)?;
+        let values = fit_or_generic(obs, &mut pred, params, &train)?.values;
         for &i in rows {
             predicted[i] = pred.predict(i, &values)?;
         }
@@ -145,7 +178,7 @@ pub fn cross_validate_groups(
     let mut predicted = vec![f64::NAN; obs.len()];
     for rows in groups.values() {
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
-        let values = fit_or_pooled(obs, &mut pred, params, &train)?;
+        let values = fit_or_generic(obs, &mut pred, params, &train)?.values;
         for &i in rows {
             predicted[i] = held_pred.predict(i, &values)?;
         }
@@ -226,7 +259,7 @@ pub fn cross_validate_prefill(
         let fold = with_decode(decode.folds.get(*device).unwrap_or(&decode.full.values));
         let mut pred = Predictor::new(&fold, params)?.across_devices();
         let train: Vec<usize> = all.iter().copied().filter(|i| !rows.contains(i)).collect();
-        let values = fit_or_prior(&mut pred, params, &train)?;
+        let values = fit_or_prior(&mut pred, params, &train)?.values;
         let values = hold_thin_prefill(obs, params, &train, values);
         for &i in rows {
             predicted[i] = pred.predict(i, &values)?;

@@ -1,6 +1,7 @@
 //! The validation table: rows refused with line and column, rows set aside with their
 //! reason (excluded by hand, not stateable, physically impossible), the rest cross-validated.
 
+use memwall_calib::Knob;
 use memwall_calib::published::{parse_table, validate};
 
 const HEADER: &str = "id,unit_device,device,ram_gib,model,weights,engine,backend,threads,depth,gen_tokens,measured_tok_s,exclude,source\n";
@@ -191,46 +192,66 @@ fn a_soc_left_out_is_predicted_from_its_spec_sheet_with_family_figures_computed_
 #[test]
 fn an_engine_left_out_is_predicted_by_the_generic_figures_fitted_on_the_others() {
     use memwall_calib::published::fitted_engine_profiles;
-    // Two engines on CPUs: llama.cpp on three devices, ExecuTorch on one phone. Each row
-    // also gets the prediction of an engine no row informs: the generic figures fitted on
-    // the other engine's rows only.
+    // Three engines on CPUs: llama.cpp on three devices, ExecuTorch on two phones, MNN on
+    // one. Each row also gets the prediction of an engine no row informs: the generic
+    // figures (the median of the other engines' figures) fitted without its engine's rows.
     let text = format!(
         "{HEADER}\
          a,pi5,raspberry-pi-5-8gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,12.0,,test\n\
          b,pi4,raspberry-pi-4-8gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,5.0,,test\n\
          c,m2,apple-m2-16gb,,llama-3.2-1b,Q4_K_M,llama.cpp,cpu,4,0,128,40.0,,test\n\
          d,op12,snapdragon-8-gen3-16gb,,llama-3.2-1b,int4-g32,executorch,cpu,,64,128,50.2,,test\n\
-         e,op12,snapdragon-8-gen3-16gb,,llama-3.2-3b,int4-g32,executorch,cpu,,64,128,19.7,,test\n"
+         e,op12,snapdragon-8-gen3-16gb,,llama-3.2-3b,int4-g32,executorch,cpu,,64,128,19.7,,test\n\
+         f,s24,snapdragon-8-gen2-8gb,,llama-3.2-1b,int4-g32,executorch,cpu,,64,128,35.0,,test\n\
+         g,op13,snapdragon-8-elite-12gb,,llama-3.2-1b,Q4_0,mnn,cpu,,64,128,30.0,,test\n"
     );
     let v = validate(&parse_table(&text, "t.csv").unwrap()).unwrap();
     for r in &v.validated {
         assert!(r.engine_tok_s.is_finite() && r.engine_tok_s > 0.0, "{r:?}");
     }
-    // ExecuTorch's rows left out are predicted by figures fitted on llama.cpp's rows alone,
-    // not by its own fit: the two predictions differ. Its one phone left out leaves it no
-    // row either, so leave-one-device-out answers it the same way, as memwall answers an
-    // engine without a profile.
-    let d = v.validated.iter().find(|r| r.id == "d").unwrap();
-    assert!((d.engine_tok_s / d.in_sample_tok_s - 1.0).abs() > 1e-3, "{d:?}");
-    assert!((d.engine_tok_s / d.predicted_tok_s - 1.0).abs() < 1e-9, "{d:?}");
+    let row = |id: &str| v.validated.iter().find(|r| r.id == id).unwrap();
+    // ExecuTorch's rows left out are predicted by figures fitted without them, not by its
+    // own fit on two phones: the two predictions differ.
+    assert!((row("d").engine_tok_s / row("d").in_sample_tok_s - 1.0).abs() > 1e-3, "{:?}", row("d"));
+    // MNN's one phone is too few devices for figures of its own: in sample, left out and
+    // with its engine left out, it is the engine no row informs.
+    let g = row("g");
+    assert!((g.in_sample_tok_s / g.engine_tok_s - 1.0).abs() < 1e-6, "{g:?}");
+    assert!((g.predicted_tok_s / g.engine_tok_s - 1.0).abs() < 1e-6, "{g:?}");
+    // The generic figures are the median of the two informed engines' (in logarithms: with
+    // two, the geometric mean), each engine one vote whatever its rows.
+    let share = |engine: &str| {
+        let i = v.params.iter().position(|p| p.engine == engine && p.knob == Knob::BandwidthShare).unwrap();
+        v.cv.full.values[i]
+    };
+    let typical = v.generic.iter().find(|g| g.knob == Knob::BandwidthShare).unwrap();
+    assert_eq!(typical.engines, ["executorch", "llama.cpp"]);
+    assert!((typical.value - (share("executorch") * share("llama.cpp")).sqrt()).abs() < 1e-12, "{typical:?}");
+    assert!((share("mnn") - typical.value).abs() < 1e-12);
     let profiles = fitted_engine_profiles(&v).unwrap();
-    let generic: memwall_spec::EngineSpec =
-        toml::from_str(&profiles.iter().find(|(n, _)| n == "generic").unwrap().1).unwrap();
+    let profile = |name: &str| -> memwall_spec::EngineSpec {
+        toml::from_str(&profiles.iter().find(|(n, _)| n == name).unwrap().1).unwrap()
+    };
+    let generic = profile("generic");
     assert_eq!(generic.name, "generic");
     let cpu = generic.cpu.as_ref().unwrap();
-    // Five rows: a band from the leave-one-engine-out residuals, which holds them by
+    assert!((cpu.bandwidth_share - typical.value).abs() < 1e-12);
+    assert!(generic.sources["cpu.bandwidth_share"].contains("executorch, llama.cpp"), "{:?}", generic.sources);
+    // Seven rows: a band from the leave-one-engine-out residuals, which holds them by
     // construction between its 10th and 90th percentiles.
     let [lo, hi] = cpu.error_ratio.expect("a band on the CPU");
     let inside = v.validated.iter().filter(|r| (lo..=hi).contains(&(r.measured_tok_s / r.engine_tok_s))).count();
-    assert!(lo < hi && inside >= 3, "[{lo}, {hi}] holds {inside} of 5");
+    assert!(lo < hi && inside >= 4, "[{lo}, {hi}] holds {inside} of 7");
     assert!(generic.sources["cpu.error_ratio"].contains("leave-one-engine-out"), "{:?}", generic.sources);
-    // ExecuTorch's rows come from one device: too few for a band of its own, so it takes
-    // the band of an engine no row informs.
-    let et: memwall_spec::EngineSpec =
-        toml::from_str(&profiles.iter().find(|(n, _)| n == "executorch").unwrap().1).unwrap();
+    // ExecuTorch's rows come from two devices: too few for a band of its own, so it takes
+    // the band of an engine no row informs; MNN ships the generic figures and says why.
+    let et = profile("executorch");
     assert_eq!(et.cpu.as_ref().unwrap().error_ratio, Some([lo, hi]));
     assert!(et.sources["cpu.error_ratio"].contains("too few"), "{:?}", et.sources);
     assert_eq!(et.cpu.as_ref().unwrap().error_ratio_stated, None);
+    let mnn = profile("mnn");
+    assert!((mnn.cpu.as_ref().unwrap().bandwidth_share - typical.value).abs() < 1e-12);
+    assert!(mnn.sources["cpu.bandwidth_share"].contains("the generic engine's figure"), "{:?}", mnn.sources);
 }
 
 #[test]

@@ -25,8 +25,8 @@ pub struct DefaultEngine {
 ///   (`llama.cpp-cuda`), Vulkan on any other or unstated GPU (`llama.cpp-vulkan`);
 /// - NPU: on a Qualcomm SoC (an Adreno GPU beside a Hexagon NPU) llama.cpp's Hexagon backend
 ///   (`llama.cpp-hexagon`, cross-validated on published rows); on any other NPU the generic
-///   engine (`generic`: every profiled engine's rows pooled, its band from leaving each engine
-///   out), since an NPU engine's figures do not carry across vendors.
+///   engine (`generic`: the median of the profiled engines' figures, its band from leaving each
+///   engine out), since an NPU engine's figures do not carry across vendors.
 pub fn default_engine(device: &DeviceSpec, unit: Backend) -> Result<DefaultEngine> {
     let (name, why) = match unit {
         Backend::Cpu => ("llama.cpp", "the default on the CPU: llama.cpp's CPU backend".to_string()),
@@ -51,7 +51,7 @@ pub fn default_engine(device: &DeviceSpec, unit: Backend) -> Result<DefaultEngin
             _ => (
                 "generic",
                 "the default on this NPU: no profile is validated on its vendor's NPU, so memwall's generic \
-                 engine (every profiled engine's rows pooled; its band from leaving each engine out)"
+                 engine (the median of the profiled engines' figures; its band from leaving each engine out)"
                     .to_string(),
             ),
         },

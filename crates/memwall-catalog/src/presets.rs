@@ -90,7 +90,7 @@ pub fn engine_text(name: &str) -> Option<&'static str> {
 }
 
 /// An engine by profile name, alias or `.toml` path, validated. `generic` is the shipped
-/// `generic.toml` (every engine's rows pooled), or the built-in engineering figures
+/// `generic.toml` (the median of the profiled engines' figures), or the built-in engineering figures
 /// ([`EngineSpec::generic`]) where none ships.
 pub fn load_engine(name: &str) -> Result<EngineSpec> {
     const GENERIC: &str = "";
