@@ -446,19 +446,36 @@ impl Chip {
         };
         let mut clusters = Vec::new();
         let mut assumed_clocks = Vec::new();
+        // Each cluster's clock: published; else the median its core runs at on the sheets
+        // that publish one; else the slowest of the chip's other clusters' clocks (a cluster
+        // a sheet leaves unclocked is its small one: an upper bound on its clock).
+        let known: Vec<Option<f64>> =
+            self.clusters.iter().map(|c| c.ghz.or_else(|| assumed_clock_ghz(&c.core))).collect();
+        let slowest = known.iter().flatten().copied().min_by(f64::total_cmp);
         for (i, c) in self.clusters.iter().enumerate() {
-            let ghz = match c.ghz {
-                Some(g) => g,
-                None => {
-                    let g = assumed_clock_ghz(&c.core).ok_or_else(|| {
-                        SpecError::invalid(
-                            field(&format!("cpu_clusters[{i}]")),
-                            &c.core,
-                            "no clock is published for this cluster, nor by any other sheet with this core",
-                        )
-                    })?;
-                    assumed_clocks.push(format!("{} {} at {g} GHz", c.cores, c.core));
+            let ghz = match (c.ghz, known[i], slowest) {
+                (Some(g), _, _) => g,
+                (None, Some(g), _) => {
+                    assumed_clocks.push(format!(
+                        "{} {} at {g} GHz (the median clock of this core on the sheets that publish one)",
+                        c.cores, c.core
+                    ));
                     g
+                }
+                (None, None, Some(g)) => {
+                    assumed_clocks.push(format!(
+                        "{} {} at {g} GHz (no sheet publishes this core's clock: the chip's slowest other cluster's, \
+                         an upper bound)",
+                        c.cores, c.core
+                    ));
+                    g
+                }
+                (None, None, None) => {
+                    return Err(SpecError::invalid(
+                        field(&format!("cpu_clusters[{i}]")),
+                        &c.core,
+                        "no clock is published for this chip's cores, nor by any other sheet with these cores",
+                    ));
                 }
             };
             let fig = cores::core_figures(&c.core).unwrap_or(cores::UNKNOWN_CORE);
@@ -489,11 +506,7 @@ impl Chip {
         if !assumed_clocks.is_empty() {
             sources.insert(
                 "clusters.max_ghz".into(),
-                format!(
-                    "{}{}: the median clock of this core on the sheets that publish one",
-                    memwall_spec::device::ASSUMED,
-                    assumed_clocks.join(", ")
-                ),
+                format!("{}{}", memwall_spec::device::ASSUMED, assumed_clocks.join(", ")),
             );
         }
         let mut peak_range = None;
@@ -662,11 +675,23 @@ mod tests {
         let untyped = Chip { mem_type: "HBM9".into(), kind: DeviceKind::Phone, ..none };
         assert!(untyped.device(Some(8)).is_err() || untyped.device(Some(8)).unwrap().memory.peak_range.is_some());
         // A cluster without a clock: the median its core runs at on the other sheets, listed;
-        // a core no sheet clocks is refused.
+        // a core no sheet clocks, the chip's slowest published clock (an upper bound), listed;
+        // a chip that clocks none of its cores is refused.
         let no_clock = Chip { clusters: clusters_of("t", 2, "2x:cortex-a520").unwrap(), ..c.clone() };
         let d = no_clock.device(Some(8)).unwrap();
         assert_eq!(Some(d.clusters[0].max_ghz), assumed_clock_ghz("cortex-a520"));
         assert!(d.sources["clusters.max_ghz"].starts_with(memwall_spec::device::ASSUMED));
+        let unclocked = Chip {
+            clusters: clusters_of("t", 2, "2x3.1:cortex-x4;4x2.4:cortex-a720;4x:no-such-core").unwrap(),
+            ..c.clone()
+        };
+        let d = unclocked.device(Some(8)).unwrap();
+        assert_eq!(d.clusters.iter().find(|k| k.name.contains("no-such-core")).unwrap().max_ghz, 2.4);
+        assert!(
+            d.sources["clusters.max_ghz"].contains("4 no-such-core at 2.4 GHz (no sheet publishes"),
+            "{:?}",
+            d.sources
+        );
         let unknown = Chip { clusters: clusters_of("t", 2, "2x:no-such-core").unwrap(), ..c };
         assert!(unknown.device(Some(8)).unwrap_err().to_string().contains("cpu_clusters[0]"));
     }
