@@ -281,6 +281,12 @@ impl Param {
     pub fn label(&self) -> String {
         format!("{}.{}.{}", self.engine, self.unit.name(), self.knob.name())
     }
+
+    /// Whether no row can move the figure from its prior: the KV reads of an (engine, unit)
+    /// without a decode row at [`KV_READS_MIN_DEPTH`] tokens or more, held by a tight prior.
+    pub fn held(&self) -> bool {
+        self.knob == Knob::AttentionKvReads && self.sigma < 0.1
+    }
 }
 
 /// Every decode knob ([`Knob::DECODE`]) of every (engine, unit) the observations use: see

@@ -679,7 +679,7 @@ fn generic_profile(v: &Validation, band: &dyn Fn(Backend) -> Option<[f64; 2]>) -
                 format!("{}.error_ratio", unit.name()),
                 format!(
                     "10th-90th percentile of measured / predicted, leave-one-engine-out: each engine's rows on the \
-                     {} predicted by these figures fitted on the other engines' rows",
+                     {} predicted by the median of the figures fitted for the other engines",
                     unit.name()
                 ),
             );
@@ -691,7 +691,8 @@ fn generic_profile(v: &Validation, band: &dyn Fn(Backend) -> Option<[f64; 2]>) -
 /// The engine profiles of a validation with the figures fitted on every row, each fitted
 /// field's provenance, and the cross-validated 80 % interval of `measured ÷ predicted`
 /// (its engine and unit's rows when they come from [`MIN_BAND_DEVICES`] devices or more,
-/// else the band of an engine no row informs), and the generic engine (`generic_profile`: every engine pooled):
+/// else the band of an engine no row informs), and the generic engine (`generic_profile`: the median of the
+/// informed engines' figures):
 /// (name, TOML).
 pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
     use std::collections::BTreeMap;
@@ -732,21 +733,28 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
         let how = if n_dev < crate::validate::MIN_ENGINE_DEVICES {
             match v.generic.iter().find(|g| g.unit == p.unit && g.knob == p.knob) {
                 Some(g) => format!(
-                    "the generic engine's figure, the median of {}'s: its rows ({}) come from one device, too few \
-                     to fit a figure that transfers (at least {} devices; datasets/validation_decode.csv)",
+                    "the generic engine's figure, the median of {}'s: its {} rows come from {n_dev} device(s), too \
+                     few to fit a figure that transfers (at least {} devices; datasets/validation_decode.csv)",
                     g.engines.join(", "),
                     rows.len(),
                     crate::validate::MIN_ENGINE_DEVICES
                 ),
+                None if p.knob == Knob::Overlap => format!(
+                    "held at the prior {:.3e}: its {} rows come from {n_dev} device(s), too few to fit it (at least \
+                     {} devices), and how far kernels hide arithmetic is one engine's own, with no generic figure",
+                    p.prior,
+                    rows.len(),
+                    crate::validate::MIN_ENGINE_DEVICES
+                ),
                 None => format!(
-                    "held at the prior {:.3e}: its rows ({}) come from one device, too few to fit it (at least {} \
-                     devices), and the generic engine has no figure of its own here",
+                    "held at the prior {:.3e}: its {} rows come from {n_dev} device(s), too few to fit it (at least \
+                     {} devices), and no engine with rows of that many devices fits this figure on the unit",
                     p.prior,
                     rows.len(),
                     crate::validate::MIN_ENGINE_DEVICES
                 ),
             }
-        } else if p.knob == Knob::AttentionKvReads && p.sigma < 0.1 {
+        } else if p.held() {
             format!(
                 "held at the prior {:.3e}: none of its {} rows decodes at {} tokens of context or more \
                  (crate::fit::KV_READS_MIN_DEPTH), so none informs it",
@@ -824,8 +832,8 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
                             Some(r),
                             format!(
                                 "10th-90th percentile of measured / predicted for an engine no row informs: {few}, so \
-                                 every engine's rows on the {} each predicted by the generic figures fitted on the \
-                                 other engines' rows",
+                                 every engine's rows on the {} each predicted by the generic figures, the median of \
+                                 the other engines'",
                                 unit.name()
                             ),
                         ),

@@ -22,9 +22,11 @@ pub struct CrossValidated {
     pub predicted: Vec<f64>,
     /// Per observation, the in-sample prediction of the fit on every row.
     pub in_sample: Vec<f64>,
-    /// The fit on every row (what profiles store).
+    /// The fit on every row (what profiles store), each (engine, unit) that rows of fewer than
+    /// [`MIN_ENGINE_DEVICES`] devices inform given the generic figures ([`fit_or_generic`];
+    /// `rms_log` and `iterations` are the fit's before that).
     pub full: Fit,
-    /// Per device left out, the parameter values fitted without it.
+    /// Per device left out, the parameter values fitted without it (under the same rule).
     pub folds: BTreeMap<String, Vec<f64>>,
 }
 
@@ -51,7 +53,7 @@ fn fit_or_prior(pred: &mut Predictor, params: &[Param], train: &[usize]) -> Resu
 /// pin an engine's figures on that device only, through contrasts between its rows that say
 /// little of another device: fitted on one RK3588 row, llama.cpp's Vulkan profile predicted the
 /// AMD laptops of a left-out family at 0.09 of their measured rate (91 % median error); the
-/// generic figures give 17.5 %.
+/// generic figures give 17.3 %.
 pub const MIN_ENGINE_DEVICES: usize = 2;
 
 /// The (engine, unit) pairs whose rows among `train` come from [`MIN_ENGINE_DEVICES`] devices
@@ -90,13 +92,14 @@ pub struct GenericFigure {
 /// on Adreno (k-quants unpacked at 4.9 ALU operations a weight) and predicted Metal on a Mac
 /// at 0.3 of its rate, leave-one-family-out Macs 57 %; the median gives 17 %. How far kernels
 /// hide arithmetic behind memory (`Knob::Overlap`) is one engine's kernels' and has no generic
-/// figure: the cost model's stays.
+/// figure: the cost model's stays. A figure no row can move ([`Param::held`]) has no vote; a
+/// unit and figure without a vote has no generic figure (its prior stands).
 pub fn generic_figures(
     params: &[Param],
     values: &[f64],
     informed: &BTreeSet<(String, &'static str)>,
 ) -> Vec<GenericFigure> {
-    let own = |p: &Param| p.knob != Knob::Overlap && informed.contains(&(p.engine.clone(), p.unit.name()));
+    let own = |p: &Param| p.knob != Knob::Overlap && !p.held() && informed.contains(&(p.engine.clone(), p.unit.name()));
     let mut figures: Vec<GenericFigure> = Vec::new();
     for p in params.iter().filter(|p| own(p)) {
         if figures.iter().any(|g| g.unit == p.unit && g.knob == p.knob) {

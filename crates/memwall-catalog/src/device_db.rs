@@ -336,6 +336,23 @@ pub fn assumed_clock_ghz(core: &str) -> Option<f64> {
     (!v.is_empty()).then(|| v[v.len() / 2])
 }
 
+/// The clock of a chip's small cores relative to its fastest: the median over the sheets that
+/// clock two clusters or more of `slowest ÷ fastest` published clock (≈ 0.6: a phone's 2.0 GHz
+/// little cores beside a 3.3 GHz prime core). What a cluster whose core no sheet clocks runs at,
+/// times the chip's fastest clock.
+pub fn small_core_clock_ratio() -> f64 {
+    let mut v: Vec<f64> = chips()
+        .iter()
+        .filter_map(|c| {
+            let ghz: Vec<f64> = c.clusters.iter().filter_map(|k| k.ghz).collect();
+            let (lo, hi) = ghz.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &g| (lo.min(g), hi.max(g)));
+            (ghz.len() >= 2 && lo < hi).then(|| lo / hi)
+        })
+        .collect();
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() { 1.0 } else { v[v.len() / 2] }
+}
+
 /// A memory bus assumed for a sheet that publishes only its memory type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssumedBus {
@@ -447,13 +464,20 @@ impl Chip {
         let mut clusters = Vec::new();
         let mut assumed_clocks = Vec::new();
         // Each cluster's clock: published; else the median its core runs at on the sheets
-        // that publish one; else the slowest of the chip's other clusters' clocks (a cluster
-        // a sheet leaves unclocked is its small one: an upper bound on its clock).
+        // that publish one; else, a cluster a sheet leaves unclocked being its small one, the
+        // chip's fastest clock times the small-core ratio of the sheets
+        // ([`small_core_clock_ratio`]), kept below its other clusters' so that they stay its
+        // big cores.
         let known: Vec<Option<f64>> =
             self.clusters.iter().map(|c| c.ghz.or_else(|| assumed_clock_ghz(&c.core))).collect();
-        let slowest = known.iter().flatten().copied().min_by(f64::total_cmp);
+        let ratio = small_core_clock_ratio();
+        let small = known.iter().flatten().copied().max_by(f64::total_cmp).map(|fastest| {
+            let slowest = known.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+            let g = if fastest * ratio < slowest { fastest * ratio } else { slowest * ratio };
+            (g * 100.0).round() / 100.0
+        });
         for (i, c) in self.clusters.iter().enumerate() {
-            let ghz = match (c.ghz, known[i], slowest) {
+            let ghz = match (c.ghz, known[i], small) {
                 (Some(g), _, _) => g,
                 (None, Some(g), _) => {
                     assumed_clocks.push(format!(
@@ -464,8 +488,8 @@ impl Chip {
                 }
                 (None, None, Some(g)) => {
                     assumed_clocks.push(format!(
-                        "{} {} at {g} GHz (no sheet publishes this core's clock: the chip's slowest other cluster's, \
-                         an upper bound)",
+                        "{} {} at {g} GHz (no sheet publishes this core's clock: the chip's fastest clock times \
+                         {ratio:.2}, the median ratio of a chip's slowest to fastest published clock)",
                         c.cores, c.core
                     ));
                     g
@@ -675,8 +699,9 @@ mod tests {
         let untyped = Chip { mem_type: "HBM9".into(), kind: DeviceKind::Phone, ..none };
         assert!(untyped.device(Some(8)).is_err() || untyped.device(Some(8)).unwrap().memory.peak_range.is_some());
         // A cluster without a clock: the median its core runs at on the other sheets, listed;
-        // a core no sheet clocks, the chip's slowest published clock (an upper bound), listed;
-        // a chip that clocks none of its cores is refused.
+        // a core no sheet clocks, the chip's fastest clock times the sheets' small-core ratio,
+        // below its other clusters (which stay its big cores), listed; a chip that clocks none
+        // of its cores is refused.
         let no_clock = Chip { clusters: clusters_of("t", 2, "2x:cortex-a520").unwrap(), ..c.clone() };
         let d = no_clock.device(Some(8)).unwrap();
         assert_eq!(Some(d.clusters[0].max_ghz), assumed_clock_ghz("cortex-a520"));
@@ -686,12 +711,13 @@ mod tests {
             ..c.clone()
         };
         let d = unclocked.device(Some(8)).unwrap();
-        assert_eq!(d.clusters.iter().find(|k| k.name.contains("no-such-core")).unwrap().max_ghz, 2.4);
-        assert!(
-            d.sources["clusters.max_ghz"].contains("4 no-such-core at 2.4 GHz (no sheet publishes"),
-            "{:?}",
-            d.sources
-        );
+        let r = small_core_clock_ratio();
+        assert!(r > 0.4 && r < 0.8, "{r}");
+        let g = d.clusters.iter().find(|k| k.name.contains("no-such-core")).unwrap().max_ghz;
+        assert_eq!(g, (3.1 * r * 100.0).round() / 100.0);
+        assert!(g < 2.4 && d.big_cores() == 6, "{g} GHz, {} big cores", d.big_cores());
+        let listed = format!("4 no-such-core at {g} GHz (no sheet publishes");
+        assert!(d.sources["clusters.max_ghz"].contains(&listed), "{:?}", d.sources);
         let unknown = Chip { clusters: clusters_of("t", 2, "2x:no-such-core").unwrap(), ..c };
         assert!(unknown.device(Some(8)).unwrap_err().to_string().contains("cpu_clusters[0]"));
     }

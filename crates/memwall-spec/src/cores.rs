@@ -8,7 +8,7 @@
 //! 128-bit FP/SIMD pipes per P core, two per E core; later generations keep them), Qualcomm
 //! Oryon (four 128-bit vector pipes, Chips and Cheese "Qualcomm's Oryon Core"), AMD Zen 4
 //! (AVX-512 executed on 256-bit datapaths, two FMA pipes) and Zen 5 (full 512-bit datapaths
-//! on desktop parts), Intel Golden/Raptor/Redwood/Lion Cove (two 256-bit FMA ports; AVX-VNNI)
+//! on desktop parts and Strix Halo; 256-bit in the monolithic mobile chips, `zen5-mobile`), Intel Golden/Raptor/Redwood/Lion Cove (two 256-bit FMA ports; AVX-VNNI)
 //! and Gracemont/Crestmont/Skymont E cores (two 128-bit pipes; AVX-VNNI). Dot products:
 //! ARMv8.2 `SDOT` from the Cortex-A55/A75 on; AVX-VNNI from Alder Lake; AVX512-VNNI on Zen 4.
 //! Power per core is an order of magnitude only (the presets' figures for their cores).
@@ -59,6 +59,14 @@ pub fn core_figures(name: &str) -> Option<CoreFigures> {
         let efficiency = n.ends_with("-e") || ["icestorm", "blizzard", "sawtooth"].iter().any(|e| n.contains(e));
         return if efficiency { f(128, 2, true, 0.4) } else { f(128, 4, true, 4.5) };
     }
+    // Zen 5 in AMD's monolithic mobile chips (Strix Point, Krackan Point; the sheets name its
+    // cores `zen5-mobile`, `zen5c-mobile`) runs 512-bit ops on 256-bit datapaths, at Zen 4's
+    // rate per clock, and 128/256-bit integer vector ops at half Zen 4's (David Huang's
+    // measurements of a Ryzen AI 9 365, as reported at
+    // https://gamebastion.com/n/the-first-technical-deep-dive-of-the-zen-5/446175).
+    if n.starts_with("zen5") && n.ends_with("-mobile") {
+        return f(256, 2, true, 4.0);
+    }
     if n.starts_with("zen5") {
         return f(512, 2, true, 6.0);
     }
@@ -98,6 +106,9 @@ mod tests {
         assert_eq!(core_figures("lion-cove").unwrap().simd_bits, 256);
         assert_eq!(core_figures("skymont").unwrap().simd_bits, 128);
         assert_eq!(core_figures("oryon-v2").unwrap().simd_pipes, 4);
+        assert_eq!(core_figures("zen5").unwrap().simd_bits, 512);
+        assert_eq!(core_figures("zen5-mobile").unwrap().simd_bits, 256);
+        assert_eq!(core_figures("zen5c-mobile").unwrap().simd_bits, 256);
         assert_eq!(core_figures("mystery-core"), None);
     }
 }

@@ -114,7 +114,8 @@ pub(crate) fn validate(
         "\ndecode cross-validated four ways: leave one physical device out (its preset's figures kept); leave one \
          SoC out, its device rebuilt from the spec sheet with its CPU family's and GPU vendor's bandwidth figures \
          computed without it (as a new user's device); leave one CPU family out whole; leave one engine out (its rows \
-         predicted by the generic engine fitted on the other engines' rows, as an engine without a profile). cov = \
+         predicted by the generic engine, the median of the figures fitted for the other engines, as an engine \
+         without a profile). cov = \
          rows inside the 80% interval of measured / predicted formed from the other devices / SoCs / families / \
          engines of the group"
     );
