@@ -23,7 +23,7 @@ pub struct CrossValidated {
     /// Per observation, the in-sample prediction of the fit on every row.
     pub in_sample: Vec<f64>,
     /// The fit on every row (what profiles store), each (engine, unit) that rows of fewer than
-    /// [`MIN_ENGINE_DEVICES`] devices inform given the generic figures ([`fit_or_generic`];
+    /// [`MIN_ENGINE_DEVICES`] devices inform given the generic figures (`fit_or_generic`;
     /// `rms_log` and `iterations` are the fit's before that).
     pub full: Fit,
     /// Per device left out, the parameter values fitted without it (under the same rule).
