@@ -21,11 +21,11 @@
 //! (`c` = 3, i.e. beyond about a 35 % error a row counts linearly, not quadratically), so a
 //! few rows far off (a mislabelled measurement) do not drag the fit. Across devices
 //! ([`Predictor::across_devices`]) the rows of one device share an error of their own, and the
-//! residuals are whitened for it before the loss ([`Phase::device_sigma`]; prompt rows are
-//! weighted per device instead), so a figure's level rests on devices, not on rows (the
-//! soft-L1 threshold then applies to the whitened decode residual: one decode row alone turns
-//! linear beyond about 53 %). Parameters stay inside physical bounds ([`Knob::bounds`]). The prior keeps an engine with few rows near its profile and
-//! makes every fit well posed.
+//! residuals are whitened for it before the loss ([`Phase::device_sigma`]; prompt rows are weighted
+//! per device instead), so a figure's level rests on devices, not on rows (the soft-L1 threshold
+//! then applies to the whitened decode residual: one decode row alone turns linear beyond about
+//! 53 %). Parameters stay inside physical bounds ([`Knob::bounds`]). The prior keeps an engine
+//! with few rows near its profile and makes every fit well posed.
 
 use std::collections::BTreeMap;
 
@@ -220,12 +220,12 @@ impl Knob {
     }
 
     /// Physical bounds of the figure: a bandwidth share in [0.02,
-    /// [`memwall_spec::engine::MAX_BANDWIDTH_SHARE`]] of the device's figure, decode
-    /// efficiencies in [0.02, 1], prefill efficiency in [0.002, 1] (an engine may run an NPU's matrix products on its vector
-    /// units alone: llama.cpp's Hexagon backend multiplies on HVX, a few percent of the HMX
-    /// TOP/s a spec sheet quotes); a fixed cost per token in [10 µs, 0.2 s], per operator in
-    /// [10 ns, 1 ms]; KV reads in [1, 8] (8 is a per-query-head engine on an 8-way GQA
-    /// model); GPU unpacking in [0.1, 64] operations per Q4_0 weight.
+    /// [`memwall_spec::engine::MAX_BANDWIDTH_SHARE`]] of the device's figure, decode efficiencies
+    /// in [0.02, 1], prefill efficiency in [0.002, 1] (an engine may run an NPU's matrix products
+    /// on its vector units alone: llama.cpp's Hexagon backend multiplies on HVX, a few percent of
+    /// the HMX TOP/s a spec sheet quotes); a fixed cost per token in [10 µs, 0.2 s], per operator
+    /// in [10 ns, 1 ms]; KV reads in [1, 8] (8 is a per-query-head engine on an 8-way GQA model);
+    /// GPU unpacking in [0.1, 64] operations per Q4_0 weight.
     pub fn bounds(self) -> (f64, f64) {
         match self {
             Knob::BandwidthShare => (0.02, memwall_spec::engine::MAX_BANDWIDTH_SHARE),

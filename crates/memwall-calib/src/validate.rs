@@ -59,6 +59,11 @@ pub const MIN_ENGINE_DEVICES: usize = 2;
 /// The (engine, unit) pairs whose rows among `train` come from [`MIN_ENGINE_DEVICES`] devices
 /// or more: those whose decode figures are their own.
 pub fn informed(obs: &[Observation], train: &[usize]) -> BTreeSet<(String, &'static str)> {
+    with_devices(obs, train, MIN_ENGINE_DEVICES)
+}
+
+/// The (engine, unit) pairs whose rows among `train` come from `min` devices or more.
+fn with_devices(obs: &[Observation], train: &[usize], min: usize) -> BTreeSet<(String, &'static str)> {
     let mut devices: BTreeMap<(String, &'static str), BTreeSet<&str>> = BTreeMap::new();
     for &i in train {
         let o = &obs[i];
@@ -67,7 +72,7 @@ pub fn informed(obs: &[Observation], train: &[usize]) -> BTreeSet<(String, &'sta
             .or_default()
             .insert(&o.device);
     }
-    devices.into_iter().filter(|(_, d)| d.len() >= MIN_ENGINE_DEVICES).map(|(k, _)| k).collect()
+    devices.into_iter().filter(|(_, d)| d.len() >= min).map(|(k, _)| k).collect()
 }
 
 /// One figure of the generic engine: on `unit`, `knob` takes `value`, the median of the
@@ -217,14 +222,9 @@ pub const MIN_PREFILL_DEVICES: usize = 3;
 /// [`MIN_PREFILL_DEVICES`] devices among `train` set back to its prior. Each prefill row
 /// depends on its own (engine, unit)'s parameters only, so this equals fitting without them.
 fn hold_thin_prefill(obs: &[Observation], params: &[Param], train: &[usize], mut values: Vec<f64>) -> Vec<f64> {
+    let fitted = with_devices(obs, train, MIN_PREFILL_DEVICES);
     for (p, v) in params.iter().zip(values.iter_mut()) {
-        let devices: std::collections::BTreeSet<&str> = train
-            .iter()
-            .map(|&i| &obs[i])
-            .filter(|o| o.scenario.engine.name == p.engine && o.scenario.workload.backend == p.unit)
-            .map(|o| o.device.as_str())
-            .collect();
-        if devices.len() < MIN_PREFILL_DEVICES {
+        if !fitted.contains(&(p.engine.clone(), p.unit.name())) {
             *v = p.prior;
         }
     }

@@ -326,12 +326,19 @@ pub fn assumed_ram_gb(kind: DeviceKind) -> u32 {
 /// The clock a cluster of `core` is taken to run at when its sheet gives none, GHz: the
 /// median of the clocks the other sheets publish for that core (`None`: no sheet does).
 pub fn assumed_clock_ghz(core: &str) -> Option<f64> {
-    let mut v: Vec<f64> = chips()
-        .iter()
-        .flat_map(|c| &c.clusters)
-        .filter(|c| c.core.eq_ignore_ascii_case(core))
-        .filter_map(|c| c.ghz)
-        .collect();
+    upper_median(
+        chips()
+            .iter()
+            .flat_map(|c| &c.clusters)
+            .filter(|c| c.core.eq_ignore_ascii_case(core))
+            .filter_map(|c| c.ghz)
+            .collect(),
+    )
+}
+
+/// The median of `v`, the upper of the two middle values for an even count (a value some
+/// sheet publishes); `None` when empty.
+fn upper_median(mut v: Vec<f64>) -> Option<f64> {
     v.sort_by(f64::total_cmp);
     (!v.is_empty()).then(|| v[v.len() / 2])
 }
@@ -341,16 +348,19 @@ pub fn assumed_clock_ghz(core: &str) -> Option<f64> {
 /// little cores beside a 3.3 GHz prime core). What a cluster whose core no sheet clocks runs at,
 /// times the chip's fastest clock.
 pub fn small_core_clock_ratio() -> f64 {
-    let mut v: Vec<f64> = chips()
-        .iter()
-        .filter_map(|c| {
-            let ghz: Vec<f64> = c.clusters.iter().filter_map(|k| k.ghz).collect();
-            let (lo, hi) = ghz.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &g| (lo.min(g), hi.max(g)));
-            (ghz.len() >= 2 && lo < hi).then(|| lo / hi)
-        })
-        .collect();
-    v.sort_by(f64::total_cmp);
-    if v.is_empty() { 1.0 } else { v[v.len() / 2] }
+    // A figure of the whole database, formed once.
+    static RATIO: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    *RATIO.get_or_init(|| {
+        let ratios = chips()
+            .iter()
+            .filter_map(|c| {
+                let ghz: Vec<f64> = c.clusters.iter().filter_map(|k| k.ghz).collect();
+                let (lo, hi) = ghz.iter().fold((f64::INFINITY, 0.0_f64), |(lo, hi), &g| (lo.min(g), hi.max(g)));
+                (ghz.len() >= 2 && lo < hi).then(|| lo / hi)
+            })
+            .collect();
+        upper_median(ratios).unwrap_or(1.0)
+    })
 }
 
 /// A memory bus assumed for a sheet that publishes only its memory type.
@@ -371,13 +381,9 @@ pub struct AssumedBus {
 /// The bus a chip of `kind` with memory `mem_type` is taken to have when its sheet gives
 /// neither width nor rate ([`AssumedBus`]); `None` when no sheet of the kind publishes one.
 pub fn assumed_bus_of(kind: DeviceKind, mem_type: &str) -> Option<AssumedBus> {
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        (!v.is_empty()).then(|| v[v.len() / 2])
-    };
     let same_kind: Vec<&Chip> = chips().iter().filter(|c| c.kind == kind).collect();
     let widths: Vec<f64> = same_kind.iter().filter_map(|c| c.bus_width_bits).map(f64::from).collect();
-    let width_bits = median(widths)? as u32;
+    let width_bits = upper_median(widths)? as u32;
     // A sheet may list several types (`LPDDR4X;LPDDR5`): a chip sharing any of them counts.
     let types =
         |t: &str| t.split(';').map(|x| x.trim().to_ascii_uppercase()).filter(|x| !x.is_empty()).collect::<Vec<_>>();
@@ -386,7 +392,7 @@ pub fn assumed_bus_of(kind: DeviceKind, mem_type: &str) -> Option<AssumedBus> {
     let rates_kind: Vec<f64> = same_kind.iter().filter(|c| typed(c)).filter_map(|c| c.data_rate_mtps).collect();
     let rates_any: Vec<f64> = chips().iter().filter(|c| typed(c)).filter_map(|c| c.data_rate_mtps).collect();
     let rates = if rates_kind.is_empty() { rates_any } else { rates_kind };
-    let rate_mtps = median(rates.clone())?;
+    let rate_mtps = upper_median(rates.clone())?;
     let assumed = f64::from(width_bits) * rate_mtps;
     let mut ratios: Vec<f64> = same_kind
         .iter()

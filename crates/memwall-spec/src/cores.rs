@@ -2,16 +2,16 @@
 //! int8 dot-product instructions and the dynamic power of one loaded core, so a device given
 //! by its spec sheet (cores, clocks and core names) gets its cluster figures.
 //!
-//! The widths and pipe counts are the vendors' published microarchitecture figures: Arm's
-//! Software Optimization Guides for the Cortex cores (`ASIMD/SVE` pipes listed per core),
-//! Apple's P/E cores as measured by Dougall Johnson's M1 microarchitecture tables (four
-//! 128-bit FP/SIMD pipes per P core, two per E core; later generations keep them), Qualcomm
-//! Oryon (four 128-bit vector pipes, Chips and Cheese "Qualcomm's Oryon Core"), AMD Zen 4
-//! (AVX-512 executed on 256-bit datapaths, two FMA pipes) and Zen 5 (full 512-bit datapaths
-//! on desktop parts and Strix Halo; 256-bit in the monolithic mobile chips, `zen5-mobile`), Intel Golden/Raptor/Redwood/Lion Cove (two 256-bit FMA ports; AVX-VNNI)
-//! and Gracemont/Crestmont/Skymont E cores (two 128-bit pipes; AVX-VNNI). Dot products:
-//! ARMv8.2 `SDOT` from the Cortex-A55/A75 on; AVX-VNNI from Alder Lake; AVX512-VNNI on Zen 4.
-//! Power per core is an order of magnitude only (the presets' figures for their cores).
+//! The widths and pipe counts are the vendors' published microarchitecture figures: Arm's Software
+//! Optimization Guides for the Cortex cores (`ASIMD/SVE` pipes listed per core), Apple's P/E cores
+//! as measured by Dougall Johnson's M1 microarchitecture tables (four 128-bit FP/SIMD pipes per P
+//! core, two per E core; later generations keep them), Qualcomm Oryon (four 128-bit vector pipes,
+//! Chips and Cheese "Qualcomm's Oryon Core"), AMD Zen 4 (AVX-512 executed on 256-bit datapaths, two
+//! FMA pipes) and Zen 5 (full 512-bit datapaths on desktop parts and Strix Halo; 256-bit in the
+//! monolithic mobile chips, `zen5-mobile`), Intel Golden/Raptor/Redwood/Lion Cove (two 256-bit FMA
+//! ports; AVX-VNNI) and Gracemont/Crestmont/Skymont E cores (two 128-bit pipes; AVX-VNNI). Dot
+//! products: ARMv8.2 `SDOT` from the Cortex-A55/A75 on; AVX-VNNI from Alder Lake; AVX512-VNNI on
+//! Zen 4. Power per core is an order of magnitude only (the presets' figures for their cores).
 
 /// A core microarchitecture's figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
