@@ -30,7 +30,7 @@
 use std::collections::BTreeMap;
 
 use memwall_sim::{CostPlan, TensorPlan, analytic::estimate_with};
-use memwall_spec::{Backend, Scenario, UnitCosts};
+use memwall_spec::{Backend, LayerKind, Scenario, UnitCosts};
 use nalgebra::{DMatrix, DVector};
 
 use crate::CalibError;
@@ -135,7 +135,19 @@ pub enum Knob {
     /// How far the engine's kernels hide arithmetic behind memory streaming (1: time is the
     /// larger of the two; 0: their sum), the engine's `overlap` over the cost model's 0.9.
     Overlap,
+    /// Fixed time a layer of this token-mixer kind adds to every step
+    /// (`UnitCosts::mixer_s`): operators the backend lacks and hands to the CPU. Fitted for
+    /// the recurrent kinds ([`MIXER_KINDS`]) an (engine, unit)'s decode rows run.
+    MixerS(LayerKind),
 }
+
+/// The token mixers whose layers get a fitted fixed time ([`Knob::MixerS`]): the recurrent
+/// kinds, which a backend built around attention and matrix products may lack.
+pub const MIXER_KINDS: [LayerKind; 3] = [LayerKind::Ssm, LayerKind::Linear, LayerKind::ShortConv];
+
+/// The prior of a [`Knob::MixerS`]: 10 µs a layer, a few operator launches, as on a backend
+/// that runs the layer's operators itself.
+pub const MIXER_PRIOR_S: f64 = 1e-5;
 
 impl Knob {
     /// Every knob.
@@ -172,7 +184,9 @@ impl Knob {
     pub fn acts_on(self, phase: Phase) -> bool {
         match self {
             Knob::BandwidthShare | Knob::PerOpS | Knob::DequantOps | Knob::Overlap => true,
-            Knob::ComputeEfficiency | Knob::PerTokenS | Knob::AttentionKvReads => phase == Phase::Decode,
+            Knob::ComputeEfficiency | Knob::PerTokenS | Knob::AttentionKvReads | Knob::MixerS(_) => {
+                phase == Phase::Decode
+            }
             Knob::PrefillEfficiency => phase == Phase::Prefill,
         }
     }
@@ -188,6 +202,13 @@ impl Knob {
             Knob::PrefillEfficiency => "prefill_efficiency",
             Knob::DequantOps => "dequant_ops_per_weight",
             Knob::Overlap => "overlap",
+            Knob::MixerS(k) => match k {
+                LayerKind::Full => "mixer_s.full",
+                LayerKind::Sliding => "mixer_s.sliding",
+                LayerKind::Ssm => "mixer_s.ssm",
+                LayerKind::Linear => "mixer_s.linear",
+                LayerKind::ShortConv => "mixer_s.short_conv",
+            },
         }
     }
 
@@ -202,6 +223,7 @@ impl Knob {
             Knob::PrefillEfficiency => u.prefill_efficiency,
             Knob::DequantOps => u.dequant_ops_per_weight,
             Knob::Overlap => u.overlap.unwrap_or(memwall_spec::CostModel::default().overlap),
+            Knob::MixerS(k) => u.mixer_s.get(k.name()).copied().unwrap_or(0.0),
         }
     }
 
@@ -216,6 +238,9 @@ impl Knob {
             Knob::PrefillEfficiency => u.prefill_efficiency = v,
             Knob::DequantOps => u.dequant_ops_per_weight = v,
             Knob::Overlap => u.overlap = Some(v),
+            Knob::MixerS(k) => {
+                u.mixer_s.insert(k.name().to_string(), v);
+            }
         }
     }
 
@@ -225,7 +250,8 @@ impl Knob {
     /// on its vector units alone: llama.cpp's Hexagon backend multiplies on HVX, a few percent of
     /// the HMX TOP/s a spec sheet quotes); a fixed cost per token in [10 µs, 0.2 s], per operator
     /// in [10 ns, 1 ms]; KV reads in [1, 8] (8 is a per-query-head engine on an 8-way GQA model);
-    /// GPU unpacking in [0.1, 64] operations per Q4_0 weight.
+    /// GPU unpacking in [0.1, 64] operations per Q4_0 weight; a token mixer's layer in
+    /// [0.1 µs, 0.1 s].
     pub fn bounds(self) -> (f64, f64) {
         match self {
             Knob::BandwidthShare => (0.02, memwall_spec::engine::MAX_BANDWIDTH_SHARE),
@@ -236,11 +262,14 @@ impl Knob {
             Knob::AttentionKvReads => (1.0, 8.0),
             Knob::DequantOps => (0.1, 64.0),
             Knob::Overlap => (0.2, 1.0),
+            Knob::MixerS(_) => (1e-7, 0.1),
         }
     }
 
     /// Spread of the prior, in natural-log units: shares, efficiencies and KV reads 1 (a
-    /// factor of 2.7), fixed costs 2.5 (a factor of 12; they vary most between engines). Weak enough
+    /// factor of 2.7), fixed costs 2.5 (a factor of 12; they vary most between engines), a
+    /// token mixer's 3.5 (a factor of 33: a layer the backend runs costs microseconds, one
+    /// handed to the CPU and back milliseconds). Weak enough
     /// that a few coherent rows move a figure, strong enough to hold one no row informs.
     pub fn prior_sigma(self) -> f64 {
         match self {
@@ -251,6 +280,7 @@ impl Knob {
             | Knob::DequantOps => 1.0,
             Knob::Overlap => 0.5,
             Knob::PerTokenS | Knob::PerOpS => 2.5,
+            Knob::MixerS(_) => 3.5,
         }
     }
 }
@@ -282,6 +312,33 @@ impl Param {
         format!("{}.{}.{}", self.engine, self.unit.name(), self.knob.name())
     }
 
+    /// The unit of `s`'s engine this figure sets: the design's own unit where the figure is
+    /// its engine's there, the CPU where the figure is the CPU's of the engine that lends
+    /// `s`'s engine its CPU figures (`EngineSpec::cpu_from`) and the design runs elsewhere
+    /// (what its unit hands to the CPU runs with them); else none.
+    pub fn target(&self, s: &Scenario) -> Option<Backend> {
+        let unit = s.workload.backend;
+        if self.engine == s.engine.name && self.unit == unit {
+            Some(unit)
+        } else if self.unit == Backend::Cpu
+            && unit != Backend::Cpu
+            && s.engine.cpu_from.as_deref() == Some(&self.engine)
+        {
+            Some(Backend::Cpu)
+        } else {
+            None
+        }
+    }
+
+    /// Set the figure to `v` in `s` where it acts there ([`Param::target`]).
+    pub fn set_in(&self, s: &mut Scenario, v: f64) {
+        if let Some(unit) = self.target(s)
+            && let Some(u) = s.engine.unit_mut(unit)
+        {
+            self.knob.set(u, v);
+        }
+    }
+
     /// Whether no row can move the figure from its prior: the KV reads of an (engine, unit)
     /// without a decode row at [`KV_READS_MIN_DEPTH`] tokens or more, held by a tight prior.
     pub fn held(&self) -> bool {
@@ -289,10 +346,34 @@ impl Param {
     }
 }
 
-/// Every decode knob ([`Knob::DECODE`]) of every (engine, unit) the observations use: see
-/// [`params_for`].
+/// Every decode knob ([`Knob::DECODE`]) of every (engine, unit) the observations use (see
+/// [`params_for`]),
+/// and a [`Knob::MixerS`] of each recurrent token mixer ([`MIXER_KINDS`]) an (engine, unit)'s
+/// decode rows run, from [`MIXER_PRIOR_S`] (the generic engine hands no layer anywhere).
 pub fn default_params(obs: &[Observation]) -> Vec<Param> {
-    params_for(obs, &Knob::DECODE)
+    let mut params = params_for(obs, &Knob::DECODE);
+    let mut mixers: Vec<(String, Backend, LayerKind)> = Vec::new();
+    for o in obs.iter().filter(|o| o.phase == Phase::Decode) {
+        let s = &o.scenario;
+        for k in s.model.layer_kinds() {
+            let key = (s.engine.name.clone(), s.workload.backend, k);
+            if MIXER_KINDS.contains(&k) && !mixers.contains(&key) {
+                mixers.push(key);
+            }
+        }
+    }
+    for (engine, unit, k) in mixers {
+        let knob = Knob::MixerS(k);
+        params.push(Param {
+            engine,
+            unit,
+            knob,
+            prior: MIXER_PRIOR_S,
+            sigma: knob.prior_sigma(),
+            bounds: knob.bounds(),
+        });
+    }
+    params
 }
 
 /// `knobs` of every (engine, unit) the observations use. The priors are the generic
@@ -369,13 +450,21 @@ impl<'a> Predictor<'a> {
         }
         let touch = obs
             .iter()
-            .map(|o| {
+            .enumerate()
+            .map(|(i, o)| {
                 let s = &o.scenario;
+                // The CPU figures of an engine that lends them act only where the unit hands
+                // weights to the CPU.
+                let hands_off = CostPlan::with_tensors(s, &plans[i]).is_ok_and(|c| c.host.is_some());
+                // A token mixer's time acts on models with layers of its kind.
+                let kinds = s.model.layer_kinds();
                 params
                     .iter()
                     .enumerate()
                     .filter(|(_, p)| {
-                        p.engine == s.engine.name && p.unit == s.workload.backend && p.knob.acts_on(o.phase)
+                        p.target(s).is_some_and(|u| u == s.workload.backend || hands_off)
+                            && p.knob.acts_on(o.phase)
+                            && !matches!(p.knob, Knob::MixerS(k) if !kinds.contains(&k))
                     })
                     .map(|(i, _)| i)
                     .collect()
@@ -414,12 +503,9 @@ impl<'a> Predictor<'a> {
     /// logs).
     pub fn predict(&mut self, i: usize, values: &[f64]) -> Result<f64, CalibError> {
         let s = &mut self.scratch[i];
-        let unit = s.workload.backend;
         for &k in &self.touch[i] {
             let p = &self.params[k];
-            if let Some(u) = s.engine.unit_mut(unit) {
-                p.knob.set(u, values[k]);
-            }
+            p.set_in(s, values[k]);
         }
         let plan = CostPlan::with_tensors(s, &self.plans[i])
             .map_err(|e| CalibError::Scenario { id: self.obs[i].id.clone(), source: e })?;
@@ -667,6 +753,52 @@ mod tests {
         let mut g = memwall_spec::EngineSpec::generic().gpu.unwrap();
         Knob::DequantOps.set(&mut g, 7.0);
         assert_eq!((g.dequant_ops_per_weight, Knob::DequantOps.name()), (7.0, "dequant_ops_per_weight"));
+    }
+
+    #[test]
+    fn a_token_mixers_time_is_a_decode_figure_set_by_its_kind() {
+        let k = Knob::MixerS(LayerKind::Linear);
+        assert!(k.acts_on(Phase::Decode) && !k.acts_on(Phase::Prefill));
+        let mut u = memwall_spec::EngineSpec::generic().npu.unwrap();
+        assert_eq!(k.get(&u), 0.0);
+        k.set(&mut u, 4e-3);
+        assert_eq!((u.mixer_s.get("linear").copied(), k.get(&u), k.name()), (Some(4e-3), 4e-3, "mixer_s.linear"));
+        for kind in LayerKind::ALL {
+            assert_eq!(Knob::MixerS(kind).name(), format!("mixer_s.{}", kind.name()));
+        }
+    }
+
+    #[test]
+    fn an_engines_cpu_figures_act_on_the_engine_that_borrows_them_off_the_cpu() {
+        let p = |engine: &str, unit| Param {
+            engine: engine.into(),
+            unit,
+            knob: Knob::BandwidthShare,
+            prior: 1.0,
+            sigma: 1.0,
+            bounds: (0.02, 1.5),
+        };
+        let mut s = Scenario {
+            model: memwall_catalog::load_model("llama-3.2-1b").unwrap(),
+            device: memwall_catalog::load_device("snapdragon-8-gen2-8gb").unwrap(),
+            weights: memwall_spec::WeightQuant::new("Q4_0".parse().unwrap()),
+            kv: Default::default(),
+            workload: Default::default(),
+            cost: Default::default(),
+            engine: memwall_catalog::load_engine("llama.cpp-hexagon").unwrap(),
+            assume_defaults: true,
+            sim: Default::default(),
+        };
+        s.workload.backend = Backend::Npu;
+        assert_eq!(p("llama.cpp-hexagon", Backend::Npu).target(&s), Some(Backend::Npu));
+        assert_eq!(p("llama.cpp", Backend::Cpu).target(&s), Some(Backend::Cpu));
+        assert_eq!(p("llama.cpp", Backend::Gpu).target(&s), None);
+        assert_eq!(p("llama.cpp-opencl", Backend::Cpu).target(&s), None);
+        p("llama.cpp", Backend::Cpu).set_in(&mut s, 0.5);
+        assert_eq!(s.engine.cpu.as_ref().unwrap().bandwidth_share, 0.5);
+        // On the CPU the design is the engine's own CPU run: the lender's figures do not act.
+        s.workload.backend = Backend::Cpu;
+        assert_eq!(p("llama.cpp", Backend::Cpu).target(&s), None);
     }
 
     #[test]

@@ -318,6 +318,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         description: format!("memwall's reference engine (memwall decode) on {name}"),
         source: format!("memwall calibrate on {}", info.date),
         version: None,
+        cpu_from: None,
         threads: memwall_spec::ThreadRule::BigCores,
         cpu: Some(UnitCosts {
             bandwidth_share: share,
@@ -332,6 +333,8 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             attention_cycles,
             overlap: Some(overlap),
             formats: Vec::new(),
+            cpu_fallback: false,
+            mixer_s: std::collections::BTreeMap::new(),
             gemm_formats: Vec::new(),
             power_scale: None,
             error_ratio: None,

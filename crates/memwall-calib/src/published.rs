@@ -730,12 +730,33 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
         let Some(u) = e.unit_mut(p.unit) else { continue };
         p.knob.set(u, *value);
         let (rows, n_dev) = devices(&p.engine, p.unit.name());
+        // A token mixer's time is fitted on the rows whose model has layers of its kind.
+        let (fitted_on, fitted_dev) = match p.knob {
+            Knob::MixerS(k) => {
+                let rows: Vec<usize> = rows
+                    .iter()
+                    .copied()
+                    .filter(|&i| v.observations[i].scenario.model.layer_kinds().contains(&k))
+                    .collect();
+                let n =
+                    rows.iter().map(|&i| &v.validated[i].unit_device).collect::<std::collections::BTreeSet<_>>().len();
+                (rows.len(), n)
+            }
+            _ => (rows.len(), n_dev),
+        };
         let how = if n_dev < crate::validate::MIN_ENGINE_DEVICES {
             match v.generic.iter().find(|g| g.unit == p.unit && g.knob == p.knob) {
                 Some(g) => format!(
                     "the generic engine's figure, the median of {}'s: its {} rows come from {n_dev} device(s), too \
                      few to fit a figure that transfers (at least {} devices; datasets/validation_decode.csv)",
                     g.engines.join(", "),
+                    rows.len(),
+                    crate::validate::MIN_ENGINE_DEVICES
+                ),
+                None if matches!(p.knob, Knob::MixerS(_)) => format!(
+                    "held at the prior {:.3e}: its {} rows come from {n_dev} device(s), too few to fit it (at least \
+                     {} devices), and a token mixer's time is one engine's own, with no generic figure",
+                    p.prior,
                     rows.len(),
                     crate::validate::MIN_ENGINE_DEVICES
                 ),
@@ -764,11 +785,14 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
             )
         } else {
             format!(
-                "fitted by `memwall validate --devices --write-engines` on {} rows of {n_dev} devices \
+                "fitted by `memwall validate --devices --write-engines` on {fitted_on} rows of {fitted_dev} devices \
                  (datasets/validation_decode.csv; prior {:.3e})",
-                rows.len(),
                 p.prior
             )
+        };
+        let how = match p.knob {
+            Knob::MixerS(k) => format!("the time a {} layer adds to every step, {how}", k.name()),
+            _ => how,
         };
         e.sources.insert(format!("{}.{}", p.unit.name(), p.knob.name()), how);
     }
@@ -976,7 +1000,12 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
     engines.insert("generic".into(), generic_profile(v, &generic_band)?);
     engines
         .into_iter()
-        .map(|(name, e)| {
+        .map(|(name, mut e)| {
+            // A borrowed [cpu] table is the lending engine's, written in its own profile.
+            if e.cpu_from.is_some() {
+                e.cpu = None;
+                e.sources.retain(|k, _| k != "cpu" && !k.starts_with("cpu."));
+            }
             let text = toml::to_string(&e)
                 .map_err(|err| CalibError::Spec(SpecError::invalid("engine", &name, err.to_string())))?;
             Ok((name, text))

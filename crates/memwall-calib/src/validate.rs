@@ -97,14 +97,19 @@ pub struct GenericFigure {
 /// on Adreno (k-quants unpacked at 4.9 ALU operations a weight) and predicted Metal on a Mac
 /// at 0.3 of its rate, leave-one-family-out Macs 57 %; the median gives 17 %. How far kernels
 /// hide arithmetic behind memory (`Knob::Overlap`) is one engine's kernels' and has no generic
-/// figure: the cost model's stays. A figure no row can move ([`Param::held`]) has no vote; a
+/// figure: the cost model's stays; nor has the time a token mixer's layer costs
+/// (`Knob::MixerS`): an engine without rows is taken to run every layer itself. A figure no row can move ([`Param::held`]) has no vote; a
 /// unit and figure without a vote has no generic figure (its prior stands).
 pub fn generic_figures(
     params: &[Param],
     values: &[f64],
     informed: &BTreeSet<(String, &'static str)>,
 ) -> Vec<GenericFigure> {
-    let own = |p: &Param| p.knob != Knob::Overlap && !p.held() && informed.contains(&(p.engine.clone(), p.unit.name()));
+    let own = |p: &Param| {
+        !matches!(p.knob, Knob::Overlap | Knob::MixerS(_))
+            && !p.held()
+            && informed.contains(&(p.engine.clone(), p.unit.name()))
+    };
     let mut figures: Vec<GenericFigure> = Vec::new();
     for p in params.iter().filter(|p| own(p)) {
         if figures.iter().any(|g| g.unit == p.unit && g.knob == p.knob) {
@@ -195,18 +200,12 @@ pub fn cross_validate_groups(
 }
 
 /// Set `values` of `params` in the engines of `obs`' scenarios (each parameter on the
-/// observations of its engine and unit).
+/// observations of its engine and unit, and the CPU figures of an engine that lends them,
+/// [`Param::set_in`]).
 pub fn apply(obs: &mut [Observation], params: &[Param], values: &[f64]) {
     for o in obs {
-        let unit = o.scenario.workload.backend;
-        let engine = o.scenario.engine.name.clone();
         for (p, &v) in params.iter().zip(values) {
-            if p.engine == engine
-                && p.unit == unit
-                && let Some(u) = o.scenario.engine.unit_mut(unit)
-            {
-                p.knob.set(u, v);
-            }
+            p.set_in(&mut o.scenario, v);
         }
     }
 }

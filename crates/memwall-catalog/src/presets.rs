@@ -89,10 +89,26 @@ pub fn engine_text(name: &str) -> Option<&'static str> {
     })
 }
 
-/// An engine by profile name, alias or `.toml` path, validated. `generic` is the shipped
+/// An engine by profile name, alias or `.toml` path, validated, its `[cpu]` table taken from
+/// the engine its `cpu_from` names where it has none. `generic` is the shipped
 /// `generic.toml` (the median of the profiled engines' figures), or the built-in engineering figures
 /// ([`EngineSpec::generic`]) where none ships.
 pub fn load_engine(name: &str) -> Result<EngineSpec> {
+    let mut engine = load_engine_table(name)?;
+    if engine.cpu.is_none()
+        && let Some(from) = engine.cpu_from.clone()
+    {
+        // One step only: the engine named lends its own [cpu] table, never one it borrows.
+        engine.cpu = load_engine_table(&from)?.cpu;
+        if engine.cpu.is_none() {
+            return Err(SpecError::invalid("cpu_from", &from, "the engine named has no [cpu] table of its own").into());
+        }
+    }
+    Ok(engine)
+}
+
+/// An engine's profile as its file states it ([`load_engine`] without `cpu_from`).
+fn load_engine_table(name: &str) -> Result<EngineSpec> {
     const GENERIC: &str = "";
     let preset = match engine_text(name) {
         None if name.eq_ignore_ascii_case("generic") => Some(GENERIC),
@@ -260,4 +276,35 @@ pub fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> 
     };
     let parsed: toml::Table = from_toml(&text, name)?;
     Ok(toml::Value::Table(parsed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_engine_without_a_cpu_table_borrows_the_one_it_names() {
+        let hexagon = load_engine("llama.cpp-hexagon").unwrap();
+        assert_eq!(hexagon.cpu_from.as_deref(), Some("llama.cpp"));
+        assert_eq!(hexagon.cpu, load_engine("llama.cpp").unwrap().cpu);
+        // The profile as written has none of its own.
+        assert!(load_engine_table("llama.cpp-hexagon").unwrap().cpu.is_none());
+        // A lender without a [cpu] table is refused, naming the field.
+        let dir = std::env::temp_dir().join(format!("memwall-cpu-from-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let gpu_only = dir.join("gpu-only.toml");
+        std::fs::write(&gpu_only, "name = \"gpu-only\"\n[gpu]\ncompute_efficiency = 0.4\nprefill_efficiency = 0.4\nper_token_s = 3e-4\nper_op_s = 4e-6\n").unwrap();
+        let borrower = dir.join("borrower.toml");
+        std::fs::write(
+            &borrower,
+            format!(
+                "name = \"borrower\"\ncpu_from = {:?}\n[npu]\ncompute_efficiency = 0.4\nprefill_efficiency = 0.4\nper_token_s = 3e-4\nper_op_s = 4e-6\n",
+                gpu_only.display().to_string()
+            ),
+        )
+        .unwrap();
+        let e = load_engine(borrower.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("cpu_from") && e.contains("no [cpu] table"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

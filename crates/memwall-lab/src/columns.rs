@@ -207,6 +207,7 @@ pub static ESTIMATE_COLUMNS: &[Column<Estimate>] = &[
     Column { name: "headroom_bytes", get: Get::I64(|e| e.headroom_bytes) },
     Column { name: "fits", get: Get::Bool(|e| e.fits) },
     Column { name: "assumed", get: Get::Str(|e| &e.assumed) },
+    Column { name: "cpu_share", get: Get::F64(|e| e.cpu_share) },
     Column { name: "context_beyond_max", get: Get::Bool(|e| e.context_beyond_max) },
     Column { name: "resident_weight_bytes", get: Get::U64(|e| e.resident_weight_bytes) },
     Column { name: "decode_tok_s", get: Get::F64(|e| e.decode_tok_s) },

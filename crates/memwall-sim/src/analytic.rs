@@ -103,6 +103,10 @@ pub struct Estimate {
     /// Device figures taken from class defaults under `assume_defaults`, comma-separated
     /// (empty: none).
     pub assumed: String,
+    /// Share of a decoded token's weight bytes the unit hands to the CPU: weights in formats
+    /// the engine does not multiply there ([`memwall_spec::UnitCosts::cpu_fallback`]); 0
+    /// where the unit runs them all.
+    pub cpu_share: f64,
 }
 
 /// The context at which the estimate reports a decode step's terms and bytes: the middle of
@@ -275,5 +279,6 @@ pub fn estimate_with(plan: &CostPlan, s: &Scenario) -> Estimate {
         prefill_binding: prefill_last.map(|t| t.binding()),
         context_beyond_max: s.context_beyond_max(),
         assumed: plan.assumed.join(", "),
+        cpu_share: plan.host.as_ref().map_or(0.0, |h| h.bytes_share),
     }
 }

@@ -566,3 +566,82 @@ fn a_cpu_without_its_bandwidth_figures_takes_its_familys_listed() {
     stated.device.memory.per_core_gbps = Some(d.per_core_gbps);
     assert_eq!(got.decode_tok_s, estimate(&stated).unwrap().decode_tok_s);
 }
+
+/// An NPU engine that multiplies q4_0 only and hands other formats to the CPU
+/// (`cpu_fallback`), on the test phone.
+fn npu_with_fallback(mix: &str) -> Scenario {
+    let mut s = scenario(mix);
+    s.device.accelerators.npu_int8_tops = Some(40.0);
+    s.device.accelerators.npu_bandwidth_fraction = Some(0.8);
+    s.workload.backend = memwall_spec::Backend::Npu;
+    let mut e = memwall_spec::EngineSpec::generic();
+    let npu = e.npu.as_mut().unwrap();
+    npu.formats = vec!["q4_0".into()];
+    npu.cpu_fallback = true;
+    s.engine = e;
+    s
+}
+
+#[test]
+fn weights_the_unit_does_not_multiply_run_at_the_cpus_rate() {
+    use memwall_spec::{Backend, QuantFormat};
+    // Without the fallback a k-quant design is refused on the unit.
+    let mut refused = npu_with_fallback("Q4_K_M");
+    refused.engine.npu.as_mut().unwrap().cpu_fallback = false;
+    assert!(estimate(&refused).unwrap_err().to_string().contains("does not run q4_K"));
+    // Every matrix of Q4_K_M is a k-quant: the whole step runs on the CPU, as the same design
+    // there does.
+    let all = npu_with_fallback("Q4_K_M");
+    let mut cpu = all.clone();
+    cpu.workload.backend = Backend::Cpu;
+    let (e, c) = (estimate(&all).unwrap(), estimate(&cpu).unwrap());
+    assert_eq!(e.cpu_share, 1.0);
+    assert!((e.decode_tok_s / c.decode_tok_s - 1.0).abs() < 1e-12, "{} vs {}", e.decode_tok_s, c.decode_tok_s);
+    assert!((e.prefill_tok_s / c.prefill_tok_s - 1.0).abs() < 1e-12);
+    // Q4_0 keeps its output matrix in q6_K (llama.cpp's rule): that matrix's share of a
+    // token's bytes (the untied embedding table is read one row a token) runs on the CPU, the
+    // rest on the NPU: the step is `(1 − share) × NPU + share × CPU`.
+    let part = npu_with_fallback("Q4_0");
+    let plan = CostPlan::new(&part).unwrap();
+    let tensors = &plan.weights.tensors;
+    let q6 = QuantFormat::Ggml(memwall_spec::GgmlType::Q6_K);
+    let per_token = |t: &memwall_spec::Tensor, b: u64| match t.class {
+        memwall_spec::TensorClass::TokenEmbd => b as f64 / t.rows as f64,
+        _ => b as f64,
+    };
+    let matrices = tensors.iter().filter(|(t, _, _)| !t.is_vector());
+    let head: f64 = matrices.clone().filter(|(_, f, _)| *f == q6).map(|(t, _, b)| per_token(t, *b)).sum();
+    let all_bytes: f64 = matrices.map(|(t, _, b)| per_token(t, *b)).sum();
+    let share = head / all_bytes;
+    assert!(share > 0.05 && share < 0.2, "{share}");
+    let host = plan.host.as_ref().unwrap();
+    assert!((host.bytes_share - share).abs() < 1e-12);
+    let w = plan.decode_work(300);
+    let on_npu = {
+        let mut p = part.clone();
+        p.engine.npu.as_mut().unwrap().formats.clear();
+        CostPlan::new(&p).unwrap().decode_step_at(&w, &memwall_sim::Conditions::NOMINAL).total
+    };
+    let on_cpu = host.plan.decode_step_at(&host.plan.decode_work(300), &memwall_sim::Conditions::NOMINAL).total;
+    let t = plan.decode_step_at(&w, &memwall_sim::Conditions::NOMINAL).total;
+    assert!((t - ((1.0 - share) * on_npu + share * on_cpu)).abs() < 1e-12 * t, "{t} {on_npu} {on_cpu}");
+    assert!(t > on_npu.min(on_cpu) && t < on_npu.max(on_cpu), "{t} {on_npu} {on_cpu}");
+}
+
+#[test]
+fn a_token_mixers_fixed_time_adds_once_per_layer_of_its_kind() {
+    // 12 of the 32 layers made linear-attention layers; 2 ms each on the unit.
+    let mut s = scenario("Q4_K_M");
+    s.model.linear = Some(toml::from_str("n_heads = 16\nkey_dim = 128\nvalue_dim = 128").unwrap());
+    s.model.layer_kinds = Some((0..32).map(|i| if i % 8 < 3 { LayerKind::Linear } else { LayerKind::Full }).collect());
+    s.validate().unwrap();
+    let base = estimate(&s).unwrap();
+    s.engine.cpu.as_mut().unwrap().mixer_s.insert("linear".into(), 2e-3);
+    s.engine.cpu.as_mut().unwrap().mixer_s.insert("ssm".into(), 1.0);
+    let slow = estimate(&s).unwrap();
+    // 12 × 2 ms per decoded token; the model has no SSM layer, whose entry adds nothing.
+    assert!((slow.decode_s_per_token - base.decode_s_per_token - 12.0 * 2e-3).abs() < 1e-12);
+    // A prompt pays it once per chunk of `ubatch` tokens.
+    let chunks = s.workload.prompt_tokens.div_ceil(s.workload.ubatch) as f64;
+    assert!((slow.prefill_s - base.prefill_s - chunks * 12.0 * 2e-3).abs() < 1e-9);
+}

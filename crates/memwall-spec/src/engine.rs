@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::DeviceSpec;
 use crate::error::{Result, SpecError, fraction, non_negative, positive_at_most};
+use crate::model::LayerKind;
 use crate::quant::QuantFormat;
 use crate::workload::Backend;
 
@@ -90,6 +91,20 @@ pub struct UnitCosts {
     /// `int4-g32`; a trailing `*` matches a prefix); empty: every format.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub formats: Vec<String>,
+    /// Whether weights in a format outside `formats` run on the CPU, with the engine's CPU
+    /// figures, rather than the design being refused, as ggml's scheduler places an operator
+    /// whose weights its backend cannot multiply (llama.cpp's Hexagon backend multiplies
+    /// q4_0, q8_0 and mxfp4 only). Those weights take their share of a step: of its weight
+    /// bytes in decode, of its multiply-adds in a prompt, at the CPU's rate
+    /// ([`UnitCosts::cpu_share`]). Default false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cpu_fallback: bool,
+    /// Fixed time a layer of a token-mixer kind (`full`, `sliding`, `ssm`, `linear`,
+    /// `short_conv`) adds to every step on this unit beyond its bytes and arithmetic, s:
+    /// operators the unit's backend lacks, handed to the CPU and back. Fitted where published
+    /// rows run that kind on the engine; a kind without an entry adds nothing.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub mixer_s: BTreeMap<String, f64>,
     /// CPU: weight formats whose prefill chunks (and batched decode steps) run as a
     /// matrix-matrix kernel that unpacks a weight block once for all of the chunk's tokens
     /// (names as in `formats`). Other formats are unpacked again for every token, as a
@@ -126,6 +141,35 @@ impl UnitCosts {
     /// Whether the engine runs weights of format `f` on this unit.
     pub fn supports(&self, f: QuantFormat) -> bool {
         self.formats.is_empty() || matches_any(&self.formats, f)
+    }
+
+    /// Whether weights of format `f` run on the CPU instead of this unit
+    /// ([`UnitCosts::cpu_fallback`]).
+    pub fn falls_back(&self, f: QuantFormat) -> bool {
+        self.cpu_fallback && !self.supports(f)
+    }
+
+    /// The share of a step that runs on the CPU: `Σ x over weights the unit hands to the CPU
+    /// ÷ Σ x over all weights`, `x` their bytes (decode) or multiply-adds (a prompt), from
+    /// `(format, x)` pairs; 0 without [`UnitCosts::cpu_fallback`].
+    pub fn cpu_share(&self, weights: impl IntoIterator<Item = (QuantFormat, f64)>) -> f64 {
+        let (mut host, mut all) = (0.0, 0.0);
+        for (f, x) in weights {
+            all += x;
+            if self.falls_back(f) {
+                host += x;
+            }
+        }
+        if all > 0.0 { host / all } else { 0.0 }
+    }
+
+    /// Seconds a step's layers add ([`UnitCosts::mixer_s`]): `Σ_kind layers of the kind ×
+    /// mixer_s[kind]`, from `(kind, layers)` pairs.
+    pub fn mixer_time_s(&self, layers: &[(LayerKind, u32)]) -> f64 {
+        if self.mixer_s.is_empty() {
+            return 0.0;
+        }
+        layers.iter().map(|(k, n)| *n as f64 * self.mixer_s.get(k.name()).copied().unwrap_or(0.0)).sum()
     }
 
     /// Whether a prefill chunk on a CPU core shares one unpacking of a weight block of
@@ -174,6 +218,18 @@ impl UnitCosts {
             }
         }
         crate::bounds::at_most("dequant_ops_per_weight", self.dequant_ops_per_weight, 1e4, "operations per weight")?;
+        for (kind, v) in &self.mixer_s {
+            let field = format!("mixer_s.{kind}");
+            if LayerKind::from_name(kind).is_none() {
+                return Err(SpecError::invalid(
+                    field,
+                    kind,
+                    "not a layer kind (full, sliding, ssm, linear, short_conv)",
+                ));
+            }
+            non_negative(&field, *v)?;
+            crate::bounds::at_most(&field, *v, 1.0, "seconds")?;
+        }
         for (field, list) in [("formats", &self.formats), ("gemm_formats", &self.gemm_formats)] {
             for (i, p) in list.iter().enumerate() {
                 let name = p.strip_suffix('*').unwrap_or(p);
@@ -281,6 +337,12 @@ pub struct EngineSpec {
     /// ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// The engine whose CPU figures this one runs its CPU work with, where its profile has no
+    /// `[cpu]` table of its own (llama.cpp's Hexagon backend hands what the NPU does not
+    /// run to llama.cpp's CPU kernels, [`UnitCosts::cpu_fallback`]): loading the profile
+    /// fills `cpu` from that engine's, and a fit moves them with that engine's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_from: Option<String>,
     /// Threads it runs on the CPU when the workload names none.
     #[serde(default)]
     pub threads: ThreadRule,
@@ -323,6 +385,8 @@ impl EngineSpec {
             attention_cycles: BTreeMap::new(),
             overlap: None,
             formats: Vec::new(),
+            cpu_fallback: false,
+            mixer_s: BTreeMap::new(),
             gemm_formats: Vec::new(),
             power_scale: None,
             error_ratio: None,
@@ -335,6 +399,7 @@ impl EngineSpec {
             description: "memwall's engineering defaults, for a design that names no engine".into(),
             source: "engineering estimates (memwall engine.rs), not fitted".into(),
             version: None,
+            cpu_from: None,
             threads: ThreadRule::BigCores,
             cpu: Some(unit(4e-6, 0.5e-6, (0.6, 0.5))),
             // A GPU kernel unpacks a 4-bit weight in ~4 ALU operations (mask, shift, subtract
@@ -390,6 +455,13 @@ impl EngineSpec {
                 u.validate().map_err(|e| e.within(name))?;
             }
         }
+        if self.cpu_from.as_deref().is_some_and(|f| f.trim().is_empty() || f == self.name) {
+            return Err(SpecError::invalid(
+                "cpu_from",
+                format!("{:?}", self.cpu_from.as_deref().unwrap_or_default()),
+                "name another engine, whose CPU figures this one's CPU work runs with",
+            ));
+        }
         Ok(())
     }
 }
@@ -415,6 +487,37 @@ mod tests {
         let mut u = EngineSpec::generic().cpu.unwrap();
         u.error_ratio_stated = Some([0.8, 1.2]);
         assert!(u.validate().is_ok());
+    }
+
+    #[test]
+    fn the_cpus_share_and_the_mixers_time_by_hand() {
+        let (q4_0, q6_k): (QuantFormat, QuantFormat) = ("q4_0".parse().unwrap(), "q6_K".parse().unwrap());
+        let mut u = EngineSpec::generic().npu.unwrap();
+        u.formats = vec!["q4_0".into()];
+        // Without the fallback nothing is handed over (a design with q6_K is refused instead).
+        assert_eq!(u.cpu_share([(q4_0, 3.0), (q6_k, 1.0)]), 0.0);
+        u.cpu_fallback = true;
+        // 1 of 4 bytes in q6_K: a quarter runs on the CPU.
+        assert_eq!(u.cpu_share([(q4_0, 3.0), (q6_k, 1.0)]), 0.25);
+        assert_eq!(u.cpu_share([]), 0.0);
+        assert!(u.falls_back(q6_k) && !u.falls_back(q4_0));
+        // 18 linear layers at 4 ms and 6 full ones with no entry: 72 ms a step.
+        u.mixer_s.insert("linear".into(), 4e-3);
+        let t = u.mixer_time_s(&[(LayerKind::Linear, 18), (LayerKind::Full, 6)]);
+        assert!((t - 0.072).abs() < 1e-15, "{t}");
+        assert!(u.validate().is_ok());
+        for (kind, v, says) in
+            [("mamba", 1e-3, "not a layer kind"), ("ssm", -1e-3, "mixer_s.ssm"), ("ssm", 2.0, "seconds")]
+        {
+            let mut bad = u.clone();
+            bad.mixer_s.insert(kind.into(), v);
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains(says), "{kind} {v}: {e}");
+        }
+        let mut e = EngineSpec { name: "x".into(), cpu_from: Some("x".into()), ..EngineSpec::generic() };
+        assert!(e.validate().unwrap_err().to_string().contains("cpu_from"));
+        e.cpu_from = Some("llama.cpp".into());
+        assert!(e.validate().is_ok());
     }
 
     #[test]

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Result, SpecError, nonzero};
 
 /// What a layer's token mixer is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LayerKind {
     /// Full causal attention: the KV cache holds every token of the context.
@@ -26,6 +26,26 @@ pub enum LayerKind {
 }
 
 impl LayerKind {
+    /// Every kind.
+    pub const ALL: [LayerKind; 5] =
+        [LayerKind::Full, LayerKind::Sliding, LayerKind::Ssm, LayerKind::Linear, LayerKind::ShortConv];
+
+    /// Its name, as serialized (`full`, `short_conv`).
+    pub fn name(self) -> &'static str {
+        match self {
+            LayerKind::Full => "full",
+            LayerKind::Sliding => "sliding",
+            LayerKind::Ssm => "ssm",
+            LayerKind::Linear => "linear",
+            LayerKind::ShortConv => "short_conv",
+        }
+    }
+
+    /// The kind named `name` ([`LayerKind::name`]).
+    pub fn from_name(name: &str) -> Option<LayerKind> {
+        LayerKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     /// Whether the layer keeps a per-token KV cache.
     pub fn has_kv(self) -> bool {
         matches!(self, LayerKind::Full | LayerKind::Sliding)

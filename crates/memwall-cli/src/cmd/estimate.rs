@@ -149,6 +149,16 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
             e.assumed
         );
     }
+    if e.cpu_share > 0.0 {
+        let formats = s.engine.unit(s.workload.backend).map(|u| u.formats.join(", ")).unwrap_or_default();
+        println!(
+            "on the CPU    {:.0} % of a token's weight bytes: {} multiplies {formats} on the {}, and hands the other \
+             formats to the CPU (column cpu_share)",
+            100.0 * e.cpu_share,
+            s.engine.name,
+            s.workload.backend.name()
+        );
+    }
     let b = s.workload.batch;
     if b == 1 {
         println!(

@@ -122,6 +122,8 @@ pub fn decode_ops(plan: &CostPlan, ctx: u64) -> Vec<Op> {
 /// the cache), so the operators' memory and arithmetic terms add up exactly to the step's;
 /// within a phase the step overlaps memory and arithmetic over all its operators at once, so
 /// their totals add up to the step's only where every operator is bound by the same term.
+/// Where the unit hands some weights to the CPU ([`super::plan::HostPart`]), each operator
+/// is timed as the step's blend of the two units, not on the unit that runs it.
 pub fn op_times(plan: &CostPlan, ctx: u64) -> Vec<(Op, StepTime)> {
     let whole = plan.step_time(&plan.decode_work(ctx), plan.arith_eff_decode, true);
     let c = if whole.from_cache {
@@ -152,6 +154,7 @@ pub fn op_work(o: &Op) -> StepWork {
         dequant_cycles: o.dequant_cycles,
         arith_cycles: o.arith_cycles,
         ops: 0.0,
+        host_dequant_cycles: o.dequant_cycles,
     }
 }
 

@@ -85,6 +85,18 @@ struct ExpertWork {
     unshared: f64,
 }
 
+/// The weights an accelerator hands to the CPU ([`memwall_spec::UnitCosts::cpu_fallback`]):
+/// the same design planned on the CPU, and the share of a step those weights are.
+#[derive(Debug, Clone)]
+pub struct HostPart {
+    /// The design on the CPU, with the engine's CPU figures.
+    pub plan: CostPlan,
+    /// Share of a decoded token's weight bytes in formats the unit does not multiply.
+    pub bytes_share: f64,
+    /// Share of a prompt token's weight multiply-adds in them.
+    pub macs_share: f64,
+}
+
 /// Per-scenario constants, computed once and shared by the analytic estimator and the
 /// simulator.
 #[derive(Debug, Clone)]
@@ -168,6 +180,11 @@ pub struct CostPlan {
     pub(crate) prefill_error_ratio: Option<[f64; 2]>,
     /// The operators of a token ([`TokenTable`]).
     pub table: Arc<TokenTable>,
+    /// Seconds the layers' token mixers add to every step on the unit
+    /// ([`memwall_spec::UnitCosts::mixer_time_s`]).
+    pub(crate) mixer_s: f64,
+    /// The weights the unit hands to the CPU, if any.
+    pub host: Option<Arc<HostPart>>,
 }
 
 /// What a design's tensors cost per token, independent of the workload: per-tensor weight
@@ -202,6 +219,12 @@ pub struct TensorPlan {
     ops_per_token: f64,
     /// The distinct formats of the weight matrices (what an engine must support).
     formats: Vec<QuantFormat>,
+    /// Per format of the weight matrices: what a token reads and multiplies in it (an untied
+    /// embedding table: one row; routed experts: `top_k ÷ experts` of them), the sums
+    /// [`HostPart`]'s shares come from.
+    per_format: Vec<(QuantFormat, f64, f64)>,
+    /// Layers of each token-mixer kind the model has.
+    mixer_layers: Vec<(LayerKind, u32)>,
     /// The operators of a token, which every sum above comes from.
     table: Arc<TokenTable>,
     /// The model's KV-cache layers, grouped (the footprint's KV cache).
@@ -281,9 +304,41 @@ impl TensorPlan {
                 f.dedup();
                 f
             },
+            per_format: per_format(m, &weights),
+            mixer_layers: LayerKind::ALL
+                .into_iter()
+                .map(|k| (k, m.layer_kinds().iter().filter(|x| **x == k).count() as u32))
+                .filter(|(_, n)| *n > 0)
+                .collect(),
             weights: Arc::new(weights),
         }
     }
+}
+
+/// What a token reads and multiplies of each format of `m`'s weight matrices under `weights`:
+/// `(format, bytes, multiply-adds)`, an untied embedding table (and per-layer embeddings) one
+/// row and no multiply-add, routed experts `top_k ÷ experts` of theirs.
+fn per_format(m: &memwall_spec::ModelSpec, weights: &WeightBytes) -> Vec<(QuantFormat, f64, f64)> {
+    use memwall_spec::TensorClass;
+    let top_k = m.moe.as_ref().map_or(1.0, |mo| mo.top_k as f64);
+    let mut out: Vec<(QuantFormat, f64, f64)> = Vec::new();
+    for (t, f, bytes) in weights.tensors.iter().filter(|(t, _, _)| !t.is_vector()) {
+        let looked_up =
+            t.class == TensorClass::PerLayerTokenEmbd || (t.class == TensorClass::TokenEmbd && !m.tied_embeddings);
+        let used = if looked_up {
+            1.0 / t.rows.max(1) as f64
+        } else if t.experts > 1 {
+            top_k / t.experts as f64
+        } else {
+            1.0
+        };
+        let (b, x) = (*bytes as f64 * used, if looked_up { 0.0 } else { t.elements() as f64 * used });
+        match out.iter_mut().find(|o| o.0 == *f) {
+            Some(o) => (o.1, o.2) = (o.1 + b, o.2 + x),
+            None => out.push((*f, b, x)),
+        }
+    }
+    out
 }
 
 /// CPU cycles per weight of format `f` on one core of `cl`: [`cycles_per_weight`] with the
@@ -322,21 +377,28 @@ impl CostPlan {
     /// model (`s` must be valid): only the terms that depend on the workload, the KV format
     /// and the thread count are computed.
     pub fn with_tensors(s: &Scenario, tp: &TensorPlan) -> Result<Self, SimError> {
+        Self::with_tensors_on(s, tp, s.workload.backend)
+    }
+
+    /// [`CostPlan::with_tensors`] with the design run on `backend` in place of the workload's.
+    fn with_tensors_on(s: &Scenario, tp: &TensorPlan, backend: Backend) -> Result<Self, SimError> {
         let m = &s.model;
         let d = &s.device;
         let c = &s.cost;
         let wl = &s.workload;
         let threads = s.threads();
-        let on_cpu = wl.backend == Backend::Cpu;
+        let on_cpu = backend == Backend::Cpu;
 
         let window = m.sliding_window.unwrap_or(u64::MAX);
         // Per cached token: KV bytes of the layers that hold a cache, by kind.
         let kv_sum = |k: LayerKind| -> f64 { tp.attn_kv.token_bytes(k, s.kv.k, s.kv.v) as f64 };
         let footprint = Self::footprint_of(s, tp)?;
 
-        let unit = super::unit::resolve(s)?;
+        let unit = super::unit::resolve_on(s, backend)?;
         let u = &unit.costs;
+        let hands_off = u.cpu_fallback && !on_cpu;
         if !u.formats.is_empty()
+            && !hands_off
             && let Some(f) = tp.formats.iter().find(|f| !u.supports(**f))
         {
             return Err(SimError::Spec(memwall_spec::SpecError::invalid(
@@ -345,7 +407,7 @@ impl CostPlan {
                 format!(
                     "engine `{}` does not run {f} weights on the {} (it runs {})",
                     s.engine.name,
-                    wl.backend.name(),
+                    backend.name(),
                     u.formats.join(", ")
                 ),
             )));
@@ -375,6 +437,10 @@ impl CostPlan {
         };
         let mem = &d.memory;
         let llc = d.last_level_cache();
+        let host = match hands_off && tp.formats.iter().any(|f| u.falls_back(*f)) {
+            true => Some(Arc::new(Self::host_part(s, tp, u)?)),
+            false => None,
+        };
         Ok(CostPlan {
             footprint,
             active_params: tp.active_params,
@@ -443,7 +509,20 @@ impl CostPlan {
             error_ratio: unit.error_ratio(),
             prefill_error_ratio: unit.prefill_error_ratio(),
             table: tp.table.clone(),
+            mixer_s: u.mixer_time_s(&tp.mixer_layers),
+            host,
             assumed: unit.assumed,
+        })
+    }
+
+    /// The part of `s` its unit hands to the CPU ([`HostPart`]): `s` planned with the CPU as
+    /// its unit, and the shares [`memwall_spec::UnitCosts::cpu_share`] of what a token reads
+    /// and multiplies ([`TensorPlan`]'s sums per format).
+    fn host_part(s: &Scenario, tp: &TensorPlan, u: &memwall_spec::UnitCosts) -> Result<HostPart, SimError> {
+        Ok(HostPart {
+            plan: Self::with_tensors_on(s, tp, Backend::Cpu)?,
+            bytes_share: u.cpu_share(tp.per_format.iter().map(|r| (r.0, r.1))),
+            macs_share: u.cpu_share(tp.per_format.iter().map(|r| (r.0, r.2))),
         })
     }
 
@@ -531,6 +610,7 @@ impl CostPlan {
             // As in prefill, `prefill_dequant_reuse` sequences share one dequantization.
             dequant_cycles: self.chunk_dequant(b, &ex),
             ops: self.ops_per_token,
+            host_dequant_cycles: self.host.as_ref().map_or(0.0, |h| h.plan.decode_work(ctx).dequant_cycles),
         }
     }
 
@@ -570,7 +650,33 @@ impl CostPlan {
     /// `min(dram × bandwidth_scale, per-core × threads × freq_scale)` (a slower core pulls
     /// proportionally less); bytes the cache model served take their measured time and only
     /// the rest goes to DRAM. Nominal conditions give [`CostPlan::step_time`] exactly.
+    ///
+    /// Where the unit hands weights to the CPU ([`HostPart`]), the step is the blend
+    /// ([`StepTime::blend`]) of the whole step on the unit and on the CPU, by the share of its
+    /// weight bytes (decode, and an operator timed alone: `ops == 0`) or multiply-adds (a
+    /// prompt) the CPU takes. A whole step (`ops > 0`) then pays the unit's token-mixer time
+    /// ([`memwall_spec::UnitCosts::mixer_time_s`], scaled by `1 / freq_scale`).
     pub fn step_time_at(&self, w: &StepWork, efficiency: f64, per_token: bool, c: &Conditions) -> StepTime {
+        let mut t = self.unit_step_time(w, efficiency, per_token, c);
+        if let Some(h) = &self.host {
+            let decode = per_token || w.ops == 0.0;
+            let (share, eff) = match decode {
+                true => (h.bytes_share, h.plan.arith_eff_decode),
+                false => (h.macs_share, h.plan.arith_eff_prefill),
+            };
+            let cpu_work = StepWork { dequant_cycles: w.host_dequant_cycles, ..*w };
+            t = t.blend(&h.plan.unit_step_time(&cpu_work, eff, per_token, c), share);
+        }
+        if w.ops > 0.0 {
+            let mixers = self.mixer_s / c.freq_scale;
+            t.t_overhead += mixers;
+            t.total += mixers;
+        }
+        t
+    }
+
+    /// [`CostPlan::step_time_at`] with the whole step on the plan's unit.
+    fn unit_step_time(&self, w: &StepWork, efficiency: f64, per_token: bool, c: &Conditions) -> StepTime {
         let bytes = w.weight_bytes + w.kv_bytes;
         let (t_mem, from_cache) = match c.cached {
             None => {
@@ -773,6 +879,7 @@ impl CostPlan {
             arith_cycles: n as f64 * self.dense_cycles.arith + ex.arith,
             dequant_cycles: self.chunk_dequant(n as f64, &ex),
             ops: self.ops_per_token,
+            host_dequant_cycles: self.host.as_ref().map_or(0.0, |h| h.plan.prefill_work(start, n).dequant_cycles),
         }
     }
 

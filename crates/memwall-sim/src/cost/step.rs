@@ -73,6 +73,25 @@ pub struct StepTime {
 }
 
 impl StepTime {
+    /// A step of which `share` runs as `other` and the rest as `self`, one after the other:
+    /// every time term `(1 − share) × self + share × other`; the cache and regime flags of
+    /// the larger part.
+    pub fn blend(&self, other: &StepTime, share: f64) -> StepTime {
+        let mix = |a: f64, b: f64| (1.0 - share) * a + share * b;
+        let major = if share > 0.5 { other } else { self };
+        StepTime {
+            t_mem: mix(self.t_mem, other.t_mem),
+            t_arith: mix(self.t_arith, other.t_arith),
+            t_dequant: mix(self.t_dequant, other.t_dequant),
+            t_overhead: mix(self.t_overhead, other.t_overhead),
+            t_storage: mix(self.t_storage, other.t_storage),
+            t_attention: mix(self.t_attention, other.t_attention),
+            total: mix(self.total, other.total),
+            from_cache: major.from_cache,
+            memory_bound: major.memory_bound,
+        }
+    }
+
     /// The largest term.
     pub fn binding(&self) -> Binding {
         let mem = if self.from_cache { Binding::Cache } else { Binding::Memory };
@@ -108,6 +127,10 @@ pub struct StepWork {
     pub arith_cycles: f64,
     /// Graph operators executed.
     pub ops: f64,
+    /// The CPU's dequantization cycles of the same step, where the unit hands weights to
+    /// the CPU ([`super::plan::HostPart`]: a CPU may unpack a format again for every token
+    /// of a chunk, where the unit's kernels do not); 0 otherwise.
+    pub host_dequant_cycles: f64,
 }
 
 /// Run-time conditions of a step in the simulator.

@@ -83,7 +83,7 @@ fn figure(
     stated: Option<f64>,
     default: f64,
     field: &'static str,
-    s: &Scenario,
+    (s, unit): (&Scenario, Backend),
     assumed: &mut Vec<&'static str>,
 ) -> Result<f64, SimError> {
     match stated {
@@ -92,7 +92,7 @@ fn figure(
             assumed.push(field);
             Ok(default)
         }
-        None => Err(missing(field, &s.device.name, s.workload.backend.name())),
+        None => Err(missing(field, &s.device.name, unit.name())),
     }
 }
 
@@ -142,7 +142,11 @@ pub fn require_power(s: &Scenario, unit: &UnitModel) -> Result<(), SimError> {
 
 /// Resolve the unit `s` runs on (the scenario must be valid).
 pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
-    let backend = s.workload.backend;
+    resolve_on(s, s.workload.backend)
+}
+
+/// [`resolve`] with `backend` in place of the workload's.
+pub fn resolve_on(s: &Scenario, backend: Backend) -> Result<UnitModel, SimError> {
     let d = &s.device;
     let c = &s.cost;
     let mut costs = s
@@ -180,11 +184,12 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
         }
     }
     let (stated, default, field) = d.bandwidth_fraction(backend);
-    let f = figure(stated, default, field, s, &mut assumed)?;
+    let f = figure(stated, default, field, (s, backend), &mut assumed)?;
     let (per_core_gbps, peak_macs_per_s, power_w) = match backend {
         Backend::Cpu => {
             let family = defaults::cpu_defaults(defaults::CpuFamily::of(kind, d.os()));
-            let g = figure(mem.per_core_gbps, family.per_core_gbps, "memory.per_core_gbps", s, &mut assumed)?;
+            let g =
+                figure(mem.per_core_gbps, family.per_core_gbps, "memory.per_core_gbps", (s, backend), &mut assumed)?;
             (Some(g), None, None)
         }
         Backend::Gpu => {
@@ -192,15 +197,20 @@ pub fn resolve(s: &Scenario) -> Result<UnitModel, SimError> {
                 a.gpu_fp16_tflops,
                 defaults::gpu_fp16_tflops(kind),
                 "accelerators.gpu_fp16_tflops",
-                s,
+                (s, backend),
                 &mut assumed,
             )?;
             let p = optional(a.gpu_power_w, defaults::gpu_power_w(kind), "accelerators.gpu_power_w", s, &mut assumed);
             (None, Some(t * 1e12 / 2.0), p)
         }
         Backend::Npu => {
-            let t =
-                figure(a.npu_int8_tops, defaults::npu_int8_tops(kind), "accelerators.npu_int8_tops", s, &mut assumed)?;
+            let t = figure(
+                a.npu_int8_tops,
+                defaults::npu_int8_tops(kind),
+                "accelerators.npu_int8_tops",
+                (s, backend),
+                &mut assumed,
+            )?;
             let p = optional(a.npu_power_w, defaults::npu_power_w(kind), "accelerators.npu_power_w", s, &mut assumed);
             (None, Some(t * 1e12 / 2.0), p)
         }
