@@ -150,7 +150,8 @@ pub const MIXER_KINDS: [LayerKind; 3] = [LayerKind::Ssm, LayerKind::Linear, Laye
 pub const MIXER_PRIOR_S: f64 = 1e-5;
 
 impl Knob {
-    /// Every knob.
+    /// Every knob but the token mixers' ([`Knob::MixerS`], one per layer kind an engine's rows
+    /// run, [`default_params`]).
     pub const ALL: [Knob; 8] = [
         Knob::BandwidthShare,
         Knob::ComputeEfficiency,
@@ -183,10 +184,9 @@ impl Knob {
     /// prefill efficiency.
     pub fn acts_on(self, phase: Phase) -> bool {
         match self {
-            Knob::BandwidthShare | Knob::PerOpS | Knob::DequantOps | Knob::Overlap => true,
-            Knob::ComputeEfficiency | Knob::PerTokenS | Knob::AttentionKvReads | Knob::MixerS(_) => {
-                phase == Phase::Decode
-            }
+            // A token mixer's time is paid by every step, a prompt's chunks too.
+            Knob::BandwidthShare | Knob::PerOpS | Knob::DequantOps | Knob::Overlap | Knob::MixerS(_) => true,
+            Knob::ComputeEfficiency | Knob::PerTokenS | Knob::AttentionKvReads => phase == Phase::Decode,
             Knob::PrefillEfficiency => phase == Phase::Prefill,
         }
     }
@@ -758,7 +758,7 @@ mod tests {
     #[test]
     fn a_token_mixers_time_is_a_decode_figure_set_by_its_kind() {
         let k = Knob::MixerS(LayerKind::Linear);
-        assert!(k.acts_on(Phase::Decode) && !k.acts_on(Phase::Prefill));
+        assert!(k.acts_on(Phase::Decode) && k.acts_on(Phase::Prefill));
         let mut u = memwall_spec::EngineSpec::generic().npu.unwrap();
         assert_eq!(k.get(&u), 0.0);
         k.set(&mut u, 4e-3);

@@ -219,7 +219,10 @@ pub const MIN_PREFILL_DEVICES: usize = 3;
 
 /// `values` with each parameter whose (engine, unit) has prefill rows of fewer than
 /// [`MIN_PREFILL_DEVICES`] devices among `train` set back to its prior. Each prefill row
-/// depends on its own (engine, unit)'s parameters only, so this equals fitting without them.
+/// depends on its own (engine, unit)'s parameters, and where its unit hands weights to the CPU
+/// on the CPU's of the engine that lends them (`EngineSpec::cpu_from`): the rows of a thin
+/// (engine, unit) were fitted beside the lender's, which they moved a little, with a figure of
+/// their own that this then sets back.
 fn hold_thin_prefill(obs: &[Observation], params: &[Param], train: &[usize], mut values: Vec<f64>) -> Vec<f64> {
     let fitted = with_devices(obs, train, MIN_PREFILL_DEVICES);
     for (p, v) in params.iter().zip(values.iter_mut()) {

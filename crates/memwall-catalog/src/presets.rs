@@ -95,14 +95,23 @@ pub fn engine_text(name: &str) -> Option<&'static str> {
 /// ([`EngineSpec::generic`]) where none ships.
 pub fn load_engine(name: &str) -> Result<EngineSpec> {
     let mut engine = load_engine_table(name)?;
-    if engine.cpu.is_none()
-        && let Some(from) = engine.cpu_from.clone()
-    {
+    if engine.cpu.is_some() && engine.cpu_from.is_some() {
+        return Err(SpecError::invalid(
+            "cpu_from",
+            engine.cpu_from.as_deref().unwrap_or_default(),
+            "an engine with a [cpu] table of its own borrows none: remove one of the two",
+        )
+        .into());
+    }
+    if let Some(from) = engine.cpu_from.clone() {
         // One step only: the engine named lends its own [cpu] table, never one it borrows.
-        engine.cpu = load_engine_table(&from)?.cpu;
-        if engine.cpu.is_none() {
+        let lender = load_engine_table(&from)?;
+        if lender.cpu.is_none() {
             return Err(SpecError::invalid("cpu_from", &from, "the engine named has no [cpu] table of its own").into());
         }
+        // Its canonical name (an alias may name it), which a fit's parameters carry.
+        engine.cpu_from = Some(lender.name);
+        engine.cpu = lender.cpu;
     }
     Ok(engine)
 }
@@ -287,6 +296,7 @@ mod tests {
         let hexagon = load_engine("llama.cpp-hexagon").unwrap();
         assert_eq!(hexagon.cpu_from.as_deref(), Some("llama.cpp"));
         assert_eq!(hexagon.cpu, load_engine("llama.cpp").unwrap().cpu);
+
         // The profile as written has none of its own.
         assert!(load_engine_table("llama.cpp-hexagon").unwrap().cpu.is_none());
         // A lender without a [cpu] table is refused, naming the field.
@@ -305,6 +315,24 @@ mod tests {
         .unwrap();
         let e = load_engine(borrower.to_str().unwrap()).unwrap_err().to_string();
         assert!(e.contains("cpu_from") && e.contains("no [cpu] table"), "{e}");
+        // A table of its own and a borrowed one: refused.
+        let both = dir.join("both.toml");
+        std::fs::write(
+            &both,
+            format!(
+                "{}[cpu]\ncompute_efficiency = 0.4\nprefill_efficiency = 0.4\nper_token_s = 3e-4\nper_op_s = 4e-6\n",
+                std::fs::read_to_string(&borrower).unwrap().replace(&gpu_only.display().to_string(), "llama.cpp")
+            ),
+        )
+        .unwrap();
+        let e = load_engine(both.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("cpu_from") && e.contains("borrows none"), "{e}");
+        // An alias is taken to the lender's own name, the one a fit's parameters carry.
+        let alias = dir.join("alias.toml");
+        let text =
+            engine_text("llama.cpp-hexagon").unwrap().replace("cpu_from = \"llama.cpp\"", "cpu_from = \"ollama\"");
+        std::fs::write(&alias, text).unwrap();
+        assert_eq!(load_engine(alias.to_str().unwrap()).unwrap().cpu_from.as_deref(), Some("llama.cpp"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

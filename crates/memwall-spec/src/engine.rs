@@ -514,7 +514,7 @@ mod tests {
             let e = bad.validate().unwrap_err().to_string();
             assert!(e.contains(says), "{kind} {v}: {e}");
         }
-        let mut e = EngineSpec { name: "x".into(), cpu_from: Some("x".into()), ..EngineSpec::generic() };
+        let mut e = EngineSpec { name: "x".into(), cpu_from: Some("x".into()), cpu: None, ..EngineSpec::generic() };
         assert!(e.validate().unwrap_err().to_string().contains("cpu_from"));
         e.cpu_from = Some("llama.cpp".into());
         assert!(e.validate().is_ok());

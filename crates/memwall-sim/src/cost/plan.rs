@@ -219,10 +219,6 @@ pub struct TensorPlan {
     ops_per_token: f64,
     /// The distinct formats of the weight matrices (what an engine must support).
     formats: Vec<QuantFormat>,
-    /// Per format of the weight matrices: what a token reads and multiplies in it (an untied
-    /// embedding table: one row; routed experts: `top_k ÷ experts` of them), the sums
-    /// [`HostPart`]'s shares come from.
-    per_format: Vec<(QuantFormat, f64, f64)>,
     /// Layers of each token-mixer kind the model has.
     mixer_layers: Vec<(LayerKind, u32)>,
     /// The operators of a token, which every sum above comes from.
@@ -304,7 +300,6 @@ impl TensorPlan {
                 f.dedup();
                 f
             },
-            per_format: per_format(m, &weights),
             mixer_layers: LayerKind::ALL
                 .into_iter()
                 .map(|k| (k, m.layer_kinds().iter().filter(|x| **x == k).count() as u32))
@@ -313,32 +308,6 @@ impl TensorPlan {
             weights: Arc::new(weights),
         }
     }
-}
-
-/// What a token reads and multiplies of each format of `m`'s weight matrices under `weights`:
-/// `(format, bytes, multiply-adds)`, an untied embedding table (and per-layer embeddings) one
-/// row and no multiply-add, routed experts `top_k ÷ experts` of theirs.
-fn per_format(m: &memwall_spec::ModelSpec, weights: &WeightBytes) -> Vec<(QuantFormat, f64, f64)> {
-    use memwall_spec::TensorClass;
-    let top_k = m.moe.as_ref().map_or(1.0, |mo| mo.top_k as f64);
-    let mut out: Vec<(QuantFormat, f64, f64)> = Vec::new();
-    for (t, f, bytes) in weights.tensors.iter().filter(|(t, _, _)| !t.is_vector()) {
-        let looked_up =
-            t.class == TensorClass::PerLayerTokenEmbd || (t.class == TensorClass::TokenEmbd && !m.tied_embeddings);
-        let used = if looked_up {
-            1.0 / t.rows.max(1) as f64
-        } else if t.experts > 1 {
-            top_k / t.experts as f64
-        } else {
-            1.0
-        };
-        let (b, x) = (*bytes as f64 * used, if looked_up { 0.0 } else { t.elements() as f64 * used });
-        match out.iter_mut().find(|o| o.0 == *f) {
-            Some(o) => (o.1, o.2) = (o.1 + b, o.2 + x),
-            None => out.push((*f, b, x)),
-        }
-    }
-    out
 }
 
 /// CPU cycles per weight of format `f` on one core of `cl`: [`cycles_per_weight`] with the
@@ -441,6 +410,10 @@ impl CostPlan {
             true => Some(Arc::new(Self::host_part(s, tp, u)?)),
             false => None,
         };
+        // Power of a step that runs its CPU share on the CPU: the two units' full-load power
+        // in the same proportion as the step's time (the share of decode bytes).
+        let compute_w =
+            host.as_ref().map_or(compute_w, |h| (1.0 - h.bytes_share) * compute_w + h.bytes_share * h.plan.compute_w);
         Ok(CostPlan {
             footprint,
             active_params: tp.active_params,
@@ -517,12 +490,24 @@ impl CostPlan {
 
     /// The part of `s` its unit hands to the CPU ([`HostPart`]): `s` planned with the CPU as
     /// its unit, and the shares [`memwall_spec::UnitCosts::cpu_share`] of what a token reads
-    /// and multiplies ([`TensorPlan`]'s sums per format).
+    /// and multiplies ([`TokenTable::per_format`]).
     fn host_part(s: &Scenario, tp: &TensorPlan, u: &memwall_spec::UnitCosts) -> Result<HostPart, SimError> {
+        if s.engine.cpu.is_none() {
+            let unit = s.workload.backend.name();
+            return Err(SimError::Spec(memwall_spec::SpecError::invalid(
+                format!("engine.{unit}.cpu_fallback"),
+                true,
+                format!(
+                    "engine `{}` hands weights it does not multiply on the {unit} to the CPU, but has no [cpu] table \
+                     (add one, or `cpu_from` naming the engine whose CPU figures it runs with)",
+                    s.engine.name
+                ),
+            )));
+        }
         Ok(HostPart {
             plan: Self::with_tensors_on(s, tp, Backend::Cpu)?,
-            bytes_share: u.cpu_share(tp.per_format.iter().map(|r| (r.0, r.1))),
-            macs_share: u.cpu_share(tp.per_format.iter().map(|r| (r.0, r.2))),
+            bytes_share: u.cpu_share(tp.table.per_format.iter().map(|r| (r.0, r.1))),
+            macs_share: u.cpu_share(tp.table.per_format.iter().map(|r| (r.0, r.2))),
         })
     }
 
@@ -654,7 +639,9 @@ impl CostPlan {
     /// Where the unit hands weights to the CPU ([`HostPart`]), the step is the blend
     /// ([`StepTime::blend`]) of the whole step on the unit and on the CPU, by the share of its
     /// weight bytes (decode, and an operator timed alone: `ops == 0`) or multiply-adds (a
-    /// prompt) the CPU takes. A whole step (`ops > 0`) then pays the unit's token-mixer time
+    /// prompt) the CPU takes; the fixed costs per token and per operator blend too (one graph
+    /// run over two units; a hand-off between them is in the fitted figures, not a term of its
+    /// own). A whole step (`ops > 0`) then pays the unit's token-mixer time
     /// ([`memwall_spec::UnitCosts::mixer_time_s`], scaled by `1 / freq_scale`).
     pub fn step_time_at(&self, w: &StepWork, efficiency: f64, per_token: bool, c: &Conditions) -> StepTime {
         let mut t = self.unit_step_time(w, efficiency, per_token, c);
@@ -817,10 +804,14 @@ impl CostPlan {
         if g <= 16 {
             return (0..g).map(|j| f(p + j)).fold((0.0, 0.0), |(t, e), (dt, de)| (t + dt, e + de));
         }
-        let state = |ctx: u64| {
-            let (_, t) = self.decode_step(ctx);
-            (ctx + 1 > self.window, t.from_cache, t.memory_bound)
+        // A step handed partly to the CPU is linear where both parts are: the state holds
+        // each part's regime.
+        let regime = |p: &CostPlan, ctx: u64| {
+            let t = p.unit_step_time(&p.decode_work(ctx), p.arith_eff_decode, true, &Conditions::NOMINAL);
+            (t.from_cache, t.memory_bound)
         };
+        let state =
+            |ctx: u64| (ctx + 1 > self.window, regime(self, ctx), self.host.as_ref().map(|h| regime(&h.plan, ctx)));
         let (mut sum_t, mut sum_e) = (0.0, 0.0);
         let last = p + g - 1;
         let mut a = p;
