@@ -105,7 +105,10 @@ pub fn load_engine(name: &str) -> Result<EngineSpec> {
     }
     if let Some(from) = engine.cpu_from.clone() {
         // One step only: the engine named lends its own [cpu] table, never one it borrows.
-        let lender = load_engine_table(&from)?;
+        let lender = load_engine_table(&from).map_err(|e| match e {
+            CatalogError::Spec(e) => CatalogError::Spec(e.within("cpu_from")),
+            other => other,
+        })?;
         if lender.cpu.is_none() {
             return Err(SpecError::invalid("cpu_from", &from, "the engine named has no [cpu] table of its own").into());
         }
@@ -327,6 +330,15 @@ mod tests {
         .unwrap();
         let e = load_engine(both.to_str().unwrap()).unwrap_err().to_string();
         assert!(e.contains("cpu_from") && e.contains("borrows none"), "{e}");
+        // An engine that does not exist is refused under the field that names it.
+        let unknown = dir.join("unknown.toml");
+        std::fs::write(
+            &unknown,
+            engine_text("llama.cpp-hexagon").unwrap().replace("cpu_from = \"llama.cpp\"", "cpu_from = \"nope\""),
+        )
+        .unwrap();
+        let e = load_engine(unknown.to_str().unwrap()).unwrap_err().to_string();
+        assert!(e.contains("cpu_from") && e.contains("nope"), "{e}");
         // An alias is taken to the lender's own name, the one a fit's parameters carry.
         let alias = dir.join("alias.toml");
         let text =
