@@ -334,6 +334,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             overlap: Some(overlap),
             formats: Vec::new(),
             cpu_fallback: false,
+            max_rows: std::collections::BTreeMap::new(),
             mixer_s: std::collections::BTreeMap::new(),
             gemm_formats: Vec::new(),
             power_scale: None,

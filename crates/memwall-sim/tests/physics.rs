@@ -645,3 +645,42 @@ fn a_token_mixers_fixed_time_adds_once_per_layer_of_its_kind() {
     let chunks = s.workload.prompt_tokens.div_ceil(s.workload.ubatch) as f64;
     assert!((slow.prefill_s - base.prefill_s - chunks * 12.0 * 2e-3).abs() < 1e-9);
 }
+
+#[test]
+fn a_matrix_past_the_units_row_limit_runs_on_the_cpu_in_any_format() {
+    // Every matrix q4_0, which the unit multiplies; the output head has a row per word of
+    // the vocabulary, more than the limit allows (llama.cpp's Hexagon backend: 16384, VTCM).
+    let mut s = npu_with_fallback("pure-q4_0");
+    let vocab = s.model.vocab;
+    let plan = CostPlan::new(&s).unwrap();
+    assert!(plan.host.is_none(), "no limit, no hand-off");
+    let widest = plan
+        .weights
+        .tensors
+        .iter()
+        .filter(|(t, _, _)| {
+            t.class != memwall_spec::TensorClass::TokenEmbd && t.class != memwall_spec::TensorClass::Output
+        })
+        .map(|(t, _, _)| t.rows)
+        .max()
+        .unwrap();
+    assert!(widest < vocab, "{widest} {vocab}");
+    s.engine.npu.as_mut().unwrap().max_rows.insert("q4_0".into(), widest);
+    let plan = CostPlan::new(&s).unwrap();
+    // The head's bytes over a token's matrix bytes, by hand: the untied embedding table is
+    // read one row a token, the head whole.
+    let per_token = |t: &memwall_spec::Tensor, b: u64| match t.class {
+        memwall_spec::TensorClass::TokenEmbd if !s.model.tied_embeddings => b as f64 / t.rows as f64,
+        _ => b as f64,
+    };
+    let matrices = plan.weights.tensors.iter().filter(|(t, _, _)| !t.is_vector());
+    let head: f64 = matrices.clone().filter(|(t, _, _)| t.rows > widest).map(|(t, _, b)| per_token(t, *b)).sum();
+    let all: f64 = matrices.map(|(t, _, b)| per_token(t, *b)).sum();
+    let host = plan.host.as_ref().expect("the head runs on the CPU");
+    assert!((host.bytes_share - head / all).abs() < 1e-12, "{} vs {}", host.bytes_share, head / all);
+    assert!(host.bytes_share > 0.01 && host.bytes_share < 0.5);
+    assert_eq!(estimate(&s).unwrap().cpu_share, host.bytes_share);
+    // A limit at the head's own row count keeps it on the unit.
+    s.engine.npu.as_mut().unwrap().max_rows.insert("q4_0".into(), vocab);
+    assert!(CostPlan::new(&s).unwrap().host.is_none());
+}

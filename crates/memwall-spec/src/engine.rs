@@ -99,6 +99,14 @@ pub struct UnitCosts {
     /// ([`UnitCosts::cpu_share`]). Default false.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cpu_fallback: bool,
+    /// The most rows (output features, ggml's `ne[1]`) a weight matrix of a format may have
+    /// for the unit to multiply it, per format (names as in `formats`); a larger matrix runs
+    /// on the CPU ([`UnitCosts::cpu_fallback`], which it needs). llama.cpp's Hexagon backend
+    /// refuses a q4_0, q8_0 or mxfp4 matrix of more than 16384 rows, too large for the NPU's
+    /// vector memory (VTCM): a large vocabulary's output head. A format without an entry has
+    /// no limit.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub max_rows: BTreeMap<String, u64>,
     /// Fixed time a layer of a token-mixer kind (`full`, `sliding`, `ssm`, `linear`,
     /// `short_conv`) adds to every step on this unit beyond its bytes and arithmetic, s:
     /// operators the unit's backend lacks, handed to the CPU and back. Fitted where published
@@ -143,20 +151,26 @@ impl UnitCosts {
         self.formats.is_empty() || matches_any(&self.formats, f)
     }
 
-    /// Whether weights of format `f` run on the CPU instead of this unit
-    /// ([`UnitCosts::cpu_fallback`]).
-    pub fn falls_back(&self, f: QuantFormat) -> bool {
-        self.cpu_fallback && !self.supports(f)
+    /// Whether a weight matrix of format `f` with `rows` rows runs on the CPU instead of this
+    /// unit ([`UnitCosts::cpu_fallback`]): its format is not among `formats`, or it has more
+    /// rows than `max_rows` allows for the format.
+    pub fn falls_back(&self, f: QuantFormat, rows: u64) -> bool {
+        self.cpu_fallback && (!self.supports(f) || self.row_limit(f).is_some_and(|most| rows > most))
     }
 
-    /// The share of a step that runs on the CPU: `Σ x over weights the unit hands to the CPU
-    /// ÷ Σ x over all weights`, `x` their bytes (decode) or multiply-adds (a prompt), from
-    /// `(format, x)` pairs; 0 without [`UnitCosts::cpu_fallback`].
-    pub fn cpu_share(&self, weights: impl IntoIterator<Item = (QuantFormat, f64)>) -> f64 {
+    /// The most rows a matrix of format `f` may have on this unit ([`UnitCosts::max_rows`]).
+    pub fn row_limit(&self, f: QuantFormat) -> Option<u64> {
+        self.max_rows.iter().filter(|(p, _)| matches_any(std::slice::from_ref(p), f)).map(|(_, n)| *n).min()
+    }
+
+    /// The share of a step that runs on the CPU: `Σ x over matrices the unit hands to the CPU
+    /// ÷ Σ x over all matrices`, `x` their bytes (decode) or multiply-adds (a prompt), from
+    /// `(format, rows, x)` triples; 0 without [`UnitCosts::cpu_fallback`].
+    pub fn cpu_share(&self, weights: impl IntoIterator<Item = (QuantFormat, u64, f64)>) -> f64 {
         let (mut host, mut all) = (0.0, 0.0);
-        for (f, x) in weights {
+        for (f, rows, x) in weights {
             all += x;
-            if self.falls_back(f) {
+            if self.falls_back(f, rows) {
                 host += x;
             }
         }
@@ -244,6 +258,23 @@ impl UnitCosts {
                 } else {
                     name.parse::<QuantFormat>().map_err(|e| e.within(&format!("{field}[{i}]")))?;
                 }
+            }
+        }
+        for (p, n) in &self.max_rows {
+            let field = format!("max_rows.{p}");
+            let name = p.strip_suffix('*').unwrap_or(p);
+            if name.is_empty() || (!p.ends_with('*') && name.parse::<QuantFormat>().is_err()) {
+                return Err(SpecError::invalid(field, p, "not a weight format name (or a prefix ending in `*`)"));
+            }
+            if *n == 0 {
+                return Err(SpecError::invalid(field, n, "must be at least 1 row"));
+            }
+            if !self.cpu_fallback {
+                return Err(SpecError::invalid(
+                    field,
+                    n,
+                    "a larger matrix runs on the CPU, which needs `cpu_fallback = true` on this unit",
+                ));
             }
         }
         if let Some(p) = self.power_scale
@@ -386,6 +417,7 @@ impl EngineSpec {
             overlap: None,
             formats: Vec::new(),
             cpu_fallback: false,
+            max_rows: BTreeMap::new(),
             mixer_s: BTreeMap::new(),
             gemm_formats: Vec::new(),
             power_scale: None,
@@ -495,12 +527,17 @@ mod tests {
         let mut u = EngineSpec::generic().npu.unwrap();
         u.formats = vec!["q4_0".into()];
         // Without the fallback nothing is handed over (a design with q6_K is refused instead).
-        assert_eq!(u.cpu_share([(q4_0, 3.0), (q6_k, 1.0)]), 0.0);
+        assert_eq!(u.cpu_share([(q4_0, 2048, 3.0), (q6_k, 2048, 1.0)]), 0.0);
         u.cpu_fallback = true;
         // 1 of 4 bytes in q6_K: a quarter runs on the CPU.
-        assert_eq!(u.cpu_share([(q4_0, 3.0), (q6_k, 1.0)]), 0.25);
+        assert_eq!(u.cpu_share([(q4_0, 2048, 3.0), (q6_k, 2048, 1.0)]), 0.25);
         assert_eq!(u.cpu_share([]), 0.0);
-        assert!(u.falls_back(q6_k) && !u.falls_back(q4_0));
+        assert!(u.falls_back(q6_k, 1) && !u.falls_back(q4_0, 1));
+        // A q4_0 head of 128256 rows past a 16384-row limit goes too: 2 + 1 of 6 bytes.
+        u.max_rows.insert("q4_0".into(), 16384);
+        assert_eq!(u.cpu_share([(q4_0, 2048, 3.0), (q6_k, 2048, 1.0), (q4_0, 128256, 2.0)]), 0.5);
+        assert!(u.falls_back(q4_0, 16385) && !u.falls_back(q4_0, 16384));
+        assert_eq!(u.row_limit(q6_k), None);
         // 18 linear layers at 4 ms and 6 full ones with no entry: 72 ms a step.
         u.mixer_s.insert("linear".into(), 4e-3);
         let t = u.mixer_time_s(&[(LayerKind::Linear, 18), (LayerKind::Full, 6)]);
@@ -513,6 +550,18 @@ mod tests {
             bad.mixer_s.insert(kind.into(), v);
             let e = bad.validate().unwrap_err().to_string();
             assert!(e.contains(says), "{kind} {v}: {e}");
+        }
+        for (format, rows, fallback, says) in [
+            ("q4_0", 0, true, "max_rows.q4_0"),
+            ("q9_9", 16384, true, "max_rows.q9_9"),
+            ("*", 16384, true, "prefix"),
+            ("q4_0", 16384, false, "cpu_fallback"),
+        ] {
+            let mut bad = u.clone();
+            bad.max_rows = BTreeMap::from([(format.to_string(), rows)]);
+            bad.cpu_fallback = fallback;
+            let e = bad.validate().unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("max_rows"), "{format} {rows}: {e}");
         }
         let mut e = EngineSpec { name: "x".into(), cpu_from: Some("x".into()), cpu: None, ..EngineSpec::generic() };
         assert!(e.validate().unwrap_err().to_string().contains("cpu_from"));

@@ -150,10 +150,15 @@ fn print_estimate(s: &Scenario, e: &Estimate, q: &memwall_lab::Quality) {
         );
     }
     if e.cpu_share > 0.0 {
-        let formats = s.engine.unit(s.workload.backend).map(|u| u.formats.join(", ")).unwrap_or_default();
+        let u = s.engine.unit(s.workload.backend);
+        let formats = u.map(|u| u.formats.join(", ")).unwrap_or_default();
+        let limits = u
+            .map(|u| u.max_rows.iter().map(|(f, n)| format!("{f} up to {n} rows")).collect::<Vec<_>>().join(", "))
+            .unwrap_or_default();
+        let limits = if limits.is_empty() { String::new() } else { format!(" ({limits})") };
         println!(
-            "on the CPU    {:.0} % of a token's weight bytes: {} multiplies {formats} on the {}, and hands the other \
-             formats to the CPU (column cpu_share)",
+            "on the CPU    {:.0} % of a token's weight bytes: {} multiplies {formats}{limits} on the {}, and hands the \
+             other matrices to the CPU (column cpu_share)",
             100.0 * e.cpu_share,
             s.engine.name,
             s.workload.backend.name()

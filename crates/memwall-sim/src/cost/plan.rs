@@ -406,7 +406,7 @@ impl CostPlan {
         };
         let mem = &d.memory;
         let llc = d.last_level_cache();
-        let host = match hands_off && tp.formats.iter().any(|f| u.falls_back(*f)) {
+        let host = match hands_off && tp.table.per_format.iter().any(|r| u.falls_back(r.0, r.1)) {
             true => Some(Arc::new(Self::host_part(s, tp, u)?)),
             false => None,
         };
@@ -506,8 +506,8 @@ impl CostPlan {
         }
         Ok(HostPart {
             plan: Self::with_tensors_on(s, tp, Backend::Cpu)?,
-            bytes_share: u.cpu_share(tp.table.per_format.iter().map(|r| (r.0, r.1))),
-            macs_share: u.cpu_share(tp.table.per_format.iter().map(|r| (r.0, r.2))),
+            bytes_share: u.cpu_share(tp.table.per_format.iter().map(|r| (r.0, r.1, r.2))),
+            macs_share: u.cpu_share(tp.table.per_format.iter().map(|r| (r.0, r.1, r.3))),
         })
     }
 

@@ -137,10 +137,10 @@ pub struct TokenTable {
     pub attention: Vec<AttentionOp>,
     /// Recurrent state updates.
     pub state: Vec<StateOp>,
-    /// Per format of the weight matrices, what a token reads and multiplies in it:
-    /// `(format, bytes, multiply-adds)`, routed experts at `top_k` experts a token (the share
-    /// of a step a unit hands to the CPU, [`super::plan::HostPart`]).
-    pub per_format: Vec<(QuantFormat, f64, f64)>,
+    /// Per format and row count of the weight matrices, what a token reads and multiplies in
+    /// them: `(format, rows, bytes, multiply-adds)`, routed experts at `top_k` experts a token
+    /// (the share of a step a unit hands to the CPU, [`super::plan::HostPart`]).
+    pub per_format: Vec<(QuantFormat, u64, f64, f64)>,
 }
 
 /// Sums of weight operators.
@@ -165,7 +165,7 @@ impl TokenTable {
     pub fn new(s: &Scenario, weights: &WeightBytes, cycles: &dyn Fn(QuantFormat) -> (f64, f64, bool)) -> Self {
         let m = &s.model;
         let mut ops: Vec<WeightOp> = Vec::with_capacity(6 * m.n_layers as usize + 2);
-        let mut per_format: Vec<(QuantFormat, f64, f64)> = Vec::new();
+        let mut per_format: Vec<(QuantFormat, u64, f64, f64)> = Vec::new();
         let top_k = m.moe.as_ref().map_or(1.0, |mo| mo.top_k as f64);
         for (t, f, bytes) in &weights.tensors {
             let kind = kind_of(t.class);
@@ -184,9 +184,9 @@ impl TokenTable {
             let kind = if t.class == TensorClass::TokenEmbd && m.tied_embeddings { OpKind::LmHead } else { kind };
             if !t.is_vector() {
                 let uses = if kind == OpKind::Experts { top_k } else { 1.0 };
-                match per_format.iter_mut().find(|x| x.0 == *f) {
-                    Some(x) => (x.1, x.2) = (x.1 + uses * wb, x.2 + uses * macs),
-                    None => per_format.push((*f, uses * wb, uses * macs)),
+                match per_format.iter_mut().find(|x| x.0 == *f && x.1 == t.rows) {
+                    Some(x) => (x.2, x.3) = (x.2 + uses * wb, x.3 + uses * macs),
+                    None => per_format.push((*f, t.rows, uses * wb, uses * macs)),
                 }
             }
             let (a, q, shared) = if macs > 0.0 { cycles(*f) } else { (0.0, 0.0, true) };
