@@ -22,6 +22,7 @@ def _file_or_name(cls: type[_Spec], v: Any, what: str) -> str:
 def validate(
     *,
     devices: bool = False,
+    energy: bool = False,
     host: str | os.PathLike[str] | None = None,
     table: str | os.PathLike[str] | None = None,
     tokens: int = 8,
@@ -34,12 +35,20 @@ def validate(
     predicted, in-sample and roofline tok/s, and ``.excluded`` lists the rows set aside. ``host=PATH``: run memwall's engine here on the
     validation designs (those whose id contains ``only``, or one of a list of substrings)
     and predict each with the host
-    profile at PATH (``PATH.engine.toml`` beside it). Returns ``memwall.Results``."""
+    profile at PATH (``PATH.engine.toml`` beside it). ``energy=True``: published power and
+    energy per token (``table``, default the shipped ``energy_measurements.csv``) against
+    memwall's, each at the boundary its source measured (``boundary``: ``battery_above_idle``,
+    ``board``, ``package``, ``units``), with ``.excluded`` the rows set aside. Returns
+    ``memwall.Results``."""
     import pyarrow as pa
 
-
-    if devices == (host is not None):
-        raise _bad("host", host, "`validate`: give either `devices=True` or `host` (a host profile)")
+    if sum([bool(devices), bool(energy), host is not None]) != 1:
+        raise _bad("validate", None, "`validate`: give one of `devices=True`, `energy=True` or `host` (a host profile)")
+    if energy:
+        report, excluded = _native.validate_energy(None if table is None else os.fspath(table))
+        r = Results(table=pa.table(report))
+        r.excluded = excluded
+        return r
     if devices:
         report, excluded = _native.validate_devices(None if table is None else os.fspath(table))
         r = Results(table=pa.table(report))

@@ -208,6 +208,23 @@ def test_validation_reports_measured_against_predicted():
         memwall.validate(host=ROOT / "datasets/hosts/zen-2c.toml", only="no-such-design")
 
 
+def test_energy_validation_reports_power_at_each_boundary(tmp_path):
+    r = memwall.validate(energy=True)
+    t = r.to_pyarrow()
+    assert t.num_rows >= 8
+    assert {"boundary", "measured_w", "predicted_w", "measured_j_per_token", "predicted_j_per_token"} <= set(
+        t.column_names
+    )
+    assert "wall" not in set(t.column("boundary").to_pylist())
+    assert any("in sample" in why for _, why in r.excluded)
+    bad = tmp_path / "e.csv"
+    bad.write_text((ROOT / "datasets/energy_measurements.csv").read_text().replace("battery_above_idle", "solar", 1))
+    with pytest.raises(memwall.SpecError, match="boundary"):
+        memwall.validate(energy=True, table=bad)
+    with pytest.raises(memwall.SpecError):
+        memwall.validate(energy=True, devices=True)
+
+
 def test_a_gguf_model_keeps_its_stored_types(tmp_path):
     gguf = pytest.importorskip("gguf")
     import numpy as np

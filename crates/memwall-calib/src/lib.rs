@@ -34,6 +34,7 @@
 //! engine and device profiles. Nothing here writes Arrow or Parquet; memwall-lab keeps the
 //! table columns of these reports.
 
+pub mod energy;
 pub mod fit;
 pub mod host;
 pub mod hostfit;

@@ -177,9 +177,14 @@ enum Command {
     /// Check predictions against published measurements, leave-one-device-out: every
     /// device's rows are predicted by a fit of the engine figures on the other devices.
     Validate {
-        /// Validate decode tok/s across devices (the only kind so far).
+        /// Validate decode and prefill tok/s across devices, cross-validated.
         #[arg(long)]
         devices: bool,
+        /// Validate power and energy per token against published measurements
+        /// (datasets/energy_measurements.csv, or --table), each at the boundary its source
+        /// measured.
+        #[arg(long, conflicts_with_all = ["devices", "host", "write_engines"])]
+        energy: bool,
         /// Validate on this machine: run the reference engine on 14 designs and predict each
         /// with this calibrated host profile (`memwall calibrate --out HOST.toml`; its
         /// `HOST.engine.toml` beside it).
@@ -191,7 +196,8 @@ enum Command {
         /// With --host: only the designs whose id contains this.
         #[arg(long)]
         only: Option<String>,
-        /// The validation table (default: the shipped datasets/validation_decode.csv).
+        /// The validation table (default: the shipped datasets/validation_decode.csv, or with
+        /// --energy datasets/energy_measurements.csv).
         #[arg(long)]
         table: Option<PathBuf>,
         /// Write the per-row report as Parquet.
@@ -257,14 +263,16 @@ fn main() -> ExitCode {
                 (None, None, None) => cmd::calibrate::host(out, engine_out.as_deref(), *quick, *threads),
             }
         }
-        Command::Validate { devices, host, tokens, only, table, out, write_engines } => {
-            if let Some(h) = host {
+        Command::Validate { devices, energy, host, tokens, only, table, out, write_engines } => {
+            if *energy {
+                cmd::validate::validate_energy(table.as_deref(), out.as_deref())
+            } else if let Some(h) = host {
                 cmd::calibrate::validate_host(h, *tokens, only.as_deref(), out.as_deref())
             } else if *devices {
                 cmd::validate::validate(table.as_deref(), out.as_deref(), write_engines.as_deref())
             } else {
                 Err(anyhow::anyhow!(
-                    "say what to validate: `memwall validate --devices` or `memwall validate --host HOST.toml`"
+                    "say what to validate: `memwall validate --devices`, `memwall validate --energy` or `memwall validate --host HOST.toml`"
                 ))
             }
         }

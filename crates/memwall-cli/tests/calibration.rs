@@ -56,6 +56,39 @@ fn validate_reports_leave_one_device_out_beside_the_roofline() {
     assert_eq!(o.status.code(), Some(2));
 }
 
+#[test]
+fn validate_energy_predicts_each_published_power_row_at_its_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = memwall(&["validate", "--energy", "--out", "energy.parquet"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    // Every usable row of the shipped table is predicted, the others are listed with why.
+    let rows = memwall_lab::report::energy_rows(None).unwrap();
+    let usable = rows.iter().filter(|r| r.run.exclude.is_empty() && r.boundary.name() != "wall").count();
+    assert!(usable >= 8, "{usable}");
+    assert!(out.contains(&format!("{usable} published power rows")), "{out}");
+    for needle in ["battery_above_idle", "units", "set aside:", "in sample", "hidden-set device", "J/tok median"] {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+    let f = std::fs::File::open(dir.path().join("energy.parquet")).unwrap();
+    assert_eq!(SerializedFileReader::new(f).unwrap().metadata().file_metadata().num_rows() as usize, usable);
+    // The report's figures are the estimator's at each boundary: positive and finite.
+    let r = memwall_lab::report::validate_energy(None, &[]).unwrap();
+    for c in &r.validation.checks {
+        for x in [c.predicted_w, c.predicted_j_per_token, c.predicted_tok_s] {
+            assert!(x.is_finite() && x > 0.0, "{}: {x}", c.id);
+        }
+    }
+    assert_eq!(r.energy[0].rows, usable);
+    // Power is compared only where the window holds no loading; elsewhere it is bounded.
+    let compared = r.validation.checks.iter().filter(|c| c.window.compares_power()).count();
+    assert_eq!(r.power[0].rows, compared);
+    for c in r.validation.checks.iter().filter(|c| !c.window.compares_power()) {
+        let b = c.run_bound_w.expect("a run with loading has its bound");
+        assert!(b > 0.0 && b >= c.measured_w, "{}: the bound {b} is below the diluted mean {}", c.id, c.measured_w);
+    }
+}
+
 const BENCH: &str = "\
 | model                          |       size |     params | backend    | threads |          test |                  t/s |
 | ------------------------------ | ---------: | ---------: | ---------- | ------: | ------------: | -------------------: |

@@ -434,6 +434,34 @@ fn calibration() -> Vec<Case> {
         ("mixed units", Make::Text("| model | backend | ngl | test | t/s |\n| --- | --- | --: | --: | --: |\n| llama 1B Q4_K - Medium | CPU | 0 | tg128 | 11.5 ± 0.1 |\n| llama 1B Q4_K - Medium | Metal | 99 | tg128 | 40.1 ± 0.1 |\n".into()), &["line 4", "mixes units"]),
         ("not llama-bench", text("a,b,c\n1,2,3\n"), &["not llama-bench output"]),
     ];
+    let energy = |from: &str, to: &str| {
+        let t = memwall_lab::presets::ENERGY_MEASUREMENTS_CSV;
+        assert!(t.contains(from), "{from}");
+        text(&t.replacen(from, to, 1))
+    };
+    let tables: Vec<(&str, Make, &[&str])> = vec![
+        (
+            "an unknown boundary",
+            energy(",battery_above_idle,run_with_load,", ",solar,run_with_load,"),
+            &["line 2", "boundary", "solar"],
+        ),
+        (
+            "an unknown window",
+            energy(",battery_above_idle,run_with_load,", ",battery_above_idle,forever,"),
+            &["line 2", "window"],
+        ),
+        ("negative watts", energy(",8.35,0.44,", ",-8.35,0.44,"), &["line 2", "measured_w", "-8.35"]),
+        ("NaN joules", energy(",8.35,0.44,", ",8.35,NaN,"), &["line 2", "measured_j_per_token", "NaN"]),
+        ("no window column", energy(",boundary,window,", ",boundary,windows,"), &["line 1", "window"]),
+    ];
+    let energy_cases = tables.into_iter().map(|(what, file, needles)| {
+        case(
+            format!("validate --energy {what}"),
+            &[("e.csv", file)],
+            &["validate", "--energy", "--table", "e.csv"],
+            needles,
+        )
+    });
     rows.into_iter()
         .map(|(what, file, needles)| {
             case(
@@ -443,6 +471,7 @@ fn calibration() -> Vec<Case> {
                 needles,
             )
         })
+        .chain(energy_cases)
         .collect()
 }
 
@@ -600,6 +629,12 @@ fn outputs_that_are_inputs() -> Vec<Case> {
             &["--out", "is the input"],
         ),
         case(
+            "validate --energy --out the table",
+            &[("e.csv", text(memwall_lab::presets::ENERGY_MEASUREMENTS_CSV))],
+            &["validate", "--energy", "--table", "e.csv", "--out", "e.csv"],
+            &["--out", "is the input"],
+        ),
+        case(
             "validate --host --out the host",
             &host(),
             &["validate", "--host", "h.toml", "--out", "h.toml"],
@@ -656,6 +691,7 @@ fn not_files() -> Vec<Case> {
             &["d1.toml", "FIFO"],
         ),
         case("fifo table", &fifo("t.csv"), &["validate", "--devices", "--table", "t.csv"], &["t.csv", "FIFO"]),
+        case("fifo energy table", &fifo("e.csv"), &["validate", "--energy", "--table", "e.csv"], &["e.csv", "FIFO"]),
         case("fifo host", &fifo("h.toml"), &["validate", "--host", "h.toml", "--tokens", "1"], &["h.toml", "FIFO"]),
         case(
             "directory device",

@@ -424,6 +424,28 @@ pub static HOST_REPORT_COLUMNS: &[Column<memwall_calib::hostval::HostRow>] = {
     ]
 };
 
+/// Columns of the `memwall validate --energy` report, one row per published power
+/// measurement predicted at its boundary.
+pub static ENERGY_REPORT_COLUMNS: &[Column<memwall_calib::energy::EnergyCheck>] = {
+    &[
+        Column { name: "id", get: Get::Str(|c| &c.id) },
+        Column { name: "unit_device", get: Get::Str(|c| &c.unit_device) },
+        Column { name: "class", get: Get::Str(|c| &c.class) },
+        Column { name: "engine", get: Get::Str(|c| &c.engine) },
+        Column { name: "model", get: Get::Str(|c| &c.model) },
+        Column { name: "weights", get: Get::Str(|c| &c.weights) },
+        Column { name: "boundary", get: Get::Str(|c| c.boundary.name()) },
+        Column { name: "window", get: Get::Str(|c| c.window.name()) },
+        Column { name: "measured_tok_s", get: Get::F64(|c| c.measured_tok_s) },
+        Column { name: "predicted_tok_s", get: Get::F64(|c| c.predicted_tok_s) },
+        Column { name: "measured_w", get: Get::F64(|c| c.measured_w) },
+        Column { name: "run_bound_w", get: Get::OptF64(|c| c.run_bound_w) },
+        Column { name: "predicted_w", get: Get::F64(|c| c.predicted_w) },
+        Column { name: "measured_j_per_token", get: Get::F64(|c| c.measured_j_per_token) },
+        Column { name: "predicted_j_per_token", get: Get::F64(|c| c.predicted_j_per_token) },
+    ]
+};
+
 /// Columns of a host calibration's fitted figures (`memwall calibrate`'s table).
 pub static FITTED_COLUMNS: &[Column<memwall_calib::hostfit::Fitted>] = {
     &[

@@ -253,3 +253,58 @@ mod tests {
         assert!(rows.len() > 100, "the shipped table has its published rows");
     }
 }
+
+/// An energy validation: each published power row predicted at its boundary, with median
+/// errors of power and of energy per token by device class and by boundary.
+#[derive(Debug, Clone)]
+pub struct EnergyReport {
+    /// The rows predicted and those set aside.
+    pub validation: memwall_calib::energy::EnergyValidation,
+    /// Errors of the power, W, over the rows whose window compares it
+    /// ([`memwall_calib::energy::Window::compares_power`]): `all` first, then by device
+    /// class, then by boundary.
+    pub power: Vec<Summary>,
+    /// Errors of the energy per generated token, in the same groups.
+    pub energy: Vec<Summary>,
+    /// Errors of the decode rate the energy is taken over, in the same groups.
+    pub rate: Vec<Summary>,
+    /// Distinct physical devices among the rows predicted.
+    pub devices: usize,
+}
+
+/// The published energy rows memwall ships (`datasets/energy_measurements.csv`), or those of
+/// `table`.
+pub fn energy_rows(table: Option<&Path>) -> Result<Vec<memwall_calib::energy::EnergyRow>> {
+    use memwall_calib::energy::parse_energy_table;
+    Ok(match table {
+        Some(p) => parse_energy_table(&crate::read_text(p)?, &p.display().to_string())?,
+        None => parse_energy_table(crate::presets::ENERGY_MEASUREMENTS_CSV, "energy_measurements.csv")?,
+    })
+}
+
+/// Check memwall's power and energy per token against published measurements (those of
+/// `table`, or the shipped ones), each at the boundary its source measured
+/// ([`memwall_calib::energy::at_boundary`]). No figure is fitted on these rows. `outputs`
+/// (flag, path) are checked against the table first.
+pub fn validate_energy(table: Option<&Path>, outputs: &[(&str, &Path)]) -> Result<EnergyReport> {
+    let inputs: Vec<&Path> = table.into_iter().collect();
+    crate::check_outputs(&inputs, outputs)?;
+    let rows = energy_rows(table)?;
+    let validation = memwall_calib::energy::validate_energy(&rows)?;
+    use memwall_calib::energy::EnergyCheck;
+    let all: Vec<&EnergyCheck> = validation.checks.iter().collect();
+    let watts: Vec<&EnergyCheck> = all.iter().copied().filter(|r| r.window.compares_power()).collect();
+    let groups = |c: &[&EnergyCheck], predicted: fn(&EnergyCheck) -> f64, measured: fn(&EnergyCheck) -> f64| {
+        let (p, m): (Vec<f64>, Vec<f64>) = c.iter().map(|r| (predicted(r), measured(r))).unzip();
+        let by_class: Vec<String> = c.iter().map(|r| r.class.clone()).collect();
+        let by_boundary: Vec<String> = c.iter().map(|r| r.boundary.name().to_string()).collect();
+        let mut out = memwall_calib::summarize(&p, &m, &by_class);
+        out.extend(memwall_calib::summarize(&p, &m, &by_boundary).into_iter().skip(1));
+        out
+    };
+    let power = groups(&watts, |r| r.predicted_w, |r| r.measured_w);
+    let energy = groups(&all, |r| r.predicted_j_per_token, |r| r.measured_j_per_token);
+    let rate = groups(&all, |r| r.predicted_tok_s, |r| r.measured_tok_s);
+    let devices = all.iter().map(|r| r.unit_device.as_str()).collect::<std::collections::BTreeSet<_>>().len();
+    Ok(EnergyReport { validation, power, energy, rate, devices })
+}
