@@ -80,6 +80,14 @@ pub enum Window {
 }
 
 impl Window {
+    /// Every window, in the order of [`Window::name`].
+    pub const ALL: [Window; 3] = [Window::Decode, Window::Run, Window::RunWithLoad];
+
+    /// The window named `s` ([`Window::name`]).
+    pub fn from_name(s: &str) -> Option<Window> {
+        Window::ALL.into_iter().find(|w| w.name() == s)
+    }
+
     /// The name in the table's `window` column.
     pub fn name(self) -> &'static str {
         match self {
@@ -147,34 +155,74 @@ pub fn parse_energy_table(text: &str, origin: &str) -> Result<Vec<EnergyRow>> {
             bad(line, "boundary", &b, &format!("expected one of {}", names.join(", ")))
         })?;
         let w = get("window");
-        let window = match w.as_str() {
-            "decode" => Window::Decode,
-            "run" => Window::Run,
-            "run_with_load" => Window::RunWithLoad,
-            _ => return Err(bad(line, "window", &w, "expected decode, run or run_with_load")),
-        };
+        let window = Window::from_name(&w).ok_or_else(|| {
+            let names: Vec<&str> = Window::ALL.iter().map(|w| w.name()).collect();
+            bad(line, "window", &w, &format!("expected one of {}", names.join(", ")))
+        })?;
+        if run.exclude.is_empty() && get("gen_tokens").is_empty() {
+            return Err(bad(line, "gen_tokens", "", "energy per generated token needs the tokens generated"));
+        }
         if window != Window::Decode && run.exclude.is_empty() && run.prefill_tokens.is_none() {
             return Err(bad(line, "prefill_tokens", "", "a run's window holds its prompt: state its length and rate"));
         }
-        if window != Window::Decode && boundary == Boundary::Package {
+        if window != Window::Decode && matches!(boundary, Boundary::Package | Boundary::Units) {
             return Err(bad(
                 line,
                 "window",
                 &w,
-                "a package boundary (DRAM excluded) is modelled over the decode only: memwall does not split a \
-                 prompt's energy into DRAM and the rest",
+                &format!(
+                    "a {} boundary (DRAM excluded) is modelled over the decode only: memwall does not split a \
+                     prompt's energy into DRAM and the rest",
+                    boundary.name()
+                ),
             ));
         }
-        out.push(EnergyRow {
+        let row = EnergyRow {
             run,
             measured_w: positive("measured_w")?,
             measured_j_per_token: positive("measured_j_per_token")?,
             boundary,
             window,
-        });
+        };
+        if row.run.exclude.is_empty() {
+            check_consistent(&row).map_err(|why| bad(line, "measured_w", &row.measured_w.to_string(), &why))?;
+        }
+        out.push(row);
     }
     Ok(out)
 }
+
+/// The published figures agree with each other: over the decode `W = J/token × tok/s`; over a
+/// run `W = J/token × g ÷ (p / prefill tok/s + g / decode tok/s)`, where the prompt's rate is
+/// published; a run that also holds loading cannot average more than that
+/// ([`run_power_bound_w`]). Each within [`CONSISTENCY`].
+fn check_consistent(row: &EnergyRow) -> std::result::Result<(), String> {
+    let (w, tol) = (row.measured_w, CONSISTENCY);
+    let (expected, what) = match row.window {
+        Window::Decode => (row.measured_j_per_token * row.run.measured_tok_s, "J/token × tok/s"),
+        Window::Run => match run_power_bound_w(row) {
+            Some(b) => (b, "J/token × tokens ÷ the run's time at the published rates"),
+            None => return Ok(()),
+        },
+        Window::RunWithLoad => {
+            return match run_power_bound_w(row) {
+                Some(b) if w > b * (1.0 + tol) => Err(format!(
+                    "a run that also holds loading cannot average more than its energy over its prompt and reply at \
+                     the published rates ({b:.3} W)"
+                )),
+                _ => Ok(()),
+            };
+        }
+    };
+    if (w / expected - 1.0).abs() > tol {
+        return Err(format!("disagrees with {what} = {expected:.3} W by more than {:.0} %", 100.0 * tol));
+    }
+    Ok(())
+}
+
+/// How far a row's published watts may stray from what its energy and rates imply (rounding
+/// in the source, medians taken separately).
+pub const CONSISTENCY: f64 = 0.15;
 
 /// The device's figures that move energy across a boundary.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -199,11 +247,11 @@ pub struct PowerFigures {
 /// - battery above idle: `E`;
 /// - board: `E + idle_w × t`;
 /// - package (decode only): `E − dram_bytes_per_token × 8 × pJ/bit × 1e−12`;
-/// - units: `E − static_w × t − dram_bytes_per_token × 8 × pJ/bit × 1e−12` over the decode
-///   (the prompt's share of DRAM energy is not split out: over a run the DRAM term is the
-///   decode's per token);
+/// - units (decode only): `E − static_w × t − dram_bytes_per_token × 8 × pJ/bit × 1e−12`;
 ///
-/// and the power is `J / t`. `None` at the wall, which memwall does not model.
+/// and the power is `J / t`, for one sequence (the rows' runs decode one). `None` at the wall,
+/// which memwall does not model, and for package or units over a run (memwall does not split a
+/// prompt's energy into DRAM and the rest).
 pub fn at_boundary(
     e: &Estimate,
     p: &PowerFigures,
@@ -217,6 +265,9 @@ pub fn at_boundary(
         Window::Run | Window::RunWithLoad => (e.reply_energy_j / g, (e.prefill_s + g * e.decode_s_per_token) / g),
     };
     let dram_j = e.dram_bytes_per_token * 8.0 * p.dram_pj_per_bit * 1e-12;
+    if window != Window::Decode && matches!(boundary, Boundary::Package | Boundary::Units) {
+        return None;
+    }
     let j = match boundary {
         Boundary::BatteryAboveIdle => j,
         Boundary::Board => j + p.idle_w * t,
@@ -245,10 +296,14 @@ pub struct EnergyCheck {
     pub id: String,
     /// Physical device.
     pub unit_device: String,
+    /// Device preset.
+    pub device: String,
     /// Device class.
     pub class: String,
-    /// Engine and unit, `engine/unit`.
+    /// Engine.
     pub engine: String,
+    /// Unit.
+    pub backend: String,
     /// Model preset.
     pub model: String,
     /// Weight mix.
@@ -285,8 +340,8 @@ pub struct EnergyValidation {
 
 /// Predict every row of `rows` not marked `exclude` with the shipped presets: its run (the
 /// prompt's prefill where the window holds it, then the generated tokens) estimated, and
-/// energy and power taken at its boundary ([`at_boundary`]). Rows that cannot be stated,
-/// and wall measurements, are set aside with their reason.
+/// energy and power taken at its boundary ([`at_boundary`]). Rows that cannot be stated or
+/// estimated, and wall measurements, are set aside with their reason.
 pub fn validate_energy(rows: &[EnergyRow]) -> Result<EnergyValidation> {
     let mut checks = Vec::new();
     let mut excluded = Vec::new();
@@ -319,19 +374,27 @@ pub fn validate_energy(rows: &[EnergyRow]) -> Result<EnergyValidation> {
             wl.context_tokens = (run.prefill_depth + prompt + run.gen_tokens).next_multiple_of(512);
         }
         let s = &o.scenario;
-        let e = memwall_sim::estimate(s).map_err(|source| CalibError::Scenario { id: run.id.clone(), source })?;
+        let e = match memwall_sim::estimate(s) {
+            Ok(e) => e,
+            Err(e) => {
+                excluded.push((run.id.clone(), format!("cannot be estimated: {e}")));
+                continue;
+            }
+        };
         let figures = PowerFigures {
             static_w: s.device.power.static_w,
             idle_w: s.device.power.idle_w,
             dram_pj_per_bit: s.device.memory.dram_pj_per_bit,
         };
         let (j, w) = at_boundary(&e, &figures, r.boundary, r.window, s.workload.gen_tokens)
-            .expect("the wall is set aside above");
+            .expect("the wall is set aside above, package and units over a run refused by the parser");
         checks.push(EnergyCheck {
             id: run.id.clone(),
             unit_device: run.unit_device.clone(),
+            device: run.device.clone(),
             class: o.class.clone(),
-            engine: format!("{}/{}", run.engine, run.backend),
+            engine: run.engine.clone(),
+            backend: run.backend.clone(),
             model: run.model.clone(),
             weights: run.weights.clone(),
             boundary: r.boundary,
@@ -431,6 +494,11 @@ mod tests {
             (row("board", "run", "NaN", "103"), "measured_w"),
             (row("board", "run", "8", ""), "prefill_tokens"),
             (row("package", "run", "8", "103"), "window"),
+            (row("units", "run", "8", "103"), "units boundary"),
+            // 0.4 J a token over 103 / 100 + 100 / 30 s is 9.2 W, not 12.
+            (row("board", "run", "12", "103"), "measured_w"),
+            (row("board", "run_with_load", "12", "103"), "cannot average more"),
+            (row("board", "run", "8", "103").replace(",100,30,", ",,30,"), "gen_tokens"),
         ] {
             let e = parse_energy_table(&text, "t.csv").unwrap_err().to_string();
             assert!(e.contains("line 2") && e.contains(says), "{says}: {e}");
@@ -448,9 +516,9 @@ mod tests {
         let text = format!(
             "{HEAD}en-1,p,snapdragon-8-elite-12gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,103,0,100,8,0.4,\
              battery_above_idle,run,,src\n\
-             en-2,p,snapdragon-8-elite-12gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,20,0.8,wall,decode,,src\n\
+             en-2,p,snapdragon-8-elite-12gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,24,0.8,wall,decode,,src\n\
              en-3,p,snapdragon-8-elite-12gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,20,0.8,board,decode,in sample,src\n\
-             en-4,p,no-such-device,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,20,0.8,board,decode,,src\n"
+             en-4,p,no-such-device,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,24,0.8,board,decode,,src\n"
         );
         let v = validate_energy(&parse_energy_table(&text, "t.csv").unwrap()).unwrap();
         assert_eq!(v.checks.len(), 1);

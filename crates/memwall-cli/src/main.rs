@@ -174,8 +174,9 @@ enum Command {
     /// and estimates (with 80 % intervals) for formats and quantizers without a published
     /// figure (group-wise int3/int4 by RTN, AWQ or GPTQ, per-channel int4/int8).
     Quality(cmd::quality::QualityArgs),
-    /// Check predictions against published measurements, leave-one-device-out: every
-    /// device's rows are predicted by a fit of the engine figures on the other devices.
+    /// Check predictions against measurements: published decode and prefill rates
+    /// leave-one-device-out (--devices), published power and energy per token (--energy), or
+    /// this machine's runs against its host profile (--host).
     Validate {
         /// Validate decode and prefill tok/s across devices, cross-validated.
         #[arg(long)]

@@ -448,10 +448,11 @@ fn calibration() -> Vec<Case> {
         (
             "an unknown window",
             energy(",battery_above_idle,run_with_load,", ",battery_above_idle,forever,"),
-            &["line 2", "window"],
+            &["line 2", "window", "forever"],
         ),
         ("negative watts", energy(",8.35,0.44,", ",-8.35,0.44,"), &["line 2", "measured_w", "-8.35"]),
         ("NaN joules", energy(",8.35,0.44,", ",8.35,NaN,"), &["line 2", "measured_j_per_token", "NaN"]),
+        ("watts its energy cannot give", energy(",8.35,0.44,", ",30,0.44,"), &["line 2", "measured_w", "30"]),
         ("no window column", energy(",boundary,window,", ",boundary,windows,"), &["line 1", "window"]),
     ];
     let energy_cases = tables.into_iter().map(|(what, file, needles)| {

@@ -430,8 +430,10 @@ pub static ENERGY_REPORT_COLUMNS: &[Column<memwall_calib::energy::EnergyCheck>] 
     &[
         Column { name: "id", get: Get::Str(|c| &c.id) },
         Column { name: "unit_device", get: Get::Str(|c| &c.unit_device) },
+        Column { name: "device", get: Get::Str(|c| &c.device) },
         Column { name: "class", get: Get::Str(|c| &c.class) },
         Column { name: "engine", get: Get::Str(|c| &c.engine) },
+        Column { name: "backend", get: Get::Str(|c| &c.backend) },
         Column { name: "model", get: Get::Str(|c| &c.model) },
         Column { name: "weights", get: Get::Str(|c| &c.weights) },
         Column { name: "boundary", get: Get::Str(|c| c.boundary.name()) },

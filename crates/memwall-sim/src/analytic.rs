@@ -103,8 +103,9 @@ pub struct Estimate {
     /// Device figures taken from class defaults under `assume_defaults`, comma-separated
     /// (empty: none).
     pub assumed: String,
-    /// Share of a decoded token's weight bytes the unit hands to the CPU: weights in formats
-    /// the engine does not multiply there ([`memwall_spec::UnitCosts::cpu_fallback`]); 0
+    /// Share of a decoded token's weight bytes the unit hands to the CPU: matrices in formats
+    /// the engine does not multiply there, or with more rows than it allows
+    /// ([`memwall_spec::UnitCosts::cpu_fallback`], [`memwall_spec::UnitCosts::max_rows`]); 0
     /// where the unit runs them all.
     pub cpu_share: f64,
 }

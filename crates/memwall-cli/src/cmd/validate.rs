@@ -206,7 +206,7 @@ pub(crate) fn validate_energy(table: Option<&std::path::Path>, out: Option<&std:
             vec![
                 c.id.clone(),
                 c.unit_device.clone(),
-                c.engine.clone(),
+                format!("{}/{}", c.engine, c.backend),
                 c.model.clone(),
                 c.weights.clone(),
                 c.boundary.name().to_string(),

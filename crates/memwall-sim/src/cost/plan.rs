@@ -91,7 +91,8 @@ struct ExpertWork {
 pub struct HostPart {
     /// The design on the CPU, with the engine's CPU figures.
     pub plan: CostPlan,
-    /// Share of a decoded token's weight bytes in formats the unit does not multiply.
+    /// Share of a decoded token's weight bytes in matrices the unit does not multiply (their
+    /// format, or their rows past its limit).
     pub bytes_share: f64,
     /// Share of a prompt token's weight multiply-adds in them.
     pub macs_share: f64,

@@ -139,7 +139,10 @@ pub struct TokenTable {
     pub state: Vec<StateOp>,
     /// Per format and row count of the weight matrices, what a token reads and multiplies in
     /// them: `(format, rows, bytes, multiply-adds)`, routed experts at `top_k` experts a token
-    /// (the share of a step a unit hands to the CPU, [`super::plan::HostPart`]).
+    /// (the share of a step a unit hands to the CPU, [`super::plan::HostPart`]). `rows` is what
+    /// a unit's row limit ([`memwall_spec::UnitCosts::max_rows`]) judges: a matrix product's
+    /// output rows, and 0 for an embedding lookup and routed experts, which ggml runs as other
+    /// operators (`get_rows`, `mul_mat_id`) that the limit does not cover.
     pub per_format: Vec<(QuantFormat, u64, f64, f64)>,
 }
 
@@ -184,9 +187,10 @@ impl TokenTable {
             let kind = if t.class == TensorClass::TokenEmbd && m.tied_embeddings { OpKind::LmHead } else { kind };
             if !t.is_vector() {
                 let uses = if kind == OpKind::Experts { top_k } else { 1.0 };
-                match per_format.iter_mut().find(|x| x.0 == *f && x.1 == t.rows) {
+                let rows = if matches!(kind, OpKind::Experts | OpKind::Embedding) { 0 } else { t.rows };
+                match per_format.iter_mut().find(|x| x.0 == *f && x.1 == rows) {
                     Some(x) => (x.2, x.3) = (x.2 + uses * wb, x.3 + uses * macs),
-                    None => per_format.push((*f, t.rows, uses * wb, uses * macs)),
+                    None => per_format.push((*f, rows, uses * wb, uses * macs)),
                 }
             }
             let (a, q, shared) = if macs > 0.0 { cycles(*f) } else { (0.0, 0.0, true) };
