@@ -103,8 +103,9 @@ pub struct UnitCosts {
     /// for the unit to multiply it, per format (names as in `formats`); a larger matrix runs
     /// on the CPU ([`UnitCosts::cpu_fallback`], which it needs). llama.cpp's Hexagon backend
     /// refuses a q4_0, q8_0 or mxfp4 matrix of more than 16384 rows, too large for the NPU's
-    /// vector memory (VTCM): a large vocabulary's output head. A format without an entry has
-    /// no limit.
+    /// vector memory (VTCM): a large vocabulary's output head. It judges matrix products only
+    /// (embedding lookups and routed experts run other operators); a format without an entry
+    /// has no limit.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub max_rows: BTreeMap<String, u64>,
     /// Fixed time a layer of a token-mixer kind (`full`, `sliding`, `ssm`, `linear`,
