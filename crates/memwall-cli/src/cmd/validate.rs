@@ -1,5 +1,6 @@
 //! `memwall validate --devices`: leave-one-device-out error of decode and prefill on the
-//! published rows ([`memwall_lab::report::validate_devices`]).
+//! published rows ([`memwall_lab::report::validate_devices`]); `memwall validate --energy`:
+//! published power and energy per token ([`memwall_lab::report::validate_energy`]).
 
 use anyhow::Result;
 
@@ -152,17 +153,8 @@ pub(crate) fn validate(
         println!();
         print_table(&header, &lines);
     }
-    if !v.excluded.is_empty() {
-        println!("\nset aside:");
-        for (id, why) in &v.excluded {
-            println!("  {id}: {why}");
-        }
-    }
-    if let Some(p) = out {
-        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::REPORT_COLUMNS, &rows)?;
-        memwall_lab::write_parquet(p, &batch, &memwall_lab::metadata(None))?;
-        println!("report: {} ({} rows)", p.display(), rows.len());
-    }
+    print_set_aside(&v.excluded);
+    write_report(out, memwall_lab::columns::REPORT_COLUMNS, &rows)?;
     if let Some(dir) = engines_dir {
         for (name, text) in memwall_calib::published::fitted_engine_profiles(v)? {
             let path = dir.join(format!("{name}.toml"));
@@ -265,16 +257,30 @@ pub(crate) fn validate_energy(table: Option<&std::path::Path>, out: Option<&std:
         .collect();
     println!();
     print_table(&header, &lines);
-    if !v.excluded.is_empty() {
+    print_set_aside(&v.excluded);
+    write_report(out, memwall_lab::columns::ENERGY_REPORT_COLUMNS, &v.checks)
+}
+
+/// Print the rows a validation set aside, each with its reason.
+fn print_set_aside(excluded: &[(String, String)]) {
+    if !excluded.is_empty() {
         println!("\nset aside:");
-        for (id, why) in &v.excluded {
+        for (id, why) in excluded {
             println!("  {id}: {why}");
         }
     }
+}
+
+/// Write `rows` with the columns `defs` as the Parquet report `out`, when one is asked for.
+fn write_report<R>(
+    out: Option<&std::path::Path>,
+    defs: &'static [memwall_lab::columns::Column<R>],
+    rows: &[R],
+) -> Result<()> {
     if let Some(p) = out {
-        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::ENERGY_REPORT_COLUMNS, &v.checks)?;
+        let batch = memwall_lab::columns::batch_of(defs, rows)?;
         memwall_lab::write_parquet(p, &batch, &memwall_lab::metadata(None))?;
-        println!("report: {} ({} rows)", p.display(), v.checks.len());
+        println!("report: {} ({} rows)", p.display(), rows.len());
     }
     Ok(())
 }
