@@ -368,10 +368,18 @@ pub fn validate_energy(rows: &[EnergyRow]) -> Result<EnergyValidation> {
         if r.window != Window::Decode
             && let Some(prompt) = run.prefill_tokens
         {
+            let context =
+                match crate::published::context_for("prefill_tokens", &[run.prefill_depth, prompt, run.gen_tokens]) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        excluded.push((run.id.clone(), format!("cannot be stated: {e}")));
+                        continue;
+                    }
+                };
             let wl = &mut o.scenario.workload;
             wl.prompt_tokens = prompt;
             wl.history_tokens = Some(run.prefill_depth);
-            wl.context_tokens = (run.prefill_depth + prompt + run.gen_tokens).next_multiple_of(512);
+            wl.context_tokens = context;
         }
         let s = &o.scenario;
         let e = match memwall_sim::estimate(s) {
@@ -518,7 +526,9 @@ mod tests {
              battery_above_idle,run,,src\n\
              en-2,p,snapdragon-8-elite-12gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,24,0.8,wall,decode,,src\n\
              en-3,p,snapdragon-8-elite-12gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,20,0.8,board,decode,in sample,src\n\
-             en-4,p,no-such-device,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,24,0.8,board,decode,,src\n"
+             en-4,p,no-such-device,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,100,30,,,,24,0.8,board,decode,,src\n\
+             en-5,p,snapdragon-8-elite-12gb,,llama-3.2-1b,Q4_0,llama.cpp,cpu,8,0,18446744073709551615,30,103,0,100,8,0.4,\
+             battery_above_idle,run_with_load,,src\n"
         );
         let v = validate_energy(&parse_energy_table(&text, "t.csv").unwrap()).unwrap();
         assert_eq!(v.checks.len(), 1);
@@ -530,5 +540,7 @@ mod tests {
         assert!(reasons[0].contains("wall"), "{reasons:?}");
         assert_eq!(reasons[1], "in sample");
         assert!(reasons[2].contains("cannot be stated") && reasons[2].contains("no-such-device"), "{reasons:?}");
+        // Generated tokens whose sum with the prompt overflows: set aside, naming the field.
+        assert!(reasons[3].contains("gen_tokens") && reasons[3].contains("overflows"), "{reasons:?}");
     }
 }

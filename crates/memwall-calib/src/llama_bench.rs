@@ -467,6 +467,8 @@ fn row_scenario(
         Phase::Decode => (r.n_depth, 0, r.n_gen),
         Phase::Prefill => (r.n_prompt, r.n_depth, 1),
     };
+    let context_tokens = crate::published::context_for("n_gen", &[history, prompt, gen_tokens])
+        .map_err(|e| CalibError::Spec(e.within(&format!("line {}", r.line))))?;
     let s = Scenario {
         model: model.clone(),
         device: device.clone(),
@@ -476,7 +478,7 @@ fn row_scenario(
             prompt_tokens: prompt,
             history_tokens: Some(history),
             gen_tokens,
-            context_tokens: (history + prompt + gen_tokens).next_multiple_of(512),
+            context_tokens,
             threads: r.threads.filter(|_| unit == Backend::Cpu),
             backend: unit,
             ..Workload::default()

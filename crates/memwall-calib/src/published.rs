@@ -179,6 +179,18 @@ pub fn read_table(path: &Path) -> Result<Vec<ValidationRow>> {
     parse_table(&text, &path.display().to_string())
 }
 
+/// The context a measured run is stated with: the sum of `parts` (tokens cached, prompted and
+/// generated) rounded up to a multiple of 512 tokens; an error naming `field` where the sum
+/// overflows (a row stating `u64::MAX` generated tokens).
+pub(crate) fn context_for(field: &str, parts: &[u64]) -> std::result::Result<u64, SpecError> {
+    parts.iter().try_fold(0u64, |a, &b| a.checked_add(b)).and_then(|n| n.checked_next_multiple_of(512)).ok_or_else(
+        || {
+            let sum = parts.iter().map(u64::to_string).collect::<Vec<_>>().join(" + ");
+            SpecError::invalid(field, sum, "too many tokens: their sum overflows")
+        },
+    )
+}
+
 /// The scenario and observation of a row (not excluded).
 pub fn observation(row: &ValidationRow) -> Result<Observation> {
     let wrap = |e: CalibError| CalibError::Row { id: row.id.clone(), source: Box::new(e) };
@@ -201,6 +213,7 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
     // taken it, not as the engine's own default for a design (which a llama.cpp command line
     // would use): an app's choice is not llama.cpp's.
     let threads = row.threads.or(Some(device.big_cores()));
+    let context_tokens = context_for("gen_tokens", &[row.depth, gen_tokens]).map_err(|e| wrap(e.into()))?;
     let s = Scenario {
         model: load_model(&row.model).map_err(|e| wrap(e.into()))?,
         device,
@@ -209,7 +222,7 @@ pub fn observation(row: &ValidationRow) -> Result<Observation> {
         workload: Workload {
             prompt_tokens: row.depth,
             gen_tokens,
-            context_tokens: (row.depth + gen_tokens).next_multiple_of(512),
+            context_tokens,
             threads,
             backend,
             history_tokens: Some(0),
@@ -247,8 +260,9 @@ pub fn prefill_observation(row: &ValidationRow) -> Result<Option<Observation>> {
     wl.prompt_tokens = prompt;
     wl.history_tokens = Some(row.prefill_depth);
     wl.gen_tokens = 1;
-    wl.context_tokens = (row.prefill_depth + prompt + 1).next_multiple_of(512);
-    o.scenario.validate().map_err(|e| CalibError::Row { id: row.id.clone(), source: Box::new(CalibError::Spec(e)) })?;
+    let wrap = |e: SpecError| CalibError::Row { id: row.id.clone(), source: Box::new(CalibError::Spec(e)) };
+    wl.context_tokens = context_for("prefill_tokens", &[row.prefill_depth, prompt, 1]).map_err(wrap)?;
+    o.scenario.validate().map_err(wrap)?;
     o.measured_tok_s = measured;
     o.phase = Phase::Prefill;
     Ok(Some(o))
@@ -1011,4 +1025,20 @@ pub fn fitted_engine_profiles(v: &Validation) -> Result<Vec<(String, String)>> {
             Ok((name, text))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::context_for;
+
+    #[test]
+    fn a_runs_context_is_its_tokens_rounded_up_to_512_and_an_overflow_names_its_field() {
+        assert_eq!(context_for("gen_tokens", &[100, 30]).unwrap(), 512);
+        assert_eq!(context_for("gen_tokens", &[512]).unwrap(), 512);
+        assert_eq!(context_for("gen_tokens", &[256, 256, 1]).unwrap(), 1024);
+        for parts in [&[1, u64::MAX][..], &[u64::MAX - 10][..]] {
+            let e = context_for("gen_tokens", parts).unwrap_err().to_string();
+            assert!(e.contains("gen_tokens") && e.contains("overflows"), "{e}");
+        }
+    }
 }
