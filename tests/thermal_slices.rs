@@ -8,7 +8,7 @@
 use memwall::lab::presets::DEVICES;
 use memwall::lab::{load_device, load_model};
 use memwall::sim::des::{Phase, VecSink, simulate};
-use memwall::spec::{Backend, KvQuant, Scenario, SimConfig, ThermalSpec, WeightQuant, Workload};
+use memwall::spec::{Backend, KvQuant, Scenario, SimConfig, ThermalSpec, ThermalStatus, WeightQuant, Workload};
 
 /// How far above its critical temperature (the highest trip point + 20 °C unless the
 /// governor states one) the die may go: the heat of one poll interval at full power before
@@ -65,7 +65,9 @@ fn the_die_never_passes_its_critical_temperature_by_more_than_the_stated_oversho
             s.workload.backend = backend;
             // A GPU without a power figure runs on its class's (labelled) default.
             s.assume_defaults = backend == Backend::Gpu;
-            let critical = network(&s).governor.critical_c().unwrap();
+            // The trips of the unit that runs (a phone's CPU and NPU trip later than its GPU).
+            let governor = network(&s).governor.for_unit(backend);
+            let critical = governor.critical_c().unwrap();
             let mut sink = VecSink::default();
             let r = match simulate(&s, &mut sink) {
                 Ok(r) => r,
@@ -82,7 +84,7 @@ fn the_die_never_passes_its_critical_temperature_by_more_than_the_stated_oversho
                 "{model} {mix} on {device}: die reached {:.1} °C, critical {critical} °C",
                 r.max_die_c
             );
-            let top = *network(&s).governor.trip_c.last().unwrap();
+            let top = *governor.trip_c.last().unwrap();
             worst = worst.max(r.max_die_c - top);
             checked += 1;
             throttled += r.throttle_onset_s.is_some() as usize;
@@ -136,6 +138,9 @@ fn a_step_interrupted_by_the_governor_finishes_its_work_at_the_new_clock() {
         net.governor.critical_c = Some(600.0);
         net.governor.hysteresis_c = 100.0;
         net.governor.skin_limit_c = 1000.0;
+        // No OS statuses, and the trips as written for the CPU.
+        net.governor.status_skin_c.clear();
+        net.governor.unit_trip_offset_c = Default::default();
         net.governor.poll_s = 0.1;
         s.sim.thermal.spec = Some(net);
         s.sim.thermal.start_c = Some(start_c);
@@ -197,8 +202,8 @@ fn a_gpu_without_a_power_figure_is_refused_or_given_its_labelled_class_default()
 #[test]
 fn a_phone_too_hot_to_hold_ends_the_app_and_the_summary_says_when() {
     // The generic phone network under a governor with no lower level to go to, and the OS
-    // ending apps at 46 °C skin: the skin climbs over minutes, the run stops there, killed,
-    // and says why.
+    // reaching SHUTDOWN at 46 °C skin: the skin climbs over minutes, the run stops there,
+    // killed, and says why.
     let mut s = scenario("llama-3.1-8b", "snapdragon-8-gen3-16gb", "Q4_K_M", 64, 1000, 512);
     s.sim.duration_s = Some(3600.0);
     // Chat until the hour is up, each turn in a fresh context.
@@ -210,7 +215,7 @@ fn a_phone_too_hot_to_hold_ends_the_app_and_the_summary_says_when() {
     net.governor.mem_steps = vec![1.0];
     net.governor.trip_c = vec![];
     net.governor.skin_limit_c = 45.0;
-    net.governor.shutdown_skin_c = Some(46.0);
+    net.governor.status_skin_c = vec![40.0, 42.0, 43.0, 44.0, 45.5, 46.0];
     s.sim.thermal.spec = Some(net.clone());
     let mut sink = VecSink::default();
     let r = simulate(&s, &mut sink).unwrap();
@@ -219,22 +224,58 @@ fn a_phone_too_hot_to_hold_ends_the_app_and_the_summary_says_when() {
     assert!(r.actions.iter().any(|a| a.to_string().contains("thermal shutdown")), "{:?}", r.actions);
     assert!(sink.rows.last().unwrap().events.contains("thermal shutdown"));
     assert!((r.duration_s - killed).abs() < 1.0);
-    // Without the threshold the same run goes on to the end.
-    net.governor.shutdown_skin_c = None;
+    assert_eq!(r.max_thermal_status, ThermalStatus::Shutdown);
+    let statuses: Vec<String> = sink
+        .rows
+        .iter()
+        .flat_map(|row| {
+            row.events.iter().filter(|e| e.to_string().starts_with("thermal status")).map(|e| e.to_string())
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            "none→light",
+            "light→moderate",
+            "moderate→severe",
+            "severe→critical",
+            "critical→emergency",
+            "emergency→shutdown"
+        ]
+        .map(|t| format!("thermal status {t}")),
+        "the skin climbs through every status once"
+    );
+    // An app that stops its own work at SEVERE ends earlier, and says so.
+    s.sim.thermal.stop_at_status = Some(ThermalStatus::Severe);
+    let r = simulate(&s, &mut VecSink::default()).unwrap();
+    let stopped = r.killed_at_s.expect("stopped for heat");
+    assert!(stopped < killed && (43.0..44.0).contains(&r.max_skin_c), "{stopped} {killed} {}", r.max_skin_c);
+    assert!(r.actions.iter().any(|a| a.to_string().contains("stop: thermal status severe")), "{:?}", r.actions);
+    // Without a SHUTDOWN threshold the same run goes on to the end.
+    s.sim.thermal.stop_at_status = None;
+    net.governor.status_skin_c.truncate(5);
     s.sim.thermal.spec = Some(net);
     let r = simulate(&s, &mut VecSink::default()).unwrap();
     assert_eq!(r.killed_at_s, None);
     // A threshold at or below the skin limit is refused, naming it.
     let mut bad = ThermalSpec::generic_phone();
-    bad.governor.shutdown_skin_c = Some(40.0);
-    assert!(bad.validate().unwrap_err().to_string().contains("governor.shutdown_skin_c"));
+    bad.governor.status_skin_c = vec![39.0, 40.0, 41.0, 42.0, 43.0, 44.0];
+    assert!(bad.validate().unwrap_err().to_string().contains("governor.status_skin_c[5]"));
+    bad.governor.status_skin_c = vec![39.0, 38.0];
+    assert!(bad.validate().unwrap_err().to_string().contains("governor.status_skin_c"));
+    // A stop the network can never reach is refused, naming the field.
+    s.sim.thermal.stop_at_status = Some(ThermalStatus::Shutdown);
+    let err = simulate(&s, &mut VecSink::default()).unwrap_err().to_string();
+    assert!(err.contains("sim.thermal.stop_at_status") && err.contains("up to emergency"), "{err}");
 }
 
 #[test]
 fn the_trace_and_summary_carry_the_units_power_and_the_engine_scales_it() {
-    // At full clock (no thermal model) a decode step's unit power is the CPU clusters' power:
-    // 4 threads × the Pi 5's per-core figure; an engine drawing half (`power_scale = 0.5`)
-    // halves it, and the summary's decode mean agrees.
+    // At full clock (no thermal model) a decode step's unit power is the CPU clusters' power,
+    // 4 threads × the Pi 5's per-core figure, times the step's activity (0.6 waiting on
+    // memory to 1 when its arithmetic is busy throughout; near the estimator's, which does
+    // not walk the caches); an engine drawing half (`power_scale = 0.5`) halves it, and the
+    // summary's decode mean agrees.
     let mut s = scenario("llama-3.2-1b", "raspberry-pi-5-8gb", "Q4_K_M", 16, 32, 512);
     s.sim.thermal.enabled = false;
     s.workload.threads = Some(4);
@@ -247,16 +288,22 @@ fn the_trace_and_summary_carry_the_units_power_and_the_engine_scales_it() {
     };
     let (r, decode) = run(&s);
     assert!(!decode.is_empty());
+    // The first decoded token attends over the 16-token prompt.
+    let plan = memwall::sim::cost::plan::CostPlan::new(&s).unwrap();
+    let first = plan.decode_step(16).1.activity();
     for p in &decode {
-        assert!((p - 4.0 * per_core).abs() < 1e-9, "{p} vs {}", 4.0 * per_core);
+        let share = p / (4.0 * per_core);
+        assert!((0.6..=1.0).contains(&share) && (share / first - 1.0).abs() < 0.05, "{share} vs {first}");
     }
-    assert!((r.unit_decode_power_w - 4.0 * per_core).abs() < 1e-9);
+    let (lo, hi) = decode.iter().fold((f64::MAX, f64::MIN), |a, p| (a.0.min(*p), a.1.max(*p)));
+    assert!((lo - 1e-9..=hi + 1e-9).contains(&r.unit_decode_power_w), "{} outside {lo}..{hi}", r.unit_decode_power_w);
     assert_eq!(r.max_level, 0);
     assert!(r.mean_power_w > 0.0 && (r.mean_power_w - r.energy_j / r.duration_s).abs() < 1e-12);
     let mut half = s.clone();
     half.engine.cpu.as_mut().unwrap().power_scale = Some(0.5);
+    let full = decode[0];
     let (h, decode) = run(&half);
-    assert!((decode[0] - 2.0 * per_core).abs() < 1e-9);
+    assert!((decode[0] - full / 2.0).abs() < 1e-9, "{} vs {full} / 2", decode[0]);
     assert!(h.j_per_token.unwrap() < r.j_per_token.unwrap());
     // Under throttling the level reached is reported.
     let hot = scenario("hypothetical-35b-dense", "snapdragon-8-gen3-16gb", "Q4_K_M", 512, 4, 512);
@@ -282,6 +329,9 @@ fn the_skin_controller_holds_the_limit_where_a_skin_trip_point_falls_to_the_floo
         net.nodes[1].resistance_k_per_w = 1.5;
         net.governor.skin_integral_k_s = pi.map(|p| p.0);
         net.governor.skin_gain_levels_per_k = pi.map(|p| p.1);
+        // The skin controller alone: the OS's CRITICAL floor would cut the overshoot short
+        // (tested on its own, `a_phone_too_hot_to_hold_ends_the_app_and_the_summary_says_when`).
+        net.governor.status_skin_c.clear();
         s.sim.thermal.spec = Some(net);
         let mut sink = VecSink::default();
         simulate(&s, &mut sink).unwrap();
@@ -303,7 +353,7 @@ fn the_skin_controller_holds_the_limit_where_a_skin_trip_point_falls_to_the_floo
     let pi = (memwall::spec::SKIN_INTEGRAL_K_S, memwall::spec::SKIN_GAIN_LEVELS_PER_K);
     let (decline_s, deepest, changes, hottest, skin, die) = shape(&run(Some(pi)));
     assert!(die < 70.0, "the skin must bind, not the die's first trip point: die {die} °C");
-    assert!(decline_s > 300.0, "PI: the decline takes minutes, not {decline_s} s");
+    assert!(decline_s > 120.0, "PI: the decline takes minutes, not {decline_s} s");
     assert!(deepest < floor - 1, "PI: settles above the floor, reached level {deepest} of {floor}");
     assert!(hottest < 51.0 && (skin - 45.0).abs() < 1.0, "PI: skin at most {hottest} °C, {skin} °C at the end");
     let (decline_l, deepest_l, changes_l, _, _, _) = shape(&run(None));

@@ -28,6 +28,7 @@ fn main() {
     for (file, konst, what) in [
         ("validation_decode.csv", "VALIDATION_DECODE_CSV", "The validation table"),
         ("energy_measurements.csv", "ENERGY_MEASUREMENTS_CSV", "Published power and energy per token of LLM runs"),
+        ("sustained_validation.csv", "SUSTAINED_VALIDATION_CSV", "Published sustained LLM runs, mapped to presets"),
         ("quant_quality.csv", "QUANT_QUALITY_CSV", "The quantization-quality table"),
         ("quality_estimated.csv", "QUALITY_ESTIMATED_CSV", "Perplexity deltas estimated from measured error"),
         ("quality_by_model.csv", "QUALITY_BY_MODEL_CSV", "Published perplexity deltas per model, format and KV type"),

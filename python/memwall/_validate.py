@@ -23,6 +23,7 @@ def validate(
     *,
     devices: bool = False,
     energy: bool = False,
+    sustained: bool = False,
     host: str | os.PathLike[str] | None = None,
     table: str | os.PathLike[str] | None = None,
     tokens: int = 8,
@@ -38,14 +39,22 @@ def validate(
     profile at PATH (``PATH.engine.toml`` beside it). ``energy=True``: published power and
     energy per token (``table``, default the shipped ``energy_measurements.csv``) against
     memwall's, each at the boundary its source measured (``boundary``: ``battery_above_idle``,
-    ``board``, ``package``, ``units``), with ``.excluded`` the rows set aside. Returns
-    ``memwall.Results``."""
+    ``board``, ``package``, ``units``), with ``.excluded`` the rows set aside.
+    ``sustained=True``: published sustained runs (``table``, default the shipped
+    ``sustained_validation.csv``) simulated on the presets' thermal networks or their class
+    networks: retained fraction, time to -25 %, early ends, hottest die and the OS thermal
+    status reached, with ``.excluded`` the rows set aside. Returns ``memwall.Results``."""
     import pyarrow as pa
 
-    if sum([bool(devices), bool(energy), host is not None]) != 1:
-        raise _bad("validate", None, "`validate`: give one of `devices=True`, `energy=True` or `host` (a host profile)")
-    if energy:
-        report, excluded = _native.validate_energy(None if table is None else os.fspath(table))
+    if sum([bool(devices), bool(energy), bool(sustained), host is not None]) != 1:
+        raise _bad(
+            "validate",
+            None,
+            "`validate`: give one of `devices=True`, `energy=True`, `sustained=True` or `host` (a host profile)",
+        )
+    if energy or sustained:
+        native = _native.validate_energy if energy else _native.validate_sustained
+        report, excluded = native(None if table is None else os.fspath(table))
         r = Results(table=pa.table(report))
         r.excluded = excluded
         return r

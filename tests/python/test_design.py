@@ -225,6 +225,22 @@ def test_energy_validation_reports_power_at_each_boundary(tmp_path):
         memwall.validate(energy=True, devices=True)
 
 
+def test_sustained_validation_simulates_published_runs(tmp_path):
+    r = memwall.validate(sustained=True)
+    t = r.to_pyarrow()
+    assert t.num_rows >= 5
+    assert {"measured_retained", "predicted_retained", "predicted_max_die_c", "max_thermal_status"} <= set(
+        t.column_names
+    )
+    assert any("in sample" in why for _, why in r.excluded)
+    bad = tmp_path / "s.csv"
+    bad.write_text((ROOT / "datasets/sustained_validation.csv").read_text().replace(",heatsink,", ",liquid,", 1))
+    with pytest.raises(memwall.SpecError, match="cooling"):
+        memwall.validate(sustained=True, table=bad)
+    with pytest.raises(memwall.SpecError):
+        memwall.validate(sustained=True, energy=True)
+
+
 def test_a_gguf_model_keeps_its_stored_types(tmp_path):
     gguf = pytest.importorskip("gguf")
     import numpy as np

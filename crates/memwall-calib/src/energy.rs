@@ -19,7 +19,7 @@ use memwall_sim::Estimate;
 use memwall_spec::SpecError;
 
 use crate::CalibError;
-use crate::published::{ValidationRow, observation, parse_table};
+use crate::published::{ValidationRow, extra_columns, observation, parse_table};
 
 type Result<T> = std::result::Result<T, CalibError>;
 
@@ -126,22 +126,14 @@ pub struct EnergyRow {
 /// errors name the line and the column.
 pub fn parse_energy_table(text: &str, origin: &str) -> Result<Vec<EnergyRow>> {
     let runs = parse_table(text, origin)?;
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
-    let bad = |line: usize, field: &str, value: &str, reason: &str| {
-        CalibError::Spec(SpecError::invalid(format!("{origin}: line {line}, column {field}"), value, reason))
-    };
-    let headers = reader.headers().map_err(|e| bad(1, "header", "", &e.to_string()))?.clone();
-    let col = |name: &str| headers.iter().position(|h| h == name);
-    for name in ENERGY_COLUMNS {
-        if col(name).is_none() {
-            return Err(bad(1, name, "missing", "the energy table needs this column"));
-        }
-    }
+    // `gen_tokens` too: parse_table defaults a blank one, which an energy row may not have.
+    let names = [&ENERGY_COLUMNS[..], &["gen_tokens"]].concat();
+    let extra = extra_columns(text, origin, &names, "the energy table")?;
     let mut out = Vec::with_capacity(runs.len());
-    for ((n, rec), run) in reader.records().enumerate().zip(runs) {
-        let line = n + 2;
-        let rec = rec.map_err(|e| bad(line, "row", "", &e.to_string()))?;
-        let get = |name: &str| col(name).and_then(|i| rec.get(i)).unwrap_or("").trim().to_string();
+    for (run, (line, get)) in runs.into_iter().zip(extra) {
+        let bad = |line: usize, field: &str, value: &str, reason: &str| {
+            CalibError::Spec(SpecError::invalid(format!("{origin}: line {line}, column {field}"), value, reason))
+        };
         let positive = |name: &str| -> Result<f64> {
             let v = get(name);
             match v.parse::<f64>() {

@@ -43,6 +43,7 @@ pub mod llama_bench;
 pub mod nelder_mead;
 pub mod published;
 pub mod quality_fit;
+pub mod sustained;
 pub mod thermal;
 pub mod validate;
 

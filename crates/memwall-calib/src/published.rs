@@ -173,6 +173,40 @@ pub fn parse_table(text: &str, origin: &str) -> Result<Vec<ValidationRow>> {
     Ok(out)
 }
 
+/// The columns `names` a table adds to a validation table, row by row: for each record its
+/// line number and a getter of its trimmed cells (empty where blank). A table without one of
+/// them is refused, naming the column and `table` (`"the energy table"`). The rows come in the
+/// order [`parse_table`] returns them, so the two zip.
+pub(crate) fn extra_columns(
+    text: &str,
+    origin: &str,
+    names: &[&str],
+    table: &str,
+) -> Result<Vec<(usize, impl Fn(&str) -> String)>> {
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
+    let bad = |line: usize, field: &str, value: &str, reason: &str| {
+        CalibError::Spec(SpecError::invalid(format!("{origin}: line {line}, column {field}"), value, reason))
+    };
+    let headers = reader.headers().map_err(|e| bad(1, "header", "", &e.to_string()))?.clone();
+    let mut at = std::collections::HashMap::new();
+    for &name in names {
+        let i = headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| bad(1, name, "missing", &format!("{table} needs this column")))?;
+        at.insert(name.to_string(), i);
+    }
+    let at = std::sync::Arc::new(at);
+    let mut out = Vec::new();
+    for (n, rec) in reader.records().enumerate() {
+        let line = n + 2;
+        let rec = rec.map_err(|e| bad(line, "row", "", &e.to_string()))?;
+        let at = at.clone();
+        out.push((line, move |name: &str| at.get(name).and_then(|&i| rec.get(i)).unwrap_or("").trim().to_string()));
+    }
+    Ok(out)
+}
+
 /// Read a validation table file.
 pub fn read_table(path: &Path) -> Result<Vec<ValidationRow>> {
     let text = memwall_catalog::read_text(path)?;

@@ -61,9 +61,9 @@
 //! 40–42 tok/s for those 2048-token runs when the KV cache is read once per KV head, as
 //! efficient engines do.
 //!
-//! The S25 preset holds where the search ends with this scenario (R die→board 3.24 K/W,
-//! R board→skin 10.2 K/W, C board 9.4 J/K, first trip 62.6 °C, spacing 0.28 °C, fraction
-//! 0.435), so a rerun reproduces both presets.
+//! The S25 preset holds where the search ends with this scenario (R die→board 7.3 K/W,
+//! R board→skin 11.8 K/W, C board 7.17 J/K, first trip 65.5 °C, spacing 0.46 °C, fraction
+//! 0.413), so a rerun reproduces both presets.
 //!
 //! # The network and governor
 //!
@@ -72,7 +72,7 @@
 //! mass; skin-to-ambient resistance 1 / (10 W/(m²·K) × surface area) (natural convection
 //! ≈ 4–5 plus radiation ≈ 6 W/(m²·K)); leakage 1 %/K; half the DRAM power into the die (the
 //! LPDDR sits on the SoC package). Governor: memory bandwidth follows the GPU clock level
-//! (`mem_steps = freq_steps`), voltage `0.6 + 0.4 f`, trip points evenly spaced, 2 °C
+//! (`mem_steps = freq_steps`), voltage `memwall_spec::class::dvfs_volt` (published DVFS tables), trip points evenly spaced, 2 °C
 //! hysteresis, 45 °C skin limit, 0.1 s polling. The S25's levels are the Adreno clocks the
 //! logs show (1200, 967, 900, 832, 607, 525 MHz); the iPhone's are a geometric ladder whose
 //! ratio is fitted. Free parameters per device: die→board and board→skin resistances,
@@ -90,14 +90,13 @@
 //!
 //! # What the fit says
 //!
-//! iPhone: the throttle starts 22 s into the first iteration and reaches the governor's
-//! deepest level (0.55 of the bandwidth) ~80 s in, during the third; it stays there, which is
-//! what makes iterations 4–20 flat as published (a temperature-regulated level would keep
-//! sinking as the skin warms), while the die keeps warming under it to ~94 °C by the end:
-//! iOS's sustained "Hot" state behaves like a cap. Galaxy S25: the die is held at the first
-//! trips (64–65 °C) while the clock steps down through 967, 900 and 832 to 607 MHz between
-//! 30 and 51 s and stays there; the logs instead show one drop to 525 MHz and a partial
-//! recovery, with about the same time-averaged clock.
+//! iPhone: the throttle starts 23 s into the first iteration and reaches the governor's
+//! deepest level (0.55 of the bandwidth) during the third; it stays there, which is what
+//! makes iterations 4–20 flat as published (a temperature-regulated level would keep sinking
+//! as the skin warms): iOS's sustained "Hot" state behaves like a cap. Galaxy S25: the die is
+//! held at the first trips (65.5–67 °C) while the clock steps down from 30 s on, to a
+//! time-averaged 0.78 and 0.83 of 1200 MHz against the logs' 0.757 and 0.821 (the logs show
+//! one drop to 525 MHz and a partial recovery).
 
 use std::cell::RefCell;
 
@@ -456,13 +455,13 @@ pub fn prior(params: &[Param], x: &[f64]) -> f64 {
 }
 
 /// A governor over the clock levels `freq` (fractions of the fastest): memory bandwidth
-/// follows the clock, voltage `0.6 + 0.4 f`, trip points from `trip_c` every `spacing_c`,
+/// follows the clock, voltage [`memwall_spec::class::dvfs_volt`], trip points from `trip_c` every `spacing_c`,
 /// 2 °C hysteresis, 45 °C skin limit, 0.1 s polling; levels rounded to 0.001, trips to 0.01 °C.
 pub fn governor(freq: Vec<f64>, trip_c: f64, spacing_c: f64) -> GovernorSpec {
     let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
     let freq: Vec<f64> = freq.into_iter().map(round3).collect();
     GovernorSpec {
-        volt_steps: freq.iter().map(|f| round3(0.6 + 0.4 * f)).collect(),
+        volt_steps: freq.iter().map(|&f| round3(memwall_spec::class::dvfs_volt(f))).collect(),
         mem_steps: freq.clone(),
         trip_c: (1..freq.len()).map(|i| ((trip_c + (i - 1) as f64 * spacing_c) * 100.0).round() / 100.0).collect(),
         freq_steps: freq,
@@ -472,7 +471,9 @@ pub fn governor(freq: Vec<f64>, trip_c: f64, spacing_c: f64) -> GovernorSpec {
         skin_gain_levels_per_k: None,
         poll_s: 0.1,
         critical_c: None,
-        shutdown_skin_c: None,
+        status_skin_c: Vec::new(),
+        // Fitted on GPU runs: the phone's CPU and NPU trip later.
+        unit_trip_offset_c: memwall_spec::class::PHONE_UNIT_TRIP_OFFSET_C,
     }
 }
 
@@ -621,6 +622,10 @@ pub fn toml_section(t: &ThermalSpec, fitted: &str) -> String {
     s += &format!("volt_steps = {}\n", list(&g.volt_steps));
     s += &format!("mem_steps = {}\n", list(&g.mem_steps));
     s += &format!("trip_c = {}\n", list(&g.trip_c));
+    if !g.unit_trip_offset_c.is_zero() {
+        let o = &g.unit_trip_offset_c;
+        s += &format!("unit_trip_offset_c = {{ cpu = {:?}, gpu = {:?}, npu = {:?} }}\n", o.cpu, o.gpu, o.npu);
+    }
     s +=
         &format!("hysteresis_c = {:?}\nskin_limit_c = {:?}\npoll_s = {:?}\n", g.hysteresis_c, g.skin_limit_c, g.poll_s);
     s
@@ -720,7 +725,8 @@ mod tests {
         let g = governor(vec![1.0, 0.8061, 0.75], 62.64, 0.283);
         assert_eq!(g.freq_steps, [1.0, 0.806, 0.75]);
         assert_eq!(g.trip_c, [62.64, 62.92]);
-        assert_eq!(g.volt_steps, [1.0, 0.922, 0.9]);
+        // 1 − 0.52 × (1 − f): 0.89912 and 0.87, to 0.001.
+        assert_eq!(g.volt_steps, [1.0, 0.899, 0.87]);
     }
 
     #[test]

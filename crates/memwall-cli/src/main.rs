@@ -175,8 +175,9 @@ enum Command {
     /// figure (group-wise int3/int4 by RTN, AWQ or GPTQ, per-channel int4/int8).
     Quality(cmd::quality::QualityArgs),
     /// Check predictions against measurements: published decode and prefill rates
-    /// leave-one-device-out (--devices), published power and energy per token (--energy), or
-    /// this machine's runs against its host profile (--host).
+    /// leave-one-device-out (--devices), published power and energy per token (--energy),
+    /// published sustained runs (--sustained), or this machine's runs against its host
+    /// profile (--host).
     Validate {
         /// Validate decode and prefill tok/s across devices, cross-validated.
         #[arg(long)]
@@ -186,6 +187,11 @@ enum Command {
         /// measured.
         #[arg(long, conflicts_with_all = ["devices", "host", "write_engines"])]
         energy: bool,
+        /// Simulate published sustained runs (datasets/sustained_validation.csv, or --table)
+        /// on the presets' thermal networks or their class networks, and compare the retained
+        /// fraction, time to -25 %, early ends and die temperature.
+        #[arg(long, conflicts_with_all = ["devices", "energy", "host", "write_engines"])]
+        sustained: bool,
         /// Validate on this machine: run the reference engine on 14 designs and predict each
         /// with this calibrated host profile (`memwall calibrate --out HOST.toml`; its
         /// `HOST.engine.toml` beside it).
@@ -197,8 +203,9 @@ enum Command {
         /// With --host: only the designs whose id contains this.
         #[arg(long)]
         only: Option<String>,
-        /// The validation table (default: the shipped datasets/validation_decode.csv, or with
-        /// --energy datasets/energy_measurements.csv).
+        /// The validation table (default: the shipped datasets/validation_decode.csv, with
+        /// --energy datasets/energy_measurements.csv, with --sustained
+        /// datasets/sustained_validation.csv).
         #[arg(long)]
         table: Option<PathBuf>,
         /// Write the per-row report as Parquet.
@@ -264,16 +271,18 @@ fn main() -> ExitCode {
                 (None, None, None) => cmd::calibrate::host(out, engine_out.as_deref(), *quick, *threads),
             }
         }
-        Command::Validate { devices, energy, host, tokens, only, table, out, write_engines } => {
+        Command::Validate { devices, energy, sustained, host, tokens, only, table, out, write_engines } => {
             if *energy {
                 cmd::validate::validate_energy(table.as_deref(), out.as_deref())
+            } else if *sustained {
+                cmd::validate::validate_sustained(table.as_deref(), out.as_deref())
             } else if let Some(h) = host {
                 cmd::calibrate::validate_host(h, *tokens, only.as_deref(), out.as_deref())
             } else if *devices {
                 cmd::validate::validate(table.as_deref(), out.as_deref(), write_engines.as_deref())
             } else {
                 Err(anyhow::anyhow!(
-                    "say what to validate: `memwall validate --devices`, `memwall validate --energy` or `memwall validate --host HOST.toml`"
+                    "say what to validate: `memwall validate --devices`, `--energy`, `--sustained` or `--host HOST.toml`"
                 ))
             }
         }

@@ -89,6 +89,35 @@ fn validate_energy_predicts_each_published_power_row_at_its_boundary() {
     }
 }
 
+#[test]
+fn validate_sustained_simulates_each_published_run_and_sets_aside_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = memwall(&["validate", "--sustained", "--out", "sustained.parquet"], dir.path());
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let rows = memwall_lab::report::sustained_rows(None).unwrap();
+    let usable = rows.iter().filter(|r| r.run.exclude.is_empty()).count();
+    assert!(usable >= 5, "{usable}");
+    assert!(out.contains(&format!("{usable} published sustained runs simulated")), "{out}");
+    for needle in ["set aside:", "in sample", "class: phone", "retained"] {
+        assert!(out.contains(needle), "{needle}: {out}");
+    }
+    let f = std::fs::File::open(dir.path().join("sustained.parquet")).unwrap();
+    assert_eq!(SerializedFileReader::new(f).unwrap().metadata().file_metadata().num_rows() as usize, usable);
+    let r = memwall_lab::report::validate_sustained(None, &[]).unwrap();
+    assert_eq!(r.validation.checks.len(), usable);
+    for c in &r.validation.checks {
+        assert!(c.predicted_first_tok_s.is_finite() && c.predicted_first_tok_s > 0.0, "{}", c.id);
+        assert!((20.0..150.0).contains(&c.predicted_max_die_c), "{}: {}", c.id, c.predicted_max_die_c);
+        // A run that publishes a retained fraction gets one simulated over the same iterations.
+        assert_eq!(c.retained.is_some(), c.predicted_retained.is_some(), "{}", c.id);
+        if let Some(p) = c.predicted_retained {
+            assert!(p > 0.0 && p <= 1.0 + 1e-9, "{}: {p}", c.id);
+        }
+    }
+    assert_eq!(r.retained_pp.1, r.validation.checks.iter().filter(|c| c.retained.is_some()).count());
+}
+
 const BENCH: &str = "\
 | model                          |       size |     params | backend    | threads |          test |                  t/s |
 | ------------------------------ | ---------: | ---------: | ---------- | ------: | ------------: | -------------------: |

@@ -473,6 +473,44 @@ fn calibration() -> Vec<Case> {
             )
         })
         .chain(energy_cases)
+        .chain(sustained_cases())
+        .collect()
+}
+
+/// Bad sustained tables: each refused naming its line, column and value.
+fn sustained_cases() -> Vec<Case> {
+    let sustained = |from: &str, to: &str| {
+        let t = memwall_lab::presets::SUSTAINED_VALIDATION_CSV;
+        assert!(t.contains(from), "{from}");
+        text(&t.replacen(from, to, 1))
+    };
+    let tables: Vec<(&str, Make, &[&str])> = vec![
+        ("no iterations", sustained(",0,3,10,", ",0,0,10,"), &["line 4", "iterations", "0"]),
+        ("NaN gap", sustained(",0,3,10,", ",0,3,NaN,"), &["line 4", "gap_s", "NaN"]),
+        ("an unknown cooling", sustained(",heatsink,,,", ",liquid,,,"), &["cooling", "liquid"]),
+        (
+            "iterations beyond the run",
+            sustained(",2-3,1.0017,", ",2-9,1.0017,"),
+            &["line 4", "retained_iterations", "2-9"],
+        ),
+        (
+            "a retained fraction without its iterations",
+            sustained(",2-3,1.0017,", ",,1.0017,"),
+            &["line 4", "retained_iterations"],
+        ),
+        ("an inverted die range", sustained(",80-85,", ",85-80,"), &["measured_max_die_c", "85-80"]),
+        ("no iterations column", sustained(",iterations,", ",iteration,"), &["line 1", "iterations"]),
+    ];
+    tables
+        .into_iter()
+        .map(|(what, file, needles)| {
+            case(
+                format!("validate --sustained {what}"),
+                &[("s.csv", file)],
+                &["validate", "--sustained", "--table", "s.csv"],
+                needles,
+            )
+        })
         .collect()
 }
 

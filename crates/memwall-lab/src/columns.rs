@@ -276,6 +276,7 @@ pub static SUMMARY_COLUMNS: &[Column<Summary>] = &[
     Column { name: "max_die_c", get: Get::F64(|s| s.max_die_c) },
     Column { name: "max_skin_c", get: Get::F64(|s| s.max_skin_c) },
     Column { name: "max_level", get: Get::U32(|s| s.max_level) },
+    Column { name: "max_thermal_status", get: Get::Str(|s| s.max_thermal_status.name()) },
     Column { name: "mean_power_w", get: Get::F64(|s| s.mean_power_w) },
     Column { name: "unit_decode_power_w", get: Get::F64(|s| s.unit_decode_power_w) },
     Column { name: "killed_at_s", get: Get::OptF64(|s| s.killed_at_s) },
@@ -445,6 +446,36 @@ pub static ENERGY_REPORT_COLUMNS: &[Column<memwall_calib::energy::EnergyCheck>] 
         Column { name: "predicted_w", get: Get::F64(|c| c.predicted_w) },
         Column { name: "measured_j_per_token", get: Get::F64(|c| c.measured_j_per_token) },
         Column { name: "predicted_j_per_token", get: Get::F64(|c| c.predicted_j_per_token) },
+    ]
+};
+
+/// Columns of `memwall validate --sustained --out`: one row per published sustained run
+/// simulated.
+pub static SUSTAINED_REPORT_COLUMNS: &[Column<memwall_calib::sustained::SustainedCheck>] = {
+    &[
+        Column { name: "id", get: Get::Str(|c| &c.id) },
+        Column { name: "unit_device", get: Get::Str(|c| &c.unit_device) },
+        Column { name: "device", get: Get::Str(|c| &c.device) },
+        Column { name: "class", get: Get::Str(|c| &c.class) },
+        Column { name: "network", get: Get::Str(|c| &c.network) },
+        Column { name: "engine", get: Get::Str(|c| &c.engine) },
+        Column { name: "backend", get: Get::Str(|c| &c.backend) },
+        Column { name: "model", get: Get::Str(|c| &c.model) },
+        Column { name: "measured_first_tok_s", get: Get::F64(|c| c.measured_first_tok_s) },
+        Column { name: "predicted_first_tok_s", get: Get::F64(|c| c.predicted_first_tok_s) },
+        Column { name: "measured_retained", get: Get::OptF64(|c| c.retained.map(|r| r.measured)) },
+        Column { name: "predicted_retained", get: Get::OptF64(|c| c.predicted_retained) },
+        Column { name: "measured_t25_s", get: Get::OptF64(|c| c.measured_t25_s) },
+        Column { name: "predicted_t25_s", get: Get::OptF64(|c| c.predicted_t25_s) },
+        Column { name: "ended_early", get: Get::Bool(|c| c.ended_early) },
+        Column { name: "predicted_end_s", get: Get::OptF64(|c| c.predicted_end_s) },
+        Column { name: "measured_max_die_c_lo", get: Get::OptF64(|c| c.measured_max_die_c.map(|d| d.0)) },
+        Column { name: "measured_max_die_c_hi", get: Get::OptF64(|c| c.measured_max_die_c.map(|d| d.1)) },
+        Column { name: "predicted_max_die_c", get: Get::F64(|c| c.predicted_max_die_c) },
+        Column { name: "max_level", get: Get::U32(|c| c.max_level) },
+        Column { name: "max_thermal_status", get: Get::Str(|c| c.max_status.name()) },
+        Column { name: "mean_power_w", get: Get::F64(|c| c.summary.mean_power_w) },
+        Column { name: "j_per_token", get: Get::OptF64(|c| c.summary.j_per_token) },
     ]
 };
 

@@ -113,7 +113,7 @@ impl Series {
         for e in r.events.iter() {
             let mark = match e {
                 SimEvent::Action(a) => match a.what {
-                    ActionKind::Kill { .. } | ActionKind::ThermalShutdown { .. } => {
+                    ActionKind::Kill { .. } | ActionKind::ThermalShutdown { .. } | ActionKind::ThermalStop { .. } => {
                         Some((Mark::Kill, "kill".to_string()))
                     }
                     ActionKind::TruncateContext { .. }

@@ -360,7 +360,11 @@ mod tests {
             resident_bytes: 3_000_000_000 + i,
             free_bytes: 1_000_000 - 20 * i as i64,
             events: if i.is_multiple_of(1000) {
-                Events::from(vec![SimEvent::Throttle { from: (i % 4) as usize, to: (i % 4 + 1) as usize }])
+                Events::from(vec![SimEvent::Throttle {
+                    from: (i % 4) as usize,
+                    to: (i % 4 + 1) as usize,
+                    by: memwall_sim::des::ThrottleCause::Die,
+                }])
             } else {
                 Events::default()
             },
@@ -440,7 +444,7 @@ mod tests {
             assert_eq!(col::<Float64Array>(&batch, "die_c").value(i), r.die_c);
             assert_eq!(col::<UInt64Array>(&batch, "resident_bytes").value(i), r.resident_bytes);
         }
-        assert_eq!(events.value(3000), "throttle 0→1");
+        assert_eq!(events.value(3000), "throttle 0→1 (die)");
         assert!(free.value(99_999) < 0);
         assert_eq!(phase.null_count(), 0);
     }

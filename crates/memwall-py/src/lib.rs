@@ -33,6 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(experiment::metadata, m)?)?;
     m.add_function(wrap_pyfunction!(validate::validate_devices, m)?)?;
     m.add_function(wrap_pyfunction!(validate::validate_energy, m)?)?;
+    m.add_function(wrap_pyfunction!(validate::validate_sustained, m)?)?;
     m.add_function(wrap_pyfunction!(validate::validate_host, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::calibrate_llama_bench, m)?)?;
     m.add_function(wrap_pyfunction!(calibrate::calibrate_host, m)?)?;

@@ -35,6 +35,22 @@ pub(crate) fn validate_energy(py: Python<'_>, table: Option<&str>) -> Result<(Ar
     Ok((one_batch(batch), excluded))
 }
 
+/// Published sustained runs (`table`, or the shipped ones) simulated on the presets' thermal
+/// networks or their class networks ([`memwall_lab::report::validate_sustained`]): the report
+/// and the rows set aside.
+#[pyfunction]
+#[pyo3(signature = (table=None))]
+pub(crate) fn validate_sustained(py: Python<'_>, table: Option<&str>) -> Result<(ArrowStream, Vec<(String, String)>)> {
+    let r = py.detach(|| -> memwall_lab::Result<_> {
+        let r = memwall_lab::report::validate_sustained(table.map(std::path::Path::new), &[])?;
+        let batch =
+            memwall_lab::columns::batch_of(memwall_lab::columns::SUSTAINED_REPORT_COLUMNS, &r.validation.checks)?;
+        Ok((batch, r.validation.excluded))
+    });
+    let (batch, excluded) = r?;
+    Ok((one_batch(batch), excluded))
+}
+
 /// Run memwall's reference engine on the host-validation designs whose id contains `only`
 /// (all when None) and predict each with the host profile at `host` (its `.engine.toml`
 /// beside it) ([`memwall_lab::report::validate_host`]): the rows of `memwall validate --host --out`.

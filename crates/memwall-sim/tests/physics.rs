@@ -175,6 +175,30 @@ fn energy_counts_dram_and_core_power() {
     assert!(e.energy_j_per_token < upper, "{} vs {upper}", e.energy_j_per_token);
 }
 
+/// The unit's power over a step follows its arithmetic's share of the step's time:
+/// `a + (1 − a) × busy` of the full-load power with `a` = 0.6, by hand at three shares, and
+/// a step's energy is DRAM bytes × 8 × pJ/bit plus (compute × activity + static) × time.
+#[test]
+fn a_unit_waiting_on_memory_draws_a_share_of_its_full_power() {
+    use memwall_sim::cost::formulas::{MEMORY_WAIT_POWER_SHARE, activity_share, energy_per_token_j};
+    assert_eq!(MEMORY_WAIT_POWER_SHARE, 0.6);
+    assert_eq!(activity_share(0.0), 0.6);
+    assert!((activity_share(0.25) - 0.7).abs() < 1e-12, "0.6 + 0.4 × 0.25");
+    assert_eq!(activity_share(1.0), 1.0);
+    assert_eq!(activity_share(3.0), 1.0, "clamped");
+    // 1 GB at 4 pJ/bit = 0.032 J; 10 W × 0.7 + 0.5 W static over 20 ms = 0.15 J.
+    let j = energy_per_token_j(1e9, 4.0, 10.0, 0.7, 0.5, 0.02);
+    assert!((j - (0.032 + 0.15)).abs() < 1e-12, "{j}");
+    // A memory-bound decode on the CPU: the estimate's energy is that formula at its step's
+    // own activity, between the waiting share and full power.
+    let s = scenario("Q4_K_M");
+    let plan = CostPlan::new(&s).unwrap();
+    let (_, st) = plan.decode_step(511);
+    let busy = (st.t_arith + st.t_dequant) / st.total;
+    assert!((st.activity() - (0.6 + 0.4 * busy.min(1.0))).abs() < 1e-12);
+    assert!((0.6..1.0).contains(&st.activity()), "a decode waits on memory part of the time: {}", st.activity());
+}
+
 #[test]
 fn repeated_kv_reads_add_the_attended_kv_once_more() {
     // F16 KV of the 8B model: (8 KV heads × 128) × 2 bytes for K and as much for V = 4096 B

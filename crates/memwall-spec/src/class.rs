@@ -7,7 +7,7 @@
 //! - the compute units' figures: GPU and NPU bandwidth shares, throughput and power.
 
 use crate::device::{Cooling, DeviceKind, GpuVendor, Os};
-use crate::thermal::{GovernorSpec, ThermalNode, ThermalSpec};
+use crate::thermal::{GovernorSpec, ThermalNode, ThermalSpec, UnitTripOffsets};
 use crate::units::GIB;
 
 /// The class networks' skin controller integral constant, K·s per level
@@ -43,12 +43,69 @@ pub const PHONE_GPU_FLOOR: f64 = 0.24;
 /// levels below it slow the unit's clock only.
 pub const PHONE_MEM_FLOOR: f64 = 0.35;
 
-/// A governor with levels `freq` (voltage `0.6 + 0.4 f`, memory unthrottled), trip points
+/// The skin temperatures (°C) at which a phone's OS raises its thermal status to LIGHT,
+/// MODERATE, SEVERE, CRITICAL, EMERGENCY and SHUTDOWN
+/// ([`GovernorSpec::status_skin_c`]): the Pixel 6's thermal HAL on its VIRTUAL-SKIN sensor,
+/// `HotThreshold` 39, 43, 45, 47, 52, 55 °C with 1.9 °C hysteresis
+/// (GrapheneOS/device_google_raviole `thermal_info_config_oriole.json`; the Pixel 8 Pro's
+/// keeps EMERGENCY 52 and SHUTDOWN 55). Its `LimitInfo` forces the GPU and little-CPU
+/// cooling states near their floors from CRITICAL on; iPhones publish no thresholds, so the
+/// generic phone uses these for every phone.
+pub const PHONE_STATUS_SKIN_C: [f64; 6] = [39.0, 43.0, 45.0, 47.0, 52.0, 55.0];
+
+/// How much later a phone's CPU and NPU trip than its GPU, °C
+/// ([`GovernorSpec::unit_trip_offset_c`]): the Snapdragon 8 Gen 2's thermal zones throttle the
+/// GPU from 85 °C (`gpuss-N` trip0, passive), the CPUs from 90 °C (`cpuN` alert0, passive) and
+/// the Hexagon DSP/NPU from 95 °C (`cdspN` junction-config, passive) (torvalds/linux
+/// `arch/arm64/boot/dts/qcom/sm8550.dtsi`). The phone networks' trips are fitted on GPU runs,
+/// so the CPU's lie 5 °C and the NPU's 10 °C above them.
+pub const PHONE_UNIT_TRIP_OFFSET_C: UnitTripOffsets = UnitTripOffsets { cpu: 5.0, gpu: 0.0, npu: 10.0 };
+
+/// How steeply supply voltage falls with clock on a DVFS ladder, as a fraction of the top
+/// voltage per fraction of the top clock: 0.52, the median of eight published tables' end
+/// points (`(1 − V_min/V_max) / (1 − f_min/f_max)`; `datasets/power_sources.md` §1.1): Apple
+/// M1 GPU 396–1278 MHz at 603–931 mV (0.51), M2 GPU 444–1398 MHz at 603–950 mV (0.54), RK3588
+/// A76 1.2–2.4 GHz at 675–1000 mV (0.65) and A55 1.008–1.8 GHz at 675–950 mV (0.66), RK3588
+/// Mali-G610 300–1000 MHz at 675–850 mV (0.29), MT8195 Mali-G57 390–880 MHz at 625–750 mV
+/// (0.30), Dimensity 9300 GPU 260–1612 MHz at 500–1000 mV (0.60), Exynos 2200 Xclipse 920
+/// 202–1306 MHz at 500–800 mV (0.44).
+pub const DVFS_VOLT_SLOPE: f64 = 0.52;
+
+/// Supply voltage at a clock `f` (fraction of the top clock), as a fraction of the top
+/// voltage, on a ladder of no published table: `1 − DVFS_VOLT_SLOPE × (1 − f)`
+/// ([`DVFS_VOLT_SLOPE`]); at the phone floor (0.24) 0.605, so the unit's dynamic power
+/// `f V²` there is 0.089 of its top power.
+pub fn dvfs_volt(f: f64) -> f64 {
+    1.0 - DVFS_VOLT_SLOPE * (1.0 - f)
+}
+
+/// Whether a class ladder's memory bandwidth follows its clock levels ([`ladder`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Memory {
+    /// The unit's reach of DRAM falls with its clock level (`mem_steps = freq_steps`, down to
+    /// [`PHONE_MEM_FLOOR`]), as a
+    /// GPU's does where its DVFS level votes the memory bus's bandwidth: the Snapdragon 8
+    /// Gen 2's Adreno 740 votes 16.5 GB/s at 680 MHz, 10.7 at 550 and 6.07 at 475 MHz and
+    /// below (`opp-peak-kBps`, torvalds/linux `arch/arm64/boot/dts/qcom/sm8550.dtsi`), and the
+    /// fitted Galaxy S25 decodes at the rate of its GPU's clock level. Used for the
+    /// integrated-GPU classes (tablets, laptops, desktops), where a throttled GPU is what
+    /// runs the model; Apple publishes no such table, so this is assumed for its GPUs.
+    FollowsClock,
+    /// Memory keeps its clock when the CPU is throttled: the Raspberry Pi firmware steps the
+    /// Arm clock (`arm_freq`) alone, and Jetson's thermal throttling caps CPU and GPU clocks,
+    /// not the EMC's (its power modes cap the EMC separately).
+    Unthrottled,
+}
+
+/// A governor with levels `freq` (voltage [`dvfs_volt`], memory per [`Memory`]), trip points
 /// from `first_trip_c` every `step_c`, 2 °C hysteresis, a skin limit and a 0.1 s poll.
-fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64) -> GovernorSpec {
+fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64, memory: Memory) -> GovernorSpec {
     GovernorSpec {
-        volt_steps: freq.iter().map(|f| 0.6 + 0.4 * f).collect(),
-        mem_steps: Vec::new(),
+        volt_steps: freq.iter().map(|&f| dvfs_volt(f)).collect(),
+        mem_steps: match memory {
+            Memory::FollowsClock => freq.iter().map(|f| f.max(PHONE_MEM_FLOOR)).collect(),
+            Memory::Unthrottled => Vec::new(),
+        },
         freq_steps: freq.to_vec(),
         trip_c: (0..freq.len() - 1).map(|i| first_trip_c + step_c * i as f64).collect(),
         hysteresis_c: 2.0,
@@ -57,41 +114,45 @@ fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64) -> Go
         skin_gain_levels_per_k: Some(SKIN_GAIN_LEVELS_PER_K),
         poll_s: 0.1,
         critical_c: None,
-        shutdown_skin_c: None,
+        status_skin_c: Vec::new(),
+        unit_trip_offset_c: UnitTripOffsets::default(),
     }
 }
 
 /// A generic passively cooled phone for devices without a fitted network: the mean of
 /// the two fitted presets (A18 Pro and Snapdragon 8 Elite; `tests/thermal_fit.rs`):
-/// die 2 J/K, board 9.1 J/K, skin 135 J/K; 6.1 + 9.4 + 4.1 K/W; seven DVFS levels from
-/// 70 °C in 2 °C steps (voltage `0.6 + 0.4 f`). The fits reach 0.55 of the clock; the
-/// deeper levels (0.45 … 0.24) let a unit drawing 10 W or more settle, as phone CPUs do,
-/// down to the floor Android reaches on a phone GPU ([`PHONE_GPU_FLOOR`]). The skin is held
-/// at 45 °C by an integral controller ([`SKIN_INTEGRAL_K_S`]), so the decline it imposes
-/// takes minutes.
+/// die 2 J/K, board 7.4 J/K, skin 135 J/K; 8.6 + 10.7 + 4.1 K/W; DVFS levels from 66.5 °C
+/// (the mean of the fits' first trips, 67.4 and 65.5 °C) in 2 °C steps (voltage
+/// [`dvfs_volt`]). The fits reach 0.55 of the clock; the deeper levels (0.45 … 0.24) let a
+/// unit drawing 10 W or more settle, as phone CPUs do, down to the floor Android reaches on a
+/// phone GPU ([`PHONE_GPU_FLOOR`]). The skin is held at 45 °C by an integral controller
+/// ([`SKIN_INTEGRAL_K_S`]), so the decline it imposes takes minutes; the OS reports its
+/// thermal status from the skin ([`PHONE_STATUS_SKIN_C`]), holds the floor from CRITICAL on
+/// and ends the app at SHUTDOWN.
 pub fn generic_phone_network() -> ThermalSpec {
     let freq = vec![1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35, 0.28, PHONE_GPU_FLOOR];
     ThermalSpec {
         ambient_c: 25.0,
         nodes: vec![
-            ThermalNode { name: "die".into(), capacitance_j_per_k: 2.0, resistance_k_per_w: 6.1 },
-            ThermalNode { name: "board".into(), capacitance_j_per_k: 9.1, resistance_k_per_w: 9.4 },
+            ThermalNode { name: "die".into(), capacitance_j_per_k: 2.0, resistance_k_per_w: 8.6 },
+            ThermalNode { name: "board".into(), capacitance_j_per_k: 7.4, resistance_k_per_w: 10.7 },
             ThermalNode { name: "skin".into(), capacitance_j_per_k: 135.0, resistance_k_per_w: 4.1 },
         ],
         leakage_per_c: 0.01,
         dram_heat_in_die: 0.5,
         governor: GovernorSpec {
-            volt_steps: freq.iter().map(|f| 0.6 + 0.4 * f).collect(),
+            volt_steps: freq.iter().map(|&f| dvfs_volt(f)).collect(),
             mem_steps: freq.iter().map(|f| f.max(PHONE_MEM_FLOOR)).collect(),
             freq_steps: freq,
-            trip_c: vec![70.0, 72.0, 74.0, 76.0, 78.0, 80.0, 82.0, 84.0],
+            trip_c: vec![66.5, 68.5, 70.5, 72.5, 74.5, 76.5, 78.5, 80.5],
             hysteresis_c: 2.0,
             skin_limit_c: 45.0,
             skin_integral_k_s: Some(SKIN_INTEGRAL_K_S),
             skin_gain_levels_per_k: Some(SKIN_GAIN_LEVELS_PER_K),
             poll_s: 0.1,
             critical_c: None,
-            shutdown_skin_c: None,
+            status_skin_c: PHONE_STATUS_SKIN_C.to_vec(),
+            unit_trip_offset_c: PHONE_UNIT_TRIP_OFFSET_C,
         },
         source: "generic phone: mean of the fitted A18 Pro and Snapdragon 8 Elite networks (not fitted to this device)"
             .into(),
@@ -126,7 +187,13 @@ pub fn thermal_network(kind: Option<DeviceKind>, cooling: Option<Cooling>) -> Th
         (None | Some(Phone), _) => generic_phone_network(),
         (Some(Tablet), _) => spec(
             vec![node("die", 3.0, 2.5), node("board", 20.0, 2.0), node("skin", 550.0, 1.5)],
-            ladder(&[1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35, 0.28, PHONE_GPU_FLOOR], 85.0, 2.0, 44.0),
+            ladder(
+                &[1.0, 0.85, 0.72, 0.62, 0.55, 0.45, 0.35, 0.28, PHONE_GPU_FLOOR],
+                85.0,
+                2.0,
+                44.0,
+                Memory::FollowsClock,
+            ),
             "class estimate (tablet, passive): a 550 J/K body shedding 1.5 K/W to the air and \
              ΣR = 6 K/W, so 10 W settles the die near 85 °C and the skin at 40 °C over ~14 min; an \
              iPad Pro (M2) keeps 68.5 % of its first loop over 20 loops of 3DMark Wild Life Extreme \
@@ -134,7 +201,7 @@ pub fn thermal_network(kind: Option<DeviceKind>, cooling: Option<Cooling>) -> Th
         ),
         (Some(Laptop), Passive | Heatsink) => spec(
             vec![node("die", 3.0, 1.0), node("spreader", 40.0, 3.5), node("chassis", 1100.0, 1.9)],
-            ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 100.0, 2.0, 50.0),
+            ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 100.0, 2.0, 50.0, Memory::FollowsClock),
             "class estimate (fanless laptop, MacBook Air class): a 1.1 kg aluminium chassis (1100 J/K) \
              shedding 1.9 K/W, so 12 W holds it at 46 °C as measured on an M3 Air \
              (https://technosports.co.in/m3-macbook-air-peaks-at-114c-in-stress-test), ΣR = 6.4 K/W, \
@@ -145,21 +212,28 @@ pub fn thermal_network(kind: Option<DeviceKind>, cooling: Option<Cooling>) -> Th
         ),
         (Some(Laptop), Fan) => spec(
             vec![node("die", 5.0, 0.7), node("heatsink", 40.0, 0.8), node("chassis", 1400.0, 0.6)],
-            ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 100.0, 2.0, 60.0),
+            ladder(&[1.0, 0.9, 0.8, 0.7, 0.62, 0.55, 0.45], 100.0, 2.0, 60.0, Memory::FollowsClock),
             "class estimate (fan-cooled laptop, MacBook Pro class): ΣR = 2.1 K/W with the fan at \
              speed, so 30 W settles 88 °C, under the 100 °C limit: M3-generation MacBook Pros hold \
              their clocks for over an hour at full CPU load \
              (https://mac4ever.com/mac/180016-test-des-macbook-pro-m3-m3-pro-et-m3-max-temperatures-frequences-et-consommation); \
              not fitted",
         ),
-        (Some(Desktop), _) => spec(
+        (Some(Desktop), Passive | Heatsink) => {
+            // A desktop without a fan is a board-class SoC in a case: a keyboard computer (the
+            // Raspberry Pi 500 is a Pi 5 board under an aluminium plate) or a fanless mini PC.
+            let mut t = thermal_network(Some(Sbc), Some(Heatsink));
+            t.source = format!("fanless desktop (keyboard computer, fanless mini PC), as {}", t.source);
+            t
+        }
+        (Some(Desktop), Fan) => spec(
             vec![node("die", 8.0, 0.3), node("heatsink", 200.0, 0.3), node("case", 2000.0, 0.2)],
-            ladder(&[1.0, 0.9, 0.8, 0.7, 0.6], 95.0, 3.0, 80.0),
+            ladder(&[1.0, 0.9, 0.8, 0.7, 0.6], 95.0, 3.0, 80.0, Memory::FollowsClock),
             "class estimate (desktop): ΣR = 0.8 K/W, so 60 W settles 73 °C; not fitted",
         ),
         (Some(Sbc), Passive) => spec(
             vec![node("die", 2.0, 3.0), node("board", 25.0, 7.0), node("air", 5.0, 3.0)],
-            ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
+            ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0, Memory::Unthrottled),
             "class estimate (bare single-board computer, Raspberry Pi 5 class): ΣR = 13 K/W, so 6 W \
              of SoC load would settle 103 °C and crosses the firmware's 80 °C soft limit after about \
              4–5 min (a bare Pi 5 averages 81 °C and peaks at 89 °C over a benchmark suite, \
@@ -171,14 +245,14 @@ pub fn thermal_network(kind: Option<DeviceKind>, cooling: Option<Cooling>) -> Th
         ),
         (Some(Sbc), Heatsink) => spec(
             vec![node("die", 2.0, 3.0), node("board", 25.0, 0.5), node("case", 150.0, 3.0)],
-            ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
+            ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0, Memory::Unthrottled),
             "class estimate (single-board computer in a passive aluminium case): ΣR = 6.5 K/W, so 6 W \
              settles 64 °C over ~10 min, as a Pi 5 in such a case reaches 60–63 °C under stressberry \
              (https://github.com/nschloe/stressberry/issues/138); not fitted",
         ),
         (Some(Sbc), Fan) => spec(
             vec![node("die", 2.0, 3.0), node("heatsink", 20.0, 1.5), node("air", 20.0, 1.0)],
-            ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0),
+            ladder(&[1.0, 0.92, 0.83, 0.75, 0.67, 0.62, 0.42], 80.0, 1.0, 100.0, Memory::Unthrottled),
             "class estimate (single-board computer with a fan, the Pi 5 Active Cooler class): ΣR = \
              5.5 K/W, so 6 W settles 58 °C within minutes; a Pi 5 with the Active Cooler averages \
              56 °C over a benchmark suite at a steady 2.4 GHz \
@@ -187,14 +261,14 @@ pub fn thermal_network(kind: Option<DeviceKind>, cooling: Option<Cooling>) -> Th
         ),
         (Some(Module), Passive | Heatsink) => spec(
             vec![node("die", 5.0, 0.5), node("module", 30.0, 0.3), node("heatsink", 90.0, 5.0)],
-            ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 99.0, 2.0, 100.0),
+            ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 99.0, 2.0, 100.0, Memory::Unthrottled),
             "class estimate (compute module on its heatsink with the fan stopped): ΣR = 5.8 K/W, so \
              15 W settles far above the 99 °C software throttle point (NVIDIA's, as recalled, not \
              verified); not fitted",
         ),
         (Some(Module), Fan) => spec(
             vec![node("die", 5.0, 0.5), node("module", 30.0, 0.3), node("heatsink", 90.0, 1.5)],
-            ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 99.0, 2.0, 100.0),
+            ladder(&[1.0, 0.9, 0.8, 0.7, 0.6, 0.5], 99.0, 2.0, 100.0, Memory::Unthrottled),
             "class estimate (compute module with its fan heatsink, Jetson dev-kit class): ΣR = \
              2.3 K/W, as an Orin Nano Super at 19 W settles 67–68 °C \
              (https://picocluster-claw.com/reference/benchmarks/) and an Orin NX at 29 W 92 °C \
@@ -328,11 +402,30 @@ pub fn npu_int8_tops(kind: Option<DeviceKind>) -> f64 {
     }
 }
 
-/// Power of an integrated GPU at full clock, W, by device class: phones 5 (the presets'
-/// Adreno 830 at 5 W and A18 Pro GPU at 6 W), tablets 8, single-board computers 2,
-/// modules 8 (a Jetson Orin Nano's GPU within its 15–25 W module budget), laptops 15 (the
-/// M2 GPU's 15 W limit), desktops 40.
-pub fn gpu_power_w(kind: Option<DeviceKind>) -> f64 {
+/// Power of an Apple GPU at full clock per FP16 TFLOP/s (the FP32 rate on Apple GPUs), W:
+/// 3.4, the median of five measured GPU draws at full load divided by their GPU's peak:
+/// M1 Pro 16-core 20.9 W / 5.31 TFLOPS = 3.9 and M1 Max 32-core 42 W / 10.6 = 4.0 (ResNet50
+/// training, powermetrics GPU power; github.com/tlkh/tf-metal-experiments README), M2 Max
+/// 38-core "maximal 45 Watt" in 3DMark Wild Life Extreme / 13.6 = 3.3 (golem.de, M2 Pro und
+/// M2 Max im Vergleich, p. 4), M4 Pro 20-core "about 20 W" at 1578 MHz and 100 % active
+/// residency / 8.08 = 2.5 (The Eclectic Light Company's test, relayed at
+/// macmegasite.com/?p=118175), M4 Max 40-core "~58–60W" in llama.cpp prefill / 17.2 = 3.4
+/// (ggml-org/llama.cpp#22745, Stats.app). The peaks are 128 FP32 ALUs × 2 FLOP × clock per
+/// core (github.com/philipturner/metal-benchmarks). A GPU's power grows with its size: a
+/// flat class constant (15 W for every laptop) leaves a 40-core Max at a third of its draw.
+pub const APPLE_GPU_W_PER_TFLOP: f64 = 3.4;
+
+/// Power of an integrated GPU at full clock, W, for a device that states none: an Apple GPU
+/// whose FP16 TFLOP/s the device states draws `tflops ×` [`APPLE_GPU_W_PER_TFLOP`]; any
+/// other, by device class: phones 5 (the presets' Adreno 830 at 5 W), tablets 8,
+/// single-board computers 2, modules 8 (a Jetson Orin Nano's GPU within its 15–25 W module
+/// budget), laptops 15 (the M2 GPU's 15 W limit), desktops 40. No other vendor's GPU
+/// publishes both figures often enough for a per-TFLOP figure (phone GPUs draw 7.5–11.5 W
+/// of SoC power in GPU benchmarks, but their TFLOP/s are not published).
+pub fn gpu_power_w(kind: Option<DeviceKind>, vendor: Option<GpuVendor>, fp16_tflops: Option<f64>) -> f64 {
+    if let (Some(GpuVendor::Apple), Some(t)) = (vendor, fp16_tflops) {
+        return t * APPLE_GPU_W_PER_TFLOP;
+    }
     match kind {
         Some(DeviceKind::Tablet) => 8.0,
         Some(DeviceKind::Sbc) => 2.0,
@@ -527,6 +620,20 @@ pub fn min_ram_for_app(os: Os, kind: Option<DeviceKind>, need_bytes: u64) -> u64
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An Apple GPU's assumed power follows its size (3.4 W per FP16 TFLOP/s: a 14.13-TFLOP
+    /// 40-core M3 Max draws 48.0 W, a 3.58-TFLOP M2 12.2 W); other GPUs, and an Apple GPU of
+    /// unstated size, keep their class's figure.
+    #[test]
+    fn gpu_power_grows_with_an_apple_gpus_size() {
+        use crate::device::{DeviceKind::Laptop, GpuVendor};
+        let apple = |t| gpu_power_w(Some(Laptop), Some(GpuVendor::Apple), t);
+        assert!((apple(Some(14.13)) - 48.042).abs() < 1e-9);
+        assert!((apple(Some(3.58)) - 12.172).abs() < 1e-9);
+        assert_eq!(apple(None), 15.0);
+        assert_eq!(gpu_power_w(Some(Laptop), Some(GpuVendor::Nvidia), Some(14.0)), 15.0);
+        assert_eq!(gpu_power_w(None, None, None), 5.0);
+    }
 
     const GIB8: u64 = 8 * GIB;
 

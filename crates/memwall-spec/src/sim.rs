@@ -143,11 +143,17 @@ pub struct ThermalSim {
     /// Replace the device's network (or supply one where the device has none).
     #[serde(default)]
     pub spec: Option<ThermalSpec>,
+    /// The app stops its own work once the OS's thermal status reaches this one (as Android
+    /// asks apps to shed work as the status rises; a benchmark that aborts when the phone is
+    /// hot): the run ends there, reported like a kill. Absent: only the OS's SHUTDOWN ends
+    /// it. Needs a network whose governor states `status_skin_c`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_at_status: Option<crate::ThermalStatus>,
 }
 
 impl Default for ThermalSim {
     fn default() -> Self {
-        ThermalSim { enabled: true, start_c: None, spec: None }
+        ThermalSim { enabled: true, start_c: None, spec: None, stop_at_status: None }
     }
 }
 

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::Backend;
 use crate::device::{Cooling, DeviceKind};
 use crate::error::{Result, SpecError, fraction, non_negative, positive};
 
@@ -59,11 +60,119 @@ pub struct GovernorSpec {
     /// the highest trip point.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub critical_c: Option<f64>,
-    /// Skin temperature (°C) at which the operating system ends the app for heat (Android's
-    /// `THERMAL_STATUS_SHUTDOWN`, iOS's critical thermal state); the run stops there and the
-    /// summary reports the kill. Absent: never. Must lie above `skin_limit_c`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shutdown_skin_c: Option<f64>,
+    /// Skin temperatures (°C, ascending) at which the operating system raises its thermal
+    /// status ([`ThermalStatus`]) to LIGHT, MODERATE, SEVERE, CRITICAL, EMERGENCY and SHUTDOWN,
+    /// as Android's thermal HAL does on its virtual skin sensor; fewer values leave the higher
+    /// statuses unreached, none leaves the OS out. A status falls back once the skin is
+    /// `hysteresis_c` below its threshold. From CRITICAL on ("platform has done everything to
+    /// reduce power") the governor holds its deepest level, as the HAL's `LimitInfo` forces
+    /// the GPU and CPU cooling states there; at SHUTDOWN the OS ends the app (the run stops
+    /// there and the summary reports the kill). The SHUTDOWN threshold must lie above
+    /// `skin_limit_c`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub status_skin_c: Vec<f64>,
+    /// How much later each unit's own sensor trips than `trip_c` (and `critical_c`) say, °C:
+    /// a network fitted on GPU runs states the GPU's trips, and a phone's CPU and NPU
+    /// junctions trip later ([`crate::class::PHONE_UNIT_TRIP_OFFSET_C`]). Zero for every unit
+    /// when absent.
+    #[serde(default, skip_serializing_if = "UnitTripOffsets::is_zero")]
+    pub unit_trip_offset_c: UnitTripOffsets,
+}
+
+/// Per compute unit, °C ([`GovernorSpec::unit_trip_offset_c`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnitTripOffsets {
+    /// The CPU's.
+    #[serde(default)]
+    pub cpu: f64,
+    /// The GPU's.
+    #[serde(default)]
+    pub gpu: f64,
+    /// The NPU's.
+    #[serde(default)]
+    pub npu: f64,
+}
+
+impl UnitTripOffsets {
+    /// The offset of `unit`, °C.
+    pub fn of(&self, unit: Backend) -> f64 {
+        match unit {
+            Backend::Cpu => self.cpu,
+            Backend::Gpu => self.gpu,
+            Backend::Npu => self.npu,
+        }
+    }
+
+    /// Whether every offset is 0.
+    pub fn is_zero(&self) -> bool {
+        *self == UnitTripOffsets::default()
+    }
+}
+
+/// The operating system's thermal status, mildest first: Android's `THERMAL_STATUS_*`
+/// (`PowerManager`; iOS's four `ProcessInfo.ThermalState`s are coarser and publish no
+/// temperatures).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThermalStatus {
+    /// "Not under throttling."
+    #[default]
+    None,
+    /// "Light throttling where UX is not impacted."
+    Light,
+    /// "Moderate throttling where UX is not largely impacted."
+    Moderate,
+    /// "Severe throttling where UX is largely impacted."
+    Severe,
+    /// "Platform has done everything to reduce power."
+    Critical,
+    /// "Key components in platform are shutting down due to thermal condition."
+    Emergency,
+    /// "Need shutdown immediately."
+    Shutdown,
+}
+
+impl ThermalStatus {
+    /// Every status, mildest first (index = Android's constant).
+    pub const ALL: [ThermalStatus; 7] = [
+        ThermalStatus::None,
+        ThermalStatus::Light,
+        ThermalStatus::Moderate,
+        ThermalStatus::Severe,
+        ThermalStatus::Critical,
+        ThermalStatus::Emergency,
+        ThermalStatus::Shutdown,
+    ];
+
+    /// The status with Android's constant `i` (0 = NONE … 6 = SHUTDOWN); beyond 6, SHUTDOWN.
+    pub fn from_index(i: usize) -> ThermalStatus {
+        Self::ALL[i.min(6)]
+    }
+
+    /// Android's constant (0 = NONE … 6 = SHUTDOWN).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Lower-case name, as in files and columns (`severe`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ThermalStatus::None => "none",
+            ThermalStatus::Light => "light",
+            ThermalStatus::Moderate => "moderate",
+            ThermalStatus::Severe => "severe",
+            ThermalStatus::Critical => "critical",
+            ThermalStatus::Emergency => "emergency",
+            ThermalStatus::Shutdown => "shutdown",
+        }
+    }
+}
+
+impl std::fmt::Display for ThermalStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl GovernorSpec {
@@ -75,6 +184,36 @@ impl GovernorSpec {
     /// trip point + [`Self::CRITICAL_MARGIN_C`]; `None` for a governor without trip points).
     pub fn critical_c(&self) -> Option<f64> {
         self.critical_c.or_else(|| self.trip_c.last().map(|t| t + Self::CRITICAL_MARGIN_C))
+    }
+
+    /// The governor as `unit`'s sensor runs it: the trip points and the critical temperature
+    /// moved up by the unit's offset ([`GovernorSpec::unit_trip_offset_c`]), offsets cleared.
+    pub fn for_unit(&self, unit: Backend) -> GovernorSpec {
+        let dt = self.unit_trip_offset_c.of(unit);
+        let critical_c = self.critical_c().map(|c| c + dt).filter(|_| dt != 0.0).or(self.critical_c);
+        GovernorSpec {
+            trip_c: self.trip_c.iter().map(|t| t + dt).collect(),
+            critical_c,
+            unit_trip_offset_c: UnitTripOffsets::default(),
+            ..self.clone()
+        }
+    }
+
+    /// The skin temperature at which the OS ends the app (`status_skin_c[5]`, SHUTDOWN), °C.
+    pub fn shutdown_skin_c(&self) -> Option<f64> {
+        self.status_skin_c.get(5).copied()
+    }
+
+    /// The status the OS reports at skin temperature `skin_c`, °C, coming from status `was`:
+    /// the highest status whose threshold the skin has reached (`skin_c ≥ status_skin_c[i]`),
+    /// or, below `was`, `was` kept while the skin is within `hysteresis_c` of its threshold.
+    pub fn status_at(&self, skin_c: f64, was: ThermalStatus) -> ThermalStatus {
+        let reached = self.status_skin_c.iter().filter(|&&c| skin_c >= c).count();
+        let mut i = reached.max(was.index().min(self.status_skin_c.len()));
+        while i > reached && skin_c < self.status_skin_c[i - 1] - self.hysteresis_c {
+            i -= 1;
+        }
+        ThermalStatus::from_index(i)
     }
 }
 
@@ -192,16 +331,45 @@ impl ThermalSpec {
                 ));
             }
         }
-        if let Some(c) = g.shutdown_skin_c {
-            finite("governor.shutdown_skin_c", c)?;
-            if c <= g.skin_limit_c {
+        for (i, c) in g.status_skin_c.iter().enumerate() {
+            finite(&format!("governor.status_skin_c[{i}]"), *c)?;
+        }
+        if g.status_skin_c.len() > 6 {
+            return Err(SpecError::invalid(
+                "governor.status_skin_c",
+                format!("{} values", g.status_skin_c.len()),
+                "has one threshold per status from LIGHT to SHUTDOWN: at most 6",
+            ));
+        }
+        if g.status_skin_c.windows(2).any(|w| w[1] <= w[0]) {
+            return Err(SpecError::invalid(
+                "governor.status_skin_c",
+                format!("{:?}", g.status_skin_c),
+                "must be strictly ascending (LIGHT first)",
+            ));
+        }
+        if let Some(c) = g.shutdown_skin_c()
+            && c <= g.skin_limit_c
+        {
+            return Err(SpecError::invalid(
+                "governor.status_skin_c[5]",
+                c,
+                format!(
+                    "the SHUTDOWN threshold must lie above the skin limit ({} °C): the governor acts before the OS \
+                     ends the app",
+                    g.skin_limit_c
+                ),
+            ));
+        }
+        for (name, v) in
+            [("cpu", g.unit_trip_offset_c.cpu), ("gpu", g.unit_trip_offset_c.gpu), ("npu", g.unit_trip_offset_c.npu)]
+        {
+            finite(&format!("governor.unit_trip_offset_c.{name}"), v)?;
+            if v.abs() > 50.0 {
                 return Err(SpecError::invalid(
-                    "governor.shutdown_skin_c",
-                    c,
-                    format!(
-                        "must lie above the skin limit ({} °C): the governor acts before the OS ends the app",
-                        g.skin_limit_c
-                    ),
+                    format!("governor.unit_trip_offset_c.{name}"),
+                    v,
+                    "a unit's trips lie within 50 °C of the network's",
                 ));
             }
         }

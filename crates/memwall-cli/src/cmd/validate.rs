@@ -1,6 +1,7 @@
 //! `memwall validate --devices`: leave-one-device-out error of decode and prefill on the
 //! published rows ([`memwall_lab::report::validate_devices`]); `memwall validate --energy`:
-//! published power and energy per token ([`memwall_lab::report::validate_energy`]).
+//! published power and energy per token ([`memwall_lab::report::validate_energy`]); `memwall
+//! validate --sustained`: published sustained runs ([`memwall_lab::report::validate_sustained`]).
 
 use anyhow::Result;
 
@@ -259,6 +260,81 @@ pub(crate) fn validate_energy(table: Option<&std::path::Path>, out: Option<&std:
     print_table(&header, &lines);
     print_set_aside(&v.excluded);
     write_report(out, memwall_lab::columns::ENERGY_REPORT_COLUMNS, &v.checks)
+}
+
+/// `memwall validate --sustained`: published sustained runs simulated on the presets' thermal
+/// networks or their class networks ([`memwall_lab::report::validate_sustained`]).
+pub(crate) fn validate_sustained(table: Option<&std::path::Path>, out: Option<&std::path::Path>) -> Result<()> {
+    let outputs: Vec<(&str, &std::path::Path)> = out.map(|p| ("--out", p)).into_iter().collect();
+    let r = memwall_lab::report::validate_sustained(table, &outputs)?;
+    let v = &r.validation;
+    let header: Vec<String> = [
+        "row",
+        "device",
+        "network",
+        "engine/unit",
+        "model",
+        "first tok/s meas",
+        "pred",
+        "retained meas",
+        "pred",
+        "t-25% meas",
+        "pred",
+        "ended early",
+        "pred",
+        "max die meas",
+        "pred",
+        "status",
+    ]
+    .map(String::from)
+    .to_vec();
+    let opt = |v: Option<f64>, f: &dyn Fn(f64) -> String| v.map_or("-".to_string(), f);
+    let lines: Vec<Vec<String>> = v
+        .checks
+        .iter()
+        .map(|c| {
+            vec![
+                c.id.clone(),
+                c.unit_device.clone(),
+                c.network.clone(),
+                format!("{}/{}", c.engine, c.backend),
+                c.model.clone(),
+                format!("{:.2}", c.measured_first_tok_s),
+                format!("{:.2}", c.predicted_first_tok_s),
+                c.retained.map_or("-".into(), |r| format!("{:.2} ({}-{})", r.measured, r.from, r.to)),
+                opt(c.predicted_retained, &|x| format!("{x:.2}")),
+                opt(c.measured_t25_s, &|x| format!("{x:.0} s")),
+                opt(c.predicted_t25_s, &|x| format!("{x:.0} s")),
+                if c.ended_early { "yes" } else { "no" }.into(),
+                opt(c.predicted_end_s, &|x| format!("yes, {x:.0} s")).replace('-', "no"),
+                c.measured_max_die_c.map_or("-".into(), |(lo, hi)| {
+                    if lo == hi { format!("{lo:.0} °C") } else { format!("{lo:.0}-{hi:.0} °C") }
+                }),
+                format!("{:.0} °C", c.predicted_max_die_c),
+                c.max_status.name().to_string(),
+            ]
+        })
+        .collect();
+    print_table(&header, &lines);
+    let pp = r.retained_pp.0.map_or("-".into(), |x| format!("{x:.1} pp"));
+    let t25 = r.t25_ratio.0.map_or("never reached".into(), |x| format!("x{x:.2}"));
+    println!(
+        "
+{} published sustained runs simulated ({} set aside); no figure is fitted on them. Retained = the mean \
+         rate of the iterations named over the first's; |error| median {pp} over {} rows; time to -25 % \
+         (simulated / published) {t25} over {} rows that publish one; early end agrees on {} of {}; hottest die \
+         within the published range on {} of {}. status = the highest OS thermal status reached.",
+        v.checks.len(),
+        v.excluded.len(),
+        r.retained_pp.1,
+        r.t25_ratio.1,
+        r.ends_agree.0,
+        r.ends_agree.1,
+        r.die_within.0,
+        r.die_within.1,
+    );
+    print_set_aside(&v.excluded);
+    write_report(out, memwall_lab::columns::SUSTAINED_REPORT_COLUMNS, &v.checks)
 }
 
 /// Print the rows a validation set aside, each with its reason.

@@ -2,7 +2,7 @@
 //! `--json`, and the Python package's objects. A field has one name everywhere, and each use
 //! case is one function here: [`footprint`], [`estimate()`] and [`ops`], [`compare()`],
 //! [`presets()`] (and the facts of one spec: [`ModelFacts`], [`DeviceFacts`], [`EngineFacts`]),
-//! [`validate_devices`], [`validate_energy`], [`validate_host`], [`calibrate_llama_bench`]. Sweeps and simulations
+//! [`validate_devices`], [`validate_energy`], [`validate_sustained`], [`validate_host`], [`calibrate_llama_bench`]. Sweeps and simulations
 //! are [`crate::Sweep`] and [`crate::simulate`]; answers to design questions are
 //! `memwall_solve::answer`; calibrating this machine is `memwall_calib::hostfit::calibrate_host`.
 
@@ -19,8 +19,8 @@ pub use devices::{DeviceRow, device_database};
 pub use estimate::{AtDepth, EstimateReport, Ops, at_depths, estimate, ops};
 pub use presets::{DeviceFacts, EngineFacts, ModelFacts, Presets, presets};
 pub use validate::{
-    DeviceValidation, EnergyReport, GroupErrors, HostValidation, PhaseErrors, energy_rows, host_engine_path,
-    validate_devices, validate_energy, validate_host,
+    DeviceValidation, EnergyReport, GroupErrors, HostValidation, PhaseErrors, SustainedReport, energy_rows,
+    host_engine_path, sustained_rows, validate_devices, validate_energy, validate_host, validate_sustained,
 };
 
 use memwall_sim::WeightBytes;

@@ -308,3 +308,58 @@ pub fn validate_energy(table: Option<&Path>, outputs: &[(&str, &Path)]) -> Resul
     let devices = all.iter().map(|r| r.unit_device.as_str()).collect::<std::collections::BTreeSet<_>>().len();
     Ok(EnergyReport { validation, power, energy, rate, devices })
 }
+
+/// The published sustained runs memwall ships (`datasets/sustained_validation.csv`), or those
+/// of `table`.
+pub fn sustained_rows(table: Option<&Path>) -> Result<Vec<memwall_calib::sustained::SustainedRow>> {
+    use memwall_calib::sustained::parse_sustained_table;
+    Ok(match table {
+        Some(p) => parse_sustained_table(&crate::read_text(p)?, &p.display().to_string())?,
+        None => parse_sustained_table(crate::presets::SUSTAINED_VALIDATION_CSV, "sustained_validation.csv")?,
+    })
+}
+
+/// The sustained runs simulated ([`validate_sustained`]) and what they add up to.
+#[derive(Debug, Clone)]
+pub struct SustainedReport {
+    /// The rows simulated and those set aside.
+    pub validation: memwall_calib::sustained::SustainedValidation,
+    /// Median |simulated − published| retained fraction, percentage points, over the rows
+    /// that publish one (and their count).
+    pub retained_pp: (Option<f64>, usize),
+    /// Rows whose early end (or its absence) the simulation agrees with, of all.
+    pub ends_agree: (usize, usize),
+    /// Rows whose simulated hottest die lies in the published range, of those that publish one.
+    pub die_within: (usize, usize),
+    /// Median simulated ÷ published time to −25 %, over the rows that publish one and where
+    /// the simulation reaches it (and the count of those that publish one).
+    pub t25_ratio: (Option<f64>, usize),
+}
+
+/// Simulate the published sustained runs (those of `table`, or the shipped ones) on the
+/// presets' thermal networks or their class networks
+/// ([`memwall_calib::sustained::validate_sustained`]). No figure is fitted on these rows.
+/// `outputs` (flag, path) are checked against the table first.
+pub fn validate_sustained(table: Option<&Path>, outputs: &[(&str, &Path)]) -> Result<SustainedReport> {
+    let inputs: Vec<&Path> = table.into_iter().collect();
+    crate::check_outputs(&inputs, outputs)?;
+    let rows = sustained_rows(table)?;
+    let validation = memwall_calib::sustained::validate_sustained(&rows)?;
+    let c = &validation.checks;
+    let median = |mut v: Vec<f64>| -> Option<f64> {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        (n > 0).then(|| if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
+    };
+    let pp: Vec<f64> = c.iter().filter_map(|r| r.retained_error_pp()).map(f64::abs).collect();
+    let t25_published = c.iter().filter(|r| r.measured_t25_s.is_some()).count();
+    let t25: Vec<f64> = c.iter().filter_map(|r| Some(r.predicted_t25_s? / r.measured_t25_s?)).collect();
+    let dies: Vec<bool> = c.iter().filter_map(|r| r.die_within()).collect();
+    Ok(SustainedReport {
+        retained_pp: (median(pp.clone()), pp.len()),
+        ends_agree: (c.iter().filter(|r| r.ended_early == r.predicted_end_s.is_some()).count(), c.len()),
+        die_within: (dies.iter().filter(|&&d| d).count(), dies.len()),
+        t25_ratio: (median(t25), t25_published),
+        validation,
+    })
+}

@@ -90,11 +90,37 @@ pub fn storage_time_s(flash_bytes: f64, read_gbps: f64) -> f64 {
 }
 
 /// Energy per decoded token, joules:
-/// `dram_bytes × 8 × pJ/bit × 1e−12 + (compute_w + static_w) × t_token`.
-/// Compute power is the loaded power of every thread's core for the whole token (ggml's
-/// threads spin between operators).
-pub fn energy_per_token_j(dram_bytes: f64, pj_per_bit: f64, compute_w: f64, static_w: f64, t_token_s: f64) -> f64 {
-    dram_bytes * 8.0 * pj_per_bit * 1e-12 + (compute_w + static_w) * t_token_s
+/// `dram_bytes × 8 × pJ/bit × 1e−12 + (compute_w × activity + static_w) × t_token`, with
+/// `activity` the share of its full-load power the unit draws over the token
+/// ([`activity_share`]). Every thread's core counts for the whole token (ggml's threads spin
+/// between operators).
+pub fn energy_per_token_j(
+    dram_bytes: f64,
+    pj_per_bit: f64,
+    compute_w: f64,
+    activity: f64,
+    static_w: f64,
+    t_token_s: f64,
+) -> f64 {
+    dram_bytes * 8.0 * pj_per_bit * 1e-12 + (compute_w * activity + static_w) * t_token_s
+}
+
+/// Share of its full-load dynamic power a compute unit draws while it waits on memory: 0.6.
+/// Measured on one unit: an M4 Max GPU draws "~58–60W" in llama.cpp prefill (bound by its
+/// arithmetic) and "~37W" in decode (bound by memory), 0.63 of it
+/// (ggml-org/llama.cpp#22745, Stats.app); with the decode's arithmetic busy a tenth of the
+/// time, the share while waiting is `(0.63 − 0.1) / (1 − 0.1) ≈ 0.6`. No measurement of the
+/// kind was found for a CPU core or an NPU, so every unit takes this share.
+pub const MEMORY_WAIT_POWER_SHARE: f64 = 0.6;
+
+/// Share of its full-load dynamic power a unit draws over a step whose arithmetic
+/// (multiply-adds and unpacking) keeps it busy `busy` of the time (clamped to 0–1):
+/// `a + (1 − a) × busy`, `a` = [`MEMORY_WAIT_POWER_SHARE`]. A unit that waits on memory
+/// retires fewer instructions and switches less, but its clocks, caches and spinning threads
+/// still draw (an energy roofline: Choi, Bedard, Fowler and Vuduc, IPDPS 2013).
+pub fn activity_share(busy: f64) -> f64 {
+    let busy = if busy.is_nan() { 1.0 } else { busy.clamp(0.0, 1.0) };
+    MEMORY_WAIT_POWER_SHARE + (1.0 - MEMORY_WAIT_POWER_SHARE) * busy
 }
 
 /// CPU cycles of decode attention on one core with a KV cache in `kv`,

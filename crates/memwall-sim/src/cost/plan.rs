@@ -898,6 +898,6 @@ impl CostPlan {
 
     /// Energy of a step, joules.
     pub fn step_energy(&self, w: &StepWork, t: &StepTime) -> f64 {
-        energy_per_token_j(self.dram_bytes(w, t), self.pj_per_bit, self.compute_w, self.static_w, t.total)
+        energy_per_token_j(self.dram_bytes(w, t), self.pj_per_bit, self.compute_w, t.activity(), self.static_w, t.total)
     }
 }

@@ -73,6 +73,24 @@ pub struct StepTime {
 }
 
 impl StepTime {
+    /// Share of the step the unit's arithmetic keeps it busy: `(t_arith + t_dequant) /
+    /// total`, within 0–1 (1 for a step of no time).
+    pub fn busy(&self) -> f64 {
+        if self.total > 0.0 { ((self.t_arith + self.t_dequant) / self.total).clamp(0.0, 1.0) } else { 1.0 }
+    }
+
+    /// Share of its full-load dynamic power the unit draws over the step
+    /// ([`crate::cost::formulas::activity_share`] of [`Self::busy`]).
+    pub fn activity(&self) -> f64 {
+        crate::cost::formulas::activity_share(self.busy())
+    }
+
+    /// [`Self::activity`] of the step lengthened by `storage_s` seconds of reads from storage
+    /// not yet in `total` (the unit waits through them).
+    pub fn activity_with(&self, storage_s: f64) -> f64 {
+        StepTime { total: self.total + storage_s, ..*self }.activity()
+    }
+
     /// A step of which `share` runs as `other` and the rest as `self`, one after the other:
     /// every time term `(1 − share) × self + share × other`; the cache and regime flags of
     /// the larger part.

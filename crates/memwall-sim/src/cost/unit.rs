@@ -115,13 +115,19 @@ fn optional(
     })
 }
 
+/// The GPU power a device that states none is assumed to draw ([`defaults::gpu_power_w`]: by
+/// its GPU's size on Apple GPUs, by class otherwise).
+fn gpu_power_default(d: &memwall_spec::DeviceSpec) -> f64 {
+    defaults::gpu_power_w(d.kind, d.accelerators.gpu_vendor, d.accelerators.gpu_fp16_tflops)
+}
+
 /// Refuse a unit without a power figure where power drives the result (a thermal
 /// simulation): heated at 0 W it would never throttle. The error names the field and the
 /// class default `--assume-defaults` would use.
 pub fn require_power(s: &Scenario, unit: &UnitModel) -> Result<(), SimError> {
     let (field, default) = match unit.backend {
         Backend::Cpu => return Ok(()),
-        Backend::Gpu => ("accelerators.gpu_power_w", defaults::gpu_power_w(s.device.kind)),
+        Backend::Gpu => ("accelerators.gpu_power_w", gpu_power_default(&s.device)),
         Backend::Npu => ("accelerators.npu_power_w", defaults::npu_power_w(s.device.kind)),
     };
     if unit.power_w.is_some() {
@@ -200,7 +206,7 @@ pub fn resolve_on(s: &Scenario, backend: Backend) -> Result<UnitModel, SimError>
                 (s, backend),
                 &mut assumed,
             )?;
-            let p = optional(a.gpu_power_w, defaults::gpu_power_w(kind), "accelerators.gpu_power_w", s, &mut assumed);
+            let p = optional(a.gpu_power_w, gpu_power_default(d), "accelerators.gpu_power_w", s, &mut assumed);
             (None, Some(t * 1e12 / 2.0), p)
         }
         Backend::Npu => {

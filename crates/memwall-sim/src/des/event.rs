@@ -5,19 +5,31 @@
 
 use std::fmt;
 
-use memwall_spec::Mix;
+use memwall_spec::{Mix, ThermalStatus};
 use serde::Serialize;
+
+use super::thermal::ThrottleCause;
 
 /// Something that happened during a step, recorded on its trace row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "snake_case", tag = "event")]
 pub enum SimEvent {
-    /// The governor moved from level `from` to level `to` (higher is slower).
+    /// The governor moved from level `from` to level `to` (higher is slower), at the ask of
+    /// `by`.
     Throttle {
         /// Level before.
         from: usize,
         /// Level after.
         to: usize,
+        /// The controller whose ask the new level is.
+        by: ThrottleCause,
+    },
+    /// The operating system's thermal status changed.
+    ThermalStatus {
+        /// Status before.
+        from: ThermalStatus,
+        /// Status after.
+        to: ThermalStatus,
     },
     /// The governor's idle injection lets the unit work `duty` of the time.
     IdleInjection {
@@ -58,7 +70,8 @@ pub enum SimEvent {
 impl fmt::Display for SimEvent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SimEvent::Throttle { from, to } => write!(f, "throttle {from}→{to}"),
+            SimEvent::Throttle { from, to, by } => write!(f, "throttle {from}→{to} ({})", by.name()),
+            SimEvent::ThermalStatus { from, to } => write!(f, "thermal status {from}→{to}"),
             SimEvent::IdleInjection { duty } => write!(f, "idle injection: duty {:.0}%", duty * 100.0),
             SimEvent::Alloc { bytes } => write!(f, "alloc +{:.2} GB", *bytes as f64 / 1e9),
             SimEvent::Free { bytes } => write!(f, "free -{:.2} GB", *bytes as f64 / 1e9),
@@ -116,9 +129,17 @@ pub enum ActionKind {
         /// The killer's threshold, bytes.
         lmk_free_bytes: u64,
     },
-    /// The operating system ended the app for heat: the skin reached `skin_c`, past the
-    /// governor's `shutdown_skin_c`.
+    /// The operating system ended the app for heat: its thermal status reached SHUTDOWN, the
+    /// skin at `skin_c` (the governor's `status_skin_c[5]`).
     ThermalShutdown {
+        /// Skin temperature, °C.
+        skin_c: f64,
+    },
+    /// The app stopped its own work when the OS's thermal status reached `status`
+    /// (`sim.thermal.stop_at_status`), the skin at `skin_c`.
+    ThermalStop {
+        /// The status that stopped it.
+        status: ThermalStatus,
         /// Skin temperature, °C.
         skin_c: f64,
     },
@@ -134,6 +155,9 @@ impl fmt::Display for ActionKind {
             ActionKind::SwitchFailed { policy, reason } => write!(f, "{policy}: failed ({reason})"),
             ActionKind::Kill { lmk_free_bytes } => write!(f, "kill: free memory below {lmk_free_bytes} B"),
             ActionKind::ThermalShutdown { skin_c } => write!(f, "kill: thermal shutdown at skin {skin_c:.1} °C"),
+            ActionKind::ThermalStop { status, skin_c } => {
+                write!(f, "stop: thermal status {status} at skin {skin_c:.1} °C (the app's limit)")
+            }
         }
     }
 }
@@ -192,7 +216,8 @@ mod tests {
     #[test]
     fn events_are_written_as_the_trace_files_have_them() {
         let e = Events::from(vec![
-            SimEvent::Throttle { from: 0, to: 1 },
+            SimEvent::Throttle { from: 0, to: 1, by: ThrottleCause::Skin },
+            SimEvent::ThermalStatus { from: ThermalStatus::Light, to: ThermalStatus::Moderate },
             SimEvent::Alloc { bytes: 9_500_000_000 },
             SimEvent::BusMasterStart { share: 0.25 },
             SimEvent::BusMasterEnd { share: 0.25 },
@@ -202,7 +227,7 @@ mod tests {
         ]);
         assert_eq!(
             e.to_string(),
-            "throttle 0→1; alloc +9.50 GB; bus master 25%; bus master -25%; idle injection: duty 50%; \
+            "throttle 0→1 (skin); thermal status light→moderate; alloc +9.50 GB; bus master 25%; bus master -25%; idle injection: duty 50%; \
              context shift 2048→1792; free -9.50 GB"
         );
         assert!(e.contains("bus master -25") && !e.contains("kill"));
@@ -213,6 +238,8 @@ mod tests {
         assert_eq!(switch.to_string(), "switch_quant: reload as Q2_K");
         let cut = ActionKind::TruncateContext { policy: "truncate_context".into(), keep_tokens: 2048 };
         assert_eq!(cut.to_string(), "truncate_context: keep 2048 tokens");
+        let stop = ActionKind::ThermalStop { status: ThermalStatus::Severe, skin_c: 45.04 };
+        assert_eq!(stop.to_string(), "stop: thermal status severe at skin 45.0 °C (the app's limit)");
         assert_eq!(Events::default().to_string(), "");
     }
 }

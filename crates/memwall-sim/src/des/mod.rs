@@ -21,4 +21,5 @@ pub use event::{Action, ActionKind, Events, SimEvent};
 pub use policy::{MemoryAction, Policy, View};
 pub use queue::{EventQueue, Nanos};
 pub use simulator::{Simulator, Summary, simulate};
+pub use thermal::ThrottleCause;
 pub use trace::{NullSink, Phase, TraceRow, TraceSink, VecSink};

@@ -13,7 +13,7 @@
 //! replays the same token layer by layer (each layer's dense weights, its KV, its experts)
 //! through the LRU levels.
 
-use memwall_spec::{BackgroundEvent, MemorySim, Routing, Scenario, WeightQuant};
+use memwall_spec::{BackgroundEvent, MemorySim, Routing, Scenario, ThermalStatus, WeightQuant};
 use serde::Serialize;
 
 use super::event::{Action, ActionKind, Events, SimEvent};
@@ -72,12 +72,15 @@ pub struct Summary {
     pub max_skin_c: f64,
     /// Deepest governor level reached (0: never throttled).
     pub max_level: u32,
+    /// Highest thermal status the OS reported (NONE without OS thresholds).
+    pub max_thermal_status: ThermalStatus,
     /// Mean power over the run, W (`energy_j / duration_s`).
     pub mean_power_w: f64,
     /// Mean dynamic power of the compute unit while it decoded, W (its energy over the decode
     /// steps' time).
     pub unit_decode_power_w: f64,
-    /// Whether the low-memory killer ended the run, and when.
+    /// When the run ended early, seconds: the low-memory killer, the OS's thermal shutdown, or
+    /// the app's own stop at a thermal status (the action in `actions` says which).
     pub killed_at_s: Option<f64>,
     /// Policy actions and the kill, in order (written `t=12.3s truncate_context: keep 2048
     /// tokens`).
@@ -211,6 +214,8 @@ struct StepCost {
     cache_bytes: f64,
     flash_bytes: f64,
     dynamic_w: f64,
+    /// Share of the unit's full-load power the step draws ([`StepTime::activity`]).
+    activity: f64,
     retime: Retime,
 }
 
@@ -218,7 +223,15 @@ impl StepCost {
     /// A step of fixed duration that reads `flash_bytes` from storage and draws no dynamic
     /// power (loads, reloads, think time, pauses).
     fn fixed(dur_s: f64, flash_bytes: f64) -> Self {
-        StepCost { dur_s, dram_bytes: 0.0, cache_bytes: 0.0, flash_bytes, dynamic_w: 0.0, retime: Retime::Fixed }
+        StepCost {
+            dur_s,
+            dram_bytes: 0.0,
+            cache_bytes: 0.0,
+            flash_bytes,
+            dynamic_w: 0.0,
+            activity: 0.0,
+            retime: Retime::Fixed,
+        }
     }
 }
 
@@ -233,6 +246,8 @@ struct Step {
     cache_bytes: f64,
     flash_bytes: f64,
     dynamic_w: f64,
+    /// Share of the unit's full-load power the step draws (0 for a step with no work).
+    activity: f64,
     dram_w: f64,
     energy_j: f64,
     retime: Retime,
@@ -393,6 +408,7 @@ impl Run {
     /// The governor polls the temperatures; a level or duty change re-times the step.
     fn poll(&mut self, t: Nanos) {
         let before = self.clocks();
+        let status_before = self.heat.status();
         let change = self.heat.poll();
         if !self.done
             && let Some(p) = self.heat.poll_s()
@@ -403,7 +419,13 @@ impl Run {
             if to > from && self.stats.summary.throttle_onset_s.is_none() {
                 self.stats.summary.throttle_onset_s = Some(to_s(t));
             }
-            self.note(SimEvent::Throttle { from, to });
+            self.note(SimEvent::Throttle { from, to, by: self.heat.cause() });
+        }
+        let status = self.heat.status();
+        if status != status_before {
+            self.note(SimEvent::ThermalStatus { from: status_before, to: status });
+            let s = &mut self.stats.summary;
+            s.max_thermal_status = s.max_thermal_status.max(status);
         }
         let after = self.clocks();
         if after.duty != before.duty {
@@ -413,11 +435,23 @@ impl Run {
             self.retime();
         }
         let skin_c = self.heat.skin_c();
-        if !self.killed && self.heat.shutdown_skin_c().is_some_and(|limit| skin_c >= limit) {
+        let end = if status == ThermalStatus::Shutdown {
+            Some(ActionKind::ThermalShutdown { skin_c })
+        } else {
+            self.cur
+                .sim
+                .thermal
+                .stop_at_status
+                .filter(|&stop| status >= stop)
+                .map(|_| ActionKind::ThermalStop { status, skin_c })
+        };
+        if !self.killed
+            && let Some(what) = end
+        {
             self.killed = true;
             self.done = true;
             self.stats.summary.killed_at_s = Some(to_s(t));
-            self.act(to_s(t), ActionKind::ThermalShutdown { skin_c });
+            self.act(to_s(t), what);
         }
     }
 
@@ -638,7 +672,8 @@ impl Run {
             dram_bytes: self.plan.dram_bytes(&w, &t) * batch,
             cache_bytes: 0.0,
             flash_bytes: flash,
-            dynamic_w,
+            dynamic_w: dynamic_w * t.activity_with(flash / self.storage_bps / batch),
+            activity: t.activity_with(flash / self.storage_bps / batch),
             retime: Retime::Prefill { work: w, flash_s: flash / self.storage_bps },
         };
         (n, cost)
@@ -665,7 +700,8 @@ impl Run {
             dram_bytes: dram,
             cache_bytes: if levels { r.cached_bytes } else { w.weight_bytes + w.kv_bytes - dram },
             flash_bytes: flash,
-            dynamic_w,
+            dynamic_w: dynamic_w * t.activity_with(flash / self.storage_bps),
+            activity: t.activity_with(flash / self.storage_bps),
             retime: Retime::Decode { work: w, cached, flash_s: flash / self.storage_bps },
         }
     }
@@ -685,7 +721,7 @@ impl Run {
         let Clocks { freq, bw, duty, .. } = self.clocks();
         let freq = freq * duty;
         let pj = self.plan.dram_pj_per_bit();
-        let StepCost { dur_s, dram_bytes, cache_bytes, flash_bytes, dynamic_w, retime } = cost;
+        let StepCost { dur_s, dram_bytes, cache_bytes, flash_bytes, dynamic_w, activity, retime } = cost;
         let dram_w = if dur_s > 0.0 { dram_bytes * 8.0 * pj * 1e-12 / dur_s } else { 0.0 };
         let end_s = start_s + dur_s;
         self.clock_s = end_s;
@@ -698,6 +734,7 @@ impl Run {
             cache_bytes,
             flash_bytes,
             dynamic_w,
+            activity,
             dram_w,
             energy_j: 0.0,
             retime,
@@ -748,7 +785,9 @@ impl Run {
         let done = if st.full_s > 0.0 { (st.done + elapsed / st.full_s).min(1.0) } else { 1.0 };
         let left_s = (1.0 - done) * full;
         let end_s = now_s + left_s;
-        let dynamic_w = if st.dynamic_w > 0.0 { clocks.dynamic_w(self.plan.compute_w()) } else { 0.0 };
+        // The step keeps the share of full-load power it started with (its arithmetic's share
+        // of its time moves a little with the clock; not followed).
+        let dynamic_w = clocks.dynamic_w(self.plan.compute_w()) * st.activity;
         let pj = self.plan.dram_pj_per_bit();
         let id = self.next_id;
         self.next_id += 1;

@@ -3,7 +3,30 @@
 //! follows the skin's proportional-integral controller), and injects idle time when even
 //! the deepest level cannot hold the die.
 
-use memwall_spec::GovernorSpec;
+use memwall_spec::{GovernorSpec, ThermalStatus};
+
+/// The controller that sets the level in force: the deepest of their asks wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ThrottleCause {
+    /// The die's trip points (or, at the deepest level, idle injection on the die).
+    Die,
+    /// The skin limit: its trip rule or its proportional-integral controller.
+    Skin,
+    /// The operating system's thermal status: from CRITICAL on it holds the deepest level.
+    OsStatus,
+}
+
+impl ThrottleCause {
+    /// Name as written in traces (`die`, `skin`, `os_status`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ThrottleCause::Die => "die",
+            ThrottleCause::Skin => "skin",
+            ThrottleCause::OsStatus => "os_status",
+        }
+    }
+}
 
 /// The DVFS governor's state: the current level, the idle-injection duty cycle, and the
 /// rules to move between them.
@@ -22,6 +45,10 @@ pub struct Governor {
     die_level: usize,
     /// The skin controller's integral term, levels.
     skin_integral: f64,
+    /// The OS's thermal status ([`GovernorSpec::status_at`]).
+    status: ThermalStatus,
+    /// The controller whose ask the level in force is.
+    cause: ThrottleCause,
 }
 
 impl Governor {
@@ -35,7 +62,26 @@ impl Governor {
     /// A governor at level 0 (unthrottled). The spec should be validated
     /// ([`memwall_spec::ThermalSpec::validate`]).
     pub fn new(spec: &GovernorSpec) -> Self {
-        Governor { spec: spec.clone(), level: 0, duty: 1.0, die_level: 0, skin_integral: 0.0 }
+        Governor {
+            spec: spec.clone(),
+            level: 0,
+            duty: 1.0,
+            die_level: 0,
+            skin_integral: 0.0,
+            status: ThermalStatus::None,
+            cause: ThrottleCause::Die,
+        }
+    }
+
+    /// The OS's thermal status after the last poll.
+    pub fn status(&self) -> ThermalStatus {
+        self.status
+    }
+
+    /// The controller whose ask set the level after the last poll (the die's while none
+    /// throttles).
+    pub fn cause(&self) -> ThrottleCause {
+        self.cause
     }
 
     /// Share of time the unit may work (1 = no idle injection).
@@ -76,7 +122,7 @@ impl Governor {
 
     /// Skin temperature at which the OS ends the app, °C (None: never).
     pub fn shutdown_skin_c(&self) -> Option<f64> {
-        self.spec.shutdown_skin_c
+        self.spec.shutdown_skin_c()
     }
 
     /// One poll at die temperature `die_c` and skin temperature `skin_c` (°C).
@@ -98,7 +144,12 @@ impl Governor {
     /// (down to [`Self::MIN_DUTY`]); below it minus the hysteresis it is divided by it (up to
     /// 1). The level is left only by a poll that starts at full duty. [`Governor::duty`] tells
     /// the duty after a poll.
+    ///
+    /// First of all the OS's thermal status follows the skin ([`GovernorSpec::status_at`]);
+    /// from CRITICAL on the level in force is the deepest ([`ThrottleCause::OsStatus`]).
+    /// [`Governor::cause`] tells which controller set the level.
     pub fn poll(&mut self, die_c: f64, skin_c: f64) -> Option<(usize, usize)> {
+        self.status = self.spec.status_at(skin_c, self.status);
         let old = self.level;
         let trips = &self.spec.trip_c;
         if let Some(critical) = self.spec.critical_c()
@@ -127,21 +178,34 @@ impl Governor {
             }
         };
         let deepest = self.levels().saturating_sub(1);
-        let Some(k) = self.spec.skin_integral_k_s else {
-            let mut level = die_rule(old);
-            if skin_c > self.spec.skin_limit_c {
-                level = (level.max(old) + 1).min(deepest);
+        let (level, cause) = match self.spec.skin_integral_k_s {
+            None => {
+                let level = die_rule(old);
+                if skin_c > self.spec.skin_limit_c {
+                    ((level.max(old) + 1).min(deepest), ThrottleCause::Skin)
+                } else {
+                    (level, ThrottleCause::Die)
+                }
             }
-            self.level = level;
-            return (level != old).then_some((old, level));
+            Some(k) => {
+                self.die_level = die_rule(self.die_level);
+                let e = skin_c - self.spec.skin_limit_c;
+                let top = deepest as f64;
+                self.skin_integral = (self.skin_integral + e * self.spec.poll_s / k).clamp(0.0, top);
+                let kp = self.spec.skin_gain_levels_per_k.unwrap_or(0.0);
+                let skin_level = (kp * e + self.skin_integral).floor().clamp(0.0, top) as usize;
+                if skin_level > self.die_level {
+                    (skin_level, ThrottleCause::Skin)
+                } else {
+                    (self.die_level, ThrottleCause::Die)
+                }
+            }
         };
-        self.die_level = die_rule(self.die_level);
-        let e = skin_c - self.spec.skin_limit_c;
-        let top = deepest as f64;
-        self.skin_integral = (self.skin_integral + e * self.spec.poll_s / k).clamp(0.0, top);
-        let kp = self.spec.skin_gain_levels_per_k.unwrap_or(0.0);
-        let skin_level = (kp * e + self.skin_integral).floor().clamp(0.0, top) as usize;
-        self.level = self.die_level.max(skin_level);
+        (self.level, self.cause) = if self.status >= ThermalStatus::Critical && deepest > level {
+            (deepest, ThrottleCause::OsStatus)
+        } else {
+            (level, cause)
+        };
         (self.level != old).then_some((old, self.level))
     }
 }
@@ -150,7 +214,7 @@ impl Governor {
 mod tests {
     use super::*;
     use crate::des::thermal::fixtures::{chain, governor_spec};
-    use memwall_spec::ThermalSpec;
+    use memwall_spec::{ThermalSpec, ThermalStatus};
 
     #[test]
     fn governor_trips_and_hysteresis() {
@@ -244,6 +308,45 @@ mod tests {
         let mut bad = ThermalSpec { governor: governor_spec(), ..chain() };
         bad.governor.skin_gain_levels_per_k = Some(1.0);
         assert!(bad.validate().unwrap_err().to_string().contains("governor.skin_gain_levels_per_k"));
+    }
+
+    /// The OS's status by hand: thresholds 39, 43, 45, 47, 52, 55 °C (the Pixel 6's) with the
+    /// fixture's 5 °C hysteresis; from CRITICAL (47 °C) the deepest level is held whatever the
+    /// die and skin controllers ask, and the cause says so.
+    #[test]
+    fn os_status_follows_the_skin_and_holds_the_floor_from_critical() {
+        let mut spec = governor_spec();
+        spec.skin_limit_c = 45.0;
+        spec.status_skin_c = vec![39.0, 43.0, 45.0, 47.0, 52.0, 55.0];
+        let mut g = Governor::new(&spec);
+        assert_eq!(g.poll(50.0, 38.9), None);
+        assert_eq!(g.status(), ThermalStatus::None);
+        g.poll(50.0, 39.0);
+        assert_eq!(g.status(), ThermalStatus::Light, "thresholds are reached at equality");
+        g.poll(50.0, 44.0);
+        assert_eq!(g.status(), ThermalStatus::Moderate);
+        assert_eq!((g.level(), g.cause()), (0, ThrottleCause::Die), "44 °C: below the 45 °C skin limit");
+        // 47 °C: CRITICAL; the skin's trip rule asks for level 1, the OS holds level 3.
+        assert_eq!(g.poll(50.0, 47.0), Some((0, 3)));
+        assert_eq!((g.status(), g.cause()), (ThermalStatus::Critical, ThrottleCause::OsStatus));
+        // 43 °C is within the 5 °C hysteresis of 47: still CRITICAL, still the floor.
+        assert_eq!(g.poll(50.0, 43.0), None);
+        assert_eq!(g.status(), ThermalStatus::Critical);
+        // 41.9 °C is 5.1 below 47 but within 5 of 45: SEVERE; off the floor, the die's rule
+        // (the skin below its limit) steps up one level.
+        assert_eq!(g.poll(50.0, 41.9), Some((3, 2)));
+        assert_eq!((g.status(), g.cause()), (ThermalStatus::Severe, ThrottleCause::Die));
+        // 39.9 °C: 5.1 below 45, within 5 of 43: MODERATE.
+        assert_eq!(g.poll(50.0, 39.9), Some((2, 1)));
+        assert_eq!(g.status(), ThermalStatus::Moderate);
+        // 56 °C: SHUTDOWN at once, from any status.
+        g.poll(50.0, 56.0);
+        assert_eq!(g.status(), ThermalStatus::Shutdown);
+        assert_eq!(g.shutdown_skin_c(), Some(55.0));
+        // Without thresholds the status never leaves NONE.
+        let mut g = Governor::new(&governor_spec());
+        g.poll(50.0, 80.0);
+        assert_eq!((g.status(), g.shutdown_skin_c()), (ThermalStatus::None, None));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 mod governor;
 mod network;
 
-pub use governor::Governor;
+pub use governor::{Governor, ThrottleCause};
 pub use network::{LEAKAGE_REF_C, ThermalModel, dynamic_power_w, static_power_w};
 
 use memwall_spec::{Scenario, ThermalSpec};
@@ -36,11 +36,13 @@ impl Heat {
         if !cfg.thermal.enabled {
             return Ok(Heat { net: None, last: 0, ambient_c: 25.0 });
         }
-        let (spec, origin): (ThermalSpec, &str) = match (&cfg.thermal.spec, &s.device.thermal) {
+        let (mut spec, origin): (ThermalSpec, &str) = match (&cfg.thermal.spec, &s.device.thermal) {
             (Some(t), _) => (t.clone(), "sim.thermal.spec"),
             (None, Some(t)) => (t.clone(), "device.thermal"),
             (None, None) => (ThermalSpec::for_class(s.device.kind, s.device.cooling), CLASS),
         };
+        // The trips of the unit that runs the model.
+        spec.governor = spec.governor.for_unit(s.workload.backend);
         let start = cfg.thermal.start_c.unwrap_or(spec.ambient_c);
         // Errors about the network's own fields get its path; `power.static_w` and
         // `thermal.start_c` already name theirs.
@@ -69,6 +71,31 @@ impl Heat {
             other => other,
         })?;
         check_holds_idle(&model, &spec, origin, s.device.power.static_w)?;
+        if let Some(stop) = cfg.thermal.stop_at_status {
+            let reachable = spec.governor.status_skin_c.len();
+            if stop == memwall_spec::ThermalStatus::None || stop.index() > reachable {
+                return Err(SimError::Spec(memwall_spec::SpecError::invalid(
+                    "sim.thermal.stop_at_status",
+                    stop,
+                    match (stop, reachable) {
+                        (memwall_spec::ThermalStatus::None, _) => {
+                            "the status is `none` before anything heats, so the run would end at once; name a \
+                             status from light up"
+                                .to_string()
+                        }
+                        (_, 0) => format!(
+                            "the network ({origin}) states no OS thresholds (governor.status_skin_c), so no \
+                             status is ever reported; give its governor status_skin_c"
+                        ),
+                        _ => format!(
+                            "the network ({origin}) reports statuses up to {} (governor.status_skin_c), so this \
+                             stop would never act",
+                            memwall_spec::ThermalStatus::from_index(reachable)
+                        ),
+                    },
+                )));
+            }
+        }
         let ambient_c = model.ambient_c();
         Ok(Heat { net: Some((model, Governor::new(&spec.governor))), last: 0, ambient_c })
     }
@@ -88,9 +115,14 @@ impl Heat {
         self.net.as_ref().map_or(0, |t| t.1.level())
     }
 
-    /// The skin temperature at which the OS ends the app (None: never, or no network).
-    pub fn shutdown_skin_c(&self) -> Option<f64> {
-        self.net.as_ref().and_then(|(_, g)| g.shutdown_skin_c())
+    /// The OS's thermal status (NONE without a network).
+    pub fn status(&self) -> memwall_spec::ThermalStatus {
+        self.net.as_ref().map_or(memwall_spec::ThermalStatus::None, |(_, g)| g.status())
+    }
+
+    /// The controller whose ask the governor's level is (the die's without one).
+    pub fn cause(&self) -> ThrottleCause {
+        self.net.as_ref().map_or(ThrottleCause::Die, |(_, g)| g.cause())
     }
 
     /// Whether a network is simulated.
@@ -191,7 +223,8 @@ mod fixtures {
             skin_gain_levels_per_k: None,
             poll_s: 0.1,
             critical_c: Some(100.0),
-            shutdown_skin_c: None,
+            status_skin_c: Vec::new(),
+            unit_trip_offset_c: Default::default(),
         }
     }
 }
