@@ -428,3 +428,35 @@ fn class_networks_behave_as_their_sources_publish() {
     assert!(air.throttle_onset_s.is_some_and(|t| t > 120.0), "Air: {:?}", air.throttle_onset_s);
     assert!(air.sustained_tok_s > 0.75 * air.burst_tok_s, "Air keeps most of its rate");
 }
+
+/// Where a chat's energy goes: the summary splits it into prefill, decode and the rest (think
+/// time here), per reply, and against the battery (5400 mAh at 3.88 V = 75,427 J); each trace
+/// row's DRAM power is its DRAM bytes × 8 × the preset's pJ/bit over its time.
+#[test]
+fn the_summary_splits_energy_by_phase_and_the_battery_pays_it() {
+    let mut s = scenario("llama-3.2-3b", "snapdragon-8-gen3-16gb", "Q4_K_M", 128, 64, 512);
+    s.sim.session.turns = vec![memwall::spec::Turn { prompt_tokens: 128, gen_tokens: 64, think_s: 5.0 }];
+    s.sim.session.repeat = 3;
+    let mut sink = VecSink::default();
+    let r = simulate(&s, &mut sink).unwrap();
+    let phase = |p: Phase| sink.rows.iter().filter(|x| x.phase == p).map(|x| x.energy_j).sum::<f64>();
+    let (prefill, decode, think) = (phase(Phase::Prefill), phase(Phase::Decode), phase(Phase::Think));
+    assert!(prefill > 0.0 && decode > 0.0 && think > 0.0);
+    assert!((r.prefill_energy_j - prefill).abs() < 1e-9 * prefill);
+    assert!((r.decode_energy_j - decode).abs() < 1e-9 * decode);
+    assert!((r.prefill_energy_j + r.decode_energy_j + r.idle_energy_j - r.energy_j).abs() < 1e-9 * r.energy_j);
+    assert!(r.idle_energy_j >= think * (1.0 - 1e-9), "think time's energy is idle energy");
+    assert_eq!(r.turns, 3);
+    assert!((r.reply_energy_j.unwrap() - (prefill + decode) / 3.0).abs() < 1e-9 * prefill);
+    let battery_j = 5400.0 * 3.88 * 3.6;
+    assert!((r.battery_pct.unwrap() - 100.0 * r.energy_j / battery_j).abs() < 1e-12);
+    let pj = s.device.memory.dram_pj_per_bit;
+    for row in sink.rows.iter().filter(|x| x.latency_s > 0.0) {
+        let want = row.dram_bytes * 8.0 * pj * 1e-12 / row.latency_s;
+        assert!((row.dram_power_w - want).abs() <= 1e-9 * want.max(1e-9), "{} vs {want}", row.dram_power_w);
+    }
+    // A device without a battery reports none.
+    let mut board = scenario("llama-3.2-1b", "raspberry-pi-5-8gb", "Q4_K_M", 16, 8, 512);
+    board.sim.thermal.enabled = false;
+    assert_eq!(simulate(&board, &mut VecSink::default()).unwrap().battery_pct, None);
+}

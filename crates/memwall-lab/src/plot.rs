@@ -38,6 +38,8 @@ pub enum Mark {
     Policy,
     /// A background app or bus master came or went.
     Background,
+    /// The OS's thermal status changed.
+    Status,
 }
 
 /// One time bucket of a series.
@@ -49,8 +51,10 @@ struct Bucket {
     /// Die and skin temperature of the bucket's last row, °C.
     die_c: f64,
     skin_c: f64,
-    /// `Σ unit_power_w × latency`, `Σ freq_scale × latency` and `Σ latency` over its rows.
+    /// `Σ unit_power_w × latency`, `Σ dram_power_w × latency`, `Σ freq_scale × latency` and
+    /// `Σ latency` over its rows.
     unit_j: f64,
+    dram_j: f64,
     clock_s: f64,
     busy_s: f64,
     seen: bool,
@@ -64,6 +68,7 @@ impl Default for Bucket {
             die_c: f64::NAN,
             skin_c: f64::NAN,
             unit_j: 0.0,
+            dram_j: 0.0,
             clock_s: 0.0,
             busy_s: 0.0,
             seen: false,
@@ -80,6 +85,7 @@ struct Point {
     die_c: f64,
     skin_c: f64,
     unit_w: f64,
+    dram_w: f64,
     clock: f64,
 }
 
@@ -107,6 +113,7 @@ impl Series {
         b.die_c = r.die_c;
         b.skin_c = r.skin_c;
         b.unit_j += r.unit_power_w * r.latency_s;
+        b.dram_j += r.dram_power_w * r.latency_s;
         b.clock_s += r.freq_scale * r.latency_s;
         b.busy_s += r.latency_s;
         b.seen = true;
@@ -124,6 +131,7 @@ impl Series {
                 | SimEvent::Free { .. }
                 | SimEvent::BusMasterStart { .. }
                 | SimEvent::BusMasterEnd { .. } => Some((Mark::Background, e.to_string())),
+                SimEvent::ThermalStatus { .. } => Some((Mark::Status, e.to_string())),
                 _ => None,
             };
             if let Some((kind, text)) = mark
@@ -143,10 +151,14 @@ impl Series {
             die_c: b.die_c,
             skin_c: b.skin_c,
             unit_w: mean(b.unit_j, b.busy_s),
+            dram_w: mean(b.dram_j, b.busy_s),
             clock: mean(b.clock_s, b.busy_s),
         })
     }
 }
+
+/// Colour of the OS thermal status ticks (amber, apart from the series' and the kill's).
+const STATUS_COLOR: RGBColor = RGBColor(230, 159, 0);
 
 /// Colours of the design points, in order (Tableau 10, distinguishable in print).
 const PALETTE: [RGBColor; 8] = [
@@ -280,7 +292,7 @@ type Field = fn(&Point) -> f64;
 const PANELS: [(&str, Field); 4] = [
     ("generation tok/s", |p| p.rate),
     ("temperature °C", |p| p.die_c),
-    ("compute unit W", |p| p.unit_w),
+    ("power W", |p| p.unit_w),
     ("clock / max", |p| p.clock),
 ];
 
@@ -302,7 +314,7 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
     let ranges = [
         (0.0, (max(&all(|p| p.rate)) * 1.1).max(1.0)),
         (t_lo, t_hi),
-        (0.0, (max(&all(|p| p.unit_w)) * 1.1).max(0.1)),
+        (0.0, (max(&all(|p| p.unit_w)).max(max(&all(|p| p.dram_w))) * 1.1).max(0.1)),
         (0.0, 1.05),
     ];
     let n = series.len();
@@ -331,6 +343,7 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
                     Mark::Kill => (RED.stroke_width(2), y0),
                     Mark::Policy => (RGBColor(80, 80, 80).stroke_width(1), y0),
                     Mark::Background => (RGBColor(150, 150, 150).stroke_width(1), y1 - 0.06 * (y1 - y0)),
+                    Mark::Status => (STATUS_COLOR.stroke_width(1), y1 - 0.12 * (y1 - y0)),
                 };
                 chart
                     .draw_series(std::iter::once(PathElement::new(vec![(*t, top), (*t, y1)], style)))
@@ -357,8 +370,14 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
             for seg in segments(PANELS[k].1) {
                 chart.draw_series(LineSeries::new(seg, color.stroke_width(width))).map_err(draw_err)?;
             }
-            if k == 1 {
-                for seg in segments(|p| p.skin_c) {
+            // The dashed line of a panel: the skin beside the die, the DRAM beside the unit.
+            let dashed: Option<Field> = match k {
+                1 => Some(|p| p.skin_c),
+                2 => Some(|p| p.dram_w),
+                _ => None,
+            };
+            if let Some(f) = dashed {
+                for seg in segments(f) {
                     chart.draw_series(DashedLineSeries::new(seg, 7, 5, color.stroke_width(width))).map_err(draw_err)?;
                 }
             }
@@ -390,9 +409,12 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
     for (label, style, dashed) in [
         ("die (temperature panel)", grey.stroke_width(2), false),
         ("skin (temperature panel)", grey.stroke_width(2), true),
+        ("compute unit (power panel)", grey.stroke_width(2), false),
+        ("DRAM (power panel)", grey.stroke_width(2), true),
         ("kill", RED.stroke_width(2), false),
         ("policy action", RGBColor(80, 80, 80).stroke_width(1), false),
         ("background event (tick)", RGBColor(150, 150, 150).stroke_width(1), false),
+        ("OS thermal status change (tick)", STATUS_COLOR.stroke_width(1), false),
     ] {
         line(&legend, y, style, dashed)?;
         text(&legend, label, y)?;
@@ -403,9 +425,10 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
 
 /// Write the time figure of simulated runs to `path` (`.svg` or `.png`), `size` pixels:
 /// four panels against simulated time — generation tok/s; die (solid) and skin (dashed)
-/// temperature; the compute unit's power; its clock as a fraction of the maximum (the
-/// governor's throttling) — one colour per series, with kills, policy actions and background
-/// events marked, and the legend beside the panels.
+/// temperature; the compute unit's (solid) and the DRAM's (dashed) power; the unit's clock as
+/// a fraction of the maximum (the governor's throttling) — one colour per series, with kills,
+/// policy actions, background events and the OS's thermal status changes marked, and the
+/// legend beside the panels.
 pub fn write_timeline(path: &Path, title: &str, series: &[Series], size: Size) -> Result<()> {
     write_figure(path, size, &|r| timeline(r, title, series), &|r| timeline(r, title, series))
 }
@@ -580,6 +603,7 @@ mod tests {
             skin_c: 30.0,
             power_w: 1.0,
             unit_power_w: 0.0,
+            dram_power_w: 0.0,
             energy_j: 1.0,
             resident_bytes: 0,
             free_bytes: 0,
@@ -603,8 +627,10 @@ mod tests {
         assert_eq!(p[0].die_c, 51.0);
         assert!(p[1].rate.is_nan() && p[1].die_c == 45.0 && p[1].t == 2.5);
         // Unit power and clock are time means over the bucket's rows: 4 × 0.1 s at 2 W and
-        // clock 1, 0.2 s at 0.5 W and clock 0.5 → 0.9 J / 0.6 s, 0.5 / 0.6.
+        // clock 1, 0.2 s at 0.5 W and clock 0.5 → 0.9 J / 0.6 s, 0.5 / 0.6; DRAM power alike
+        // (0 W in these rows).
         assert!((p[0].unit_w - 0.9 / 0.6).abs() < 1e-12, "{}", p[0].unit_w);
+        assert_eq!(p[0].dram_w, 0.0);
         assert!((p[0].clock - 0.5 / 0.6).abs() < 1e-12, "{}", p[0].clock);
     }
 
@@ -638,24 +664,46 @@ mod tests {
         }
         use memwall_sim::des::Action;
         let kill = SimEvent::Action(Action { t_s: 40.0, what: ActionKind::Kill { lmk_free_bytes: 1 } });
+        use memwall_spec::ThermalStatus::{Moderate, Severe};
         a.push(&TraceRow {
-            events: events(vec![kill, SimEvent::Alloc { bytes: 1 << 30 }]),
+            events: events(vec![
+                kill,
+                SimEvent::Alloc { bytes: 1 << 30 },
+                SimEvent::ThermalStatus { from: Moderate, to: Severe },
+            ]),
+            dram_power_w: 1.5,
             ..row(40.0, Phase::Decode, 1, 0.1, 80.0)
         });
-        assert_eq!(a.marks.len(), 2);
+        assert_eq!(a.marks.len(), 3);
+        assert_eq!(a.marks[2].1, Mark::Status);
         let dir = tempfile::tempdir().unwrap();
         let png = dir.path().join("sub/fig.png");
         write_timeline(&png, "test & title", &[a.clone(), b.clone()], Size { width: 900, height: 800 }).unwrap();
         let (w, h, colours) = png_facts(&png);
         assert_eq!((w, h), (900, 800));
         // White, black text and axes, two series colours, the dashed-skin grey, the kill's
-        // red, the background tick's grey, and anti-aliased text: far more than a blank page.
-        assert!(colours >= 8, "{colours} colours");
+        // red, the background tick's grey, the status tick's amber, and anti-aliased text:
+        // far more than a blank page.
+        assert!(colours >= 9, "{colours} colours");
+        let amber = [STATUS_COLOR.0, STATUS_COLOR.1, STATUS_COLOR.2];
+        let decoder = png::Decoder::new(std::fs::File::open(&png).unwrap());
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        assert!(buf[..info.buffer_size()].chunks(3).any(|px| px == amber), "the status tick is drawn");
         let svg = dir.path().join("fig.svg");
         write_timeline(&svg, "test & title", &[a, b], Size::TIMELINE).unwrap();
         let text = std::fs::read_to_string(&svg).unwrap();
         assert!(text.starts_with("<svg") && text.trim_end().ends_with("</svg>"));
-        for needle in ["none &lt;policy&gt;", "test &amp; title", "skin (temperature panel)", "kill", "clock / max"] {
+        for needle in [
+            "none &lt;policy&gt;",
+            "test &amp; title",
+            "skin (temperature panel)",
+            "DRAM (power panel)",
+            "OS thermal status change",
+            "kill",
+            "clock / max",
+        ] {
             assert!(text.contains(needle), "{needle}");
         }
         // Nothing else left beside the figures.

@@ -66,6 +66,7 @@ pub fn trace_schema() -> SchemaRef {
                 f("skin_c", DataType::Float64),
                 f("power_w", DataType::Float64),
                 f("unit_power_w", DataType::Float64),
+                f("dram_power_w", DataType::Float64),
                 f("energy_j", DataType::Float64),
                 f("resident_bytes", DataType::UInt64),
                 f("free_bytes", DataType::Int64),
@@ -95,6 +96,7 @@ struct Columns {
     skin_c: Float64Builder,
     power_w: Float64Builder,
     unit_power_w: Float64Builder,
+    dram_power_w: Float64Builder,
     energy_j: Float64Builder,
     resident_bytes: UInt64Builder,
     free_bytes: Int64Builder,
@@ -127,6 +129,7 @@ impl Columns {
             skin_c: Float64Builder::with_capacity(n),
             power_w: Float64Builder::with_capacity(n),
             unit_power_w: Float64Builder::with_capacity(n),
+            dram_power_w: Float64Builder::with_capacity(n),
             energy_j: Float64Builder::with_capacity(n),
             resident_bytes: UInt64Builder::with_capacity(n),
             free_bytes: Int64Builder::with_capacity(n),
@@ -155,6 +158,7 @@ impl Columns {
         self.skin_c.append_value(r.skin_c);
         self.power_w.append_value(r.power_w);
         self.unit_power_w.append_value(r.unit_power_w);
+        self.dram_power_w.append_value(r.dram_power_w);
         self.energy_j.append_value(r.energy_j);
         self.resident_bytes.append_value(r.resident_bytes);
         self.free_bytes.append_value(r.free_bytes);
@@ -189,6 +193,7 @@ impl Columns {
             Arc::new(self.skin_c.finish()),
             Arc::new(self.power_w.finish()),
             Arc::new(self.unit_power_w.finish()),
+            Arc::new(self.dram_power_w.finish()),
             Arc::new(self.energy_j.finish()),
             Arc::new(self.resident_bytes.finish()),
             Arc::new(self.free_bytes.finish()),
@@ -356,6 +361,7 @@ mod tests {
             skin_c: 30.0 + (i % 20) as f64 * 0.25,
             power_w: 4.5,
             unit_power_w: 3.0,
+            dram_power_w: 1.0,
             energy_j: 0.1 * i as f64,
             resident_bytes: 3_000_000_000 + i,
             free_bytes: 1_000_000 - 20 * i as i64,

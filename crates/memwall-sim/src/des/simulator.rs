@@ -62,6 +62,19 @@ pub struct Summary {
     pub energy_j: f64,
     /// Energy of decode steps per decoded token, joules; `None` when no token was decoded.
     pub j_per_token: Option<f64>,
+    /// Energy of the prefill steps, joules.
+    pub prefill_energy_j: f64,
+    /// Energy of the decode steps, joules.
+    pub decode_energy_j: f64,
+    /// Energy of everything else (loading, think time, pauses, reloads, idle gaps), joules:
+    /// `energy_j − prefill_energy_j − decode_energy_j`.
+    pub idle_energy_j: f64,
+    /// Prefill and decode energy per completed turn (a prompt and its reply), joules; `None`
+    /// when no turn completed.
+    pub reply_energy_j: Option<f64>,
+    /// Share of the battery the run drew, percent (`energy_j` over the battery's energy);
+    /// `None` for a device without a `[battery]`.
+    pub battery_pct: Option<f64>,
     /// Highest memory held by the model, bytes.
     pub peak_resident_bytes: u64,
     /// Bytes read from storage (load, reloads, paging, expert misses).
@@ -274,6 +287,10 @@ struct Stats {
     rates: Rates,
     /// Energy of decode steps, J.
     decode_energy: f64,
+    /// Energy of prefill steps, J (those cut short included).
+    prefill_energy: f64,
+    /// Energy of decode steps cut short (a kill, the end of the run), J.
+    cut_decode_energy: f64,
     /// The compute unit's dynamic energy during decode steps, J.
     decode_unit_j: f64,
     /// Tokens generated (all sequences).
@@ -400,6 +417,11 @@ impl Run {
         s.time_to_minus_10pct_s = st.rates.minus_10;
         s.time_to_minus_25pct_s = st.rates.minus_25;
         s.j_per_token = (s.decode_tokens > 0).then(|| st.decode_energy / s.decode_tokens as f64);
+        s.prefill_energy_j = st.prefill_energy;
+        s.decode_energy_j = st.decode_energy + st.cut_decode_energy;
+        s.idle_energy_j = (s.energy_j - s.prefill_energy_j - s.decode_energy_j).max(0.0);
+        s.reply_energy_j = (s.turns > 0).then(|| (st.prefill_energy + st.decode_energy) / s.turns as f64);
+        s.battery_pct = self.cur.device.battery.map(|b| 100.0 * s.energy_j / b.energy_j());
         s.mean_power_w = if s.duration_s > 0.0 { s.energy_j / s.duration_s } else { 0.0 };
         s.unit_decode_power_w = if s.decode_s > 0.0 { st.decode_unit_j / s.decode_s } else { 0.0 };
         Ok(s.clone())
@@ -838,9 +860,16 @@ impl Run {
                 stats.rates.record(st.start_s, st.dur_s, 0);
                 (Phase::Pause, 0)
             }
-            Kind::Prefill { .. } if cut => (Phase::Prefill, 0),
-            Kind::Decode if cut => (Phase::Decode, 0),
+            Kind::Prefill { .. } if cut => {
+                stats.prefill_energy += st.energy_j;
+                (Phase::Prefill, 0)
+            }
+            Kind::Decode if cut => {
+                stats.cut_decode_energy += st.energy_j;
+                (Phase::Decode, 0)
+            }
             Kind::Prefill { n } => {
+                stats.prefill_energy += st.energy_j;
                 if self.session.prefilled(n) {
                     stats.summary.ttft_s = Some(end_s - self.session.turn_start_s);
                 }
@@ -881,6 +910,11 @@ impl Run {
             skin_c: self.heat.skin_c(),
             power_w: if st.dur_s > 0.0 { st.energy_j / st.dur_s } else { 0.0 },
             unit_power_w: if st.dur_s > 0.0 { (st.unit_j + st.dynamic_w * last) / st.dur_s } else { 0.0 },
+            dram_power_w: if st.dur_s > 0.0 {
+                st.dram_bytes * 8.0 * self.plan.dram_pj_per_bit() * 1e-12 / st.dur_s
+            } else {
+                0.0
+            },
             energy_j: st.energy_j,
             resident_bytes: resident,
             free_bytes: free,

@@ -76,6 +76,8 @@ pub struct TraceRow {
     /// Mean dynamic power of the compute unit running the model over the step (its share of
     /// `power_w`; the rest is static and DRAM power), W.
     pub unit_power_w: f64,
+    /// Mean DRAM power over the step (its DRAM bytes × 8 × pJ/bit over its time), W.
+    pub dram_power_w: f64,
     /// Energy of the step, J.
     pub energy_j: f64,
     /// Bytes the model holds in DRAM.
