@@ -116,6 +116,7 @@ fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64, memor
         critical_c: None,
         status_skin_c: Vec::new(),
         unit_trip_offset_c: UnitTripOffsets::default(),
+        power_budget: None,
     }
 }
 
@@ -153,6 +154,7 @@ pub fn generic_phone_network() -> ThermalSpec {
             critical_c: None,
             status_skin_c: PHONE_STATUS_SKIN_C.to_vec(),
             unit_trip_offset_c: PHONE_UNIT_TRIP_OFFSET_C,
+            power_budget: None,
         },
         source: "generic phone: mean of the fitted A18 Pro and Snapdragon 8 Elite networks (not fitted to this device)"
             .into(),

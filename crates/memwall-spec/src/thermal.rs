@@ -77,6 +77,65 @@ pub struct GovernorSpec {
     /// when absent.
     #[serde(default, skip_serializing_if = "UnitTripOffsets::is_zero")]
     pub unit_trip_offset_c: UnitTripOffsets,
+    /// A power-budget controller beside the trip points and the skin controller (Linux's
+    /// `power_allocator` governor, which Android's thermal HAL runs as its PID): it grants the
+    /// unit a power budget from a temperature and holds the level whose power fits it.
+    /// Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_budget: Option<PowerBudgetSpec>,
+}
+
+/// Which node a controller reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Sensor {
+    /// The first node of the chain (the SoC's junction sensors).
+    Die,
+    /// The last node (a skin or virtual-skin sensor).
+    Skin,
+}
+
+/// A power-budget controller (`governor.power_budget`), as Linux's `power_allocator`
+/// (Documentation/driver-api/thermal/power_allocator.rst) runs it: above `switch_on_c` the
+/// budget is `P = sustainable_w + k_p × e + k_i × ∫e dt` with `e = control_c − T` (`k_p` is
+/// `k_pu` below the control temperature, `k_po` above it; the integral accumulates only above
+/// it), never below 0; the governor then holds the shallowest level whose unit power
+/// `P_unit × f × V²` fits the budget. Below `switch_on_c` it grants everything and forgets its
+/// integral.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerBudgetSpec {
+    /// The node it reads.
+    pub sensor: Sensor,
+    /// Temperature above which it acts (the kernel's "switch on" trip), °C.
+    pub switch_on_c: f64,
+    /// Temperature it holds (the kernel's "desired temperature"), °C; above `switch_on_c`.
+    pub control_c: f64,
+    /// Power the device sustains at the control temperature, W.
+    pub sustainable_w: f64,
+    /// Proportional gain below the control temperature, W/K (absent: the kernel's default
+    /// `2 × sustainable_w / (control_c − switch_on_c)`, which takes the budget from three
+    /// times the sustainable power at switch-on down to it at the control temperature).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_pu_w_per_k: Option<f64>,
+    /// Proportional gain above the control temperature, W/K (absent: the kernel's default
+    /// `sustainable_w / (control_c − switch_on_c)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k_po_w_per_k: Option<f64>,
+    /// Integral gain, W per K·s (absent: 0, as the kernel recommends "low").
+    #[serde(default)]
+    pub k_i_w_per_k_s: f64,
+}
+
+impl PowerBudgetSpec {
+    /// The proportional gains `(k_pu, k_po)`, W/K: the stated ones or the kernel's defaults.
+    pub fn gains(&self) -> (f64, f64) {
+        let span = self.control_c - self.switch_on_c;
+        (
+            self.k_pu_w_per_k.unwrap_or(2.0 * self.sustainable_w / span),
+            self.k_po_w_per_k.unwrap_or(self.sustainable_w / span),
+        )
+    }
 }
 
 /// Per compute unit, °C ([`GovernorSpec::unit_trip_offset_c`]).
@@ -372,6 +431,24 @@ impl ThermalSpec {
                     "a unit's trips lie within 50 °C of the network's",
                 ));
             }
+        }
+        if let Some(b) = &g.power_budget {
+            finite("governor.power_budget.switch_on_c", b.switch_on_c)?;
+            finite("governor.power_budget.control_c", b.control_c)?;
+            if b.control_c <= b.switch_on_c {
+                return Err(SpecError::invalid(
+                    "governor.power_budget.control_c",
+                    b.control_c,
+                    format!("must lie above switch_on_c ({} °C)", b.switch_on_c),
+                ));
+            }
+            positive("governor.power_budget.sustainable_w", b.sustainable_w)?;
+            for (name, v) in [("k_pu_w_per_k", b.k_pu_w_per_k), ("k_po_w_per_k", b.k_po_w_per_k)] {
+                if let Some(v) = v {
+                    non_negative(&format!("governor.power_budget.{name}"), v)?;
+                }
+            }
+            non_negative("governor.power_budget.k_i_w_per_k_s", b.k_i_w_per_k_s)?;
         }
         if let Some(c) = g.critical_c {
             finite("governor.critical_c", c)?;

@@ -322,6 +322,8 @@ struct Run {
     reload: Option<f64>,
     done: bool,
     killed: bool,
+    /// Share of its full-load power the unit drew in the last step that worked (1 before any).
+    unit_activity: f64,
     storage_bps: f64,
 }
 
@@ -349,6 +351,7 @@ impl Run {
             reload: None,
             done: false,
             killed: false,
+            unit_activity: 1.0,
         })
     }
 
@@ -431,7 +434,9 @@ impl Run {
     fn poll(&mut self, t: Nanos) {
         let before = self.clocks();
         let status_before = self.heat.status();
-        let change = self.heat.poll();
+        // What the unit draws at full clock for the work in hand (the last working step's
+        // activity through idle gaps), as a power allocator estimates its request.
+        let change = self.heat.poll(self.plan.compute_w() * self.unit_activity);
         if !self.done
             && let Some(p) = self.heat.poll_s()
         {
@@ -744,6 +749,9 @@ impl Run {
         let freq = freq * duty;
         let pj = self.plan.dram_pj_per_bit();
         let StepCost { dur_s, dram_bytes, cache_bytes, flash_bytes, dynamic_w, activity, retime } = cost;
+        if activity > 0.0 {
+            self.unit_activity = activity;
+        }
         let dram_w = if dur_s > 0.0 { dram_bytes * 8.0 * pj * 1e-12 / dur_s } else { 0.0 };
         let end_s = start_s + dur_s;
         self.clock_s = end_s;

@@ -15,6 +15,8 @@ pub enum ThrottleCause {
     Skin,
     /// The operating system's thermal status: from CRITICAL on it holds the deepest level.
     OsStatus,
+    /// The power-budget controller ([`memwall_spec::PowerBudgetSpec`]).
+    PowerBudget,
 }
 
 impl ThrottleCause {
@@ -24,6 +26,7 @@ impl ThrottleCause {
             ThrottleCause::Die => "die",
             ThrottleCause::Skin => "skin",
             ThrottleCause::OsStatus => "os_status",
+            ThrottleCause::PowerBudget => "power_budget",
         }
     }
 }
@@ -49,6 +52,10 @@ pub struct Governor {
     status: ThermalStatus,
     /// The controller whose ask the level in force is.
     cause: ThrottleCause,
+    /// The power-budget controller's integral `∫ e dt`, K·s.
+    budget_integral: f64,
+    /// The budget it granted at the last poll, W (infinite below its switch-on temperature).
+    budget_w: f64,
 }
 
 impl Governor {
@@ -70,7 +77,37 @@ impl Governor {
             skin_integral: 0.0,
             status: ThermalStatus::None,
             cause: ThrottleCause::Die,
+            budget_integral: 0.0,
+            budget_w: f64::INFINITY,
         }
+    }
+
+    /// The power budget granted at the last poll, W (infinite when none applies).
+    pub fn budget_w(&self) -> f64 {
+        self.budget_w
+    }
+
+    /// The power-budget controller's ask at sensor temperature `t_c` for a unit drawing
+    /// `unit_w` at full clock: the budget `P` ([`memwall_spec::PowerBudgetSpec`]) and the
+    /// shallowest level whose `unit_w × f × V²` fits it (the deepest when none does); level 0
+    /// and an infinite budget below the switch-on temperature.
+    fn budget_level(&mut self, t_c: f64, unit_w: f64) -> usize {
+        let Some(b) = self.spec.power_budget else { return 0 };
+        if t_c < b.switch_on_c {
+            self.budget_integral = 0.0;
+            self.budget_w = f64::INFINITY;
+            return 0;
+        }
+        let e = b.control_c - t_c;
+        if e < 0.0 {
+            self.budget_integral += e * self.spec.poll_s;
+        }
+        let (k_pu, k_po) = b.gains();
+        let k_p = if e >= 0.0 { k_pu } else { k_po };
+        self.budget_w = (b.sustainable_w + k_p * e + b.k_i_w_per_k_s * self.budget_integral).max(0.0);
+        let g = &self.spec;
+        let power = |i: usize| unit_w * g.freq_steps[i] * g.volt_steps[i] * g.volt_steps[i];
+        (0..g.freq_steps.len()).find(|&i| power(i) <= self.budget_w).unwrap_or(g.freq_steps.len() - 1)
     }
 
     /// The OS's thermal status after the last poll.
@@ -146,10 +183,17 @@ impl Governor {
     /// the duty after a poll.
     ///
     /// First of all the OS's thermal status follows the skin ([`GovernorSpec::status_at`]);
-    /// from CRITICAL on the level in force is the deepest ([`ThrottleCause::OsStatus`]).
+    /// from CRITICAL on the level in force is the deepest ([`ThrottleCause::OsStatus`]). A
+    /// power-budget controller asks for the level whose power fits its budget at its sensor's
+    /// temperature, the unit drawing `unit_w` at full clock (`Governor::budget_level`).
     /// [`Governor::cause`] tells which controller set the level.
-    pub fn poll(&mut self, die_c: f64, skin_c: f64) -> Option<(usize, usize)> {
+    pub fn poll(&mut self, die_c: f64, skin_c: f64, unit_w: f64) -> Option<(usize, usize)> {
         self.status = self.spec.status_at(skin_c, self.status);
+        let sensor_c = match self.spec.power_budget.map(|b| b.sensor) {
+            Some(memwall_spec::Sensor::Skin) => skin_c,
+            _ => die_c,
+        };
+        let budget = self.budget_level(sensor_c, unit_w);
         let old = self.level;
         let trips = &self.spec.trip_c;
         if let Some(critical) = self.spec.critical_c()
@@ -201,6 +245,7 @@ impl Governor {
                 }
             }
         };
+        let (level, cause) = if budget > level { (budget, ThrottleCause::PowerBudget) } else { (level, cause) };
         (self.level, self.cause) = if self.status >= ThermalStatus::Critical && deepest > level {
             (deepest, ThrottleCause::OsStatus)
         } else {
@@ -220,43 +265,43 @@ mod tests {
     fn governor_trips_and_hysteresis() {
         let mut g = Governor::new(&governor_spec());
         assert_eq!((g.level(), g.levels(), g.poll_s()), (0, 4, 0.1));
-        assert_eq!(g.poll(70.0, 30.0), None);
-        assert_eq!(g.poll(75.0, 30.0), None, "trips are strict");
-        assert_eq!(g.poll(76.0, 30.0), Some((0, 1)));
+        assert_eq!(g.poll(70.0, 30.0, 0.0), None);
+        assert_eq!(g.poll(75.0, 30.0, 0.0), None, "trips are strict");
+        assert_eq!(g.poll(76.0, 30.0, 0.0), Some((0, 1)));
         assert_eq!((g.freq_scale(), g.volt_scale(), g.mem_scale()), (0.8, 0.9, 0.85));
-        assert_eq!(g.poll(96.0, 30.0), Some((1, 3)), "deeper trips at once");
+        assert_eq!(g.poll(96.0, 30.0, 0.0), Some((1, 3)), "deeper trips at once");
         assert_eq!(g.freq_scale(), 0.5);
-        assert_eq!(g.poll(93.0, 30.0), None, "within hysteresis of 95");
-        assert_eq!(g.poll(90.0, 30.0), None, "90 is not below 95 − 5");
-        assert_eq!(g.poll(89.0, 30.0), Some((3, 2)));
-        assert_eq!(g.poll(60.0, 30.0), Some((2, 1)), "one level up per poll");
-        assert_eq!(g.poll(71.0, 30.0), None, "71 is not below 75 − 5");
-        assert_eq!(g.poll(69.9, 30.0), Some((1, 0)));
-        assert_eq!(g.poll(20.0, 30.0), None);
+        assert_eq!(g.poll(93.0, 30.0, 0.0), None, "within hysteresis of 95");
+        assert_eq!(g.poll(90.0, 30.0, 0.0), None, "90 is not below 95 − 5");
+        assert_eq!(g.poll(89.0, 30.0, 0.0), Some((3, 2)));
+        assert_eq!(g.poll(60.0, 30.0, 0.0), Some((2, 1)), "one level up per poll");
+        assert_eq!(g.poll(71.0, 30.0, 0.0), None, "71 is not below 75 − 5");
+        assert_eq!(g.poll(69.9, 30.0, 0.0), Some((1, 0)));
+        assert_eq!(g.poll(20.0, 30.0, 0.0), None);
         assert_eq!((g.freq_scale(), g.volt_scale(), g.mem_scale()), (1.0, 1.0, 1.0));
     }
 
     #[test]
     fn idle_injection_beyond_the_deepest_level() {
         let mut g = Governor::new(&governor_spec());
-        assert_eq!(g.poll(101.0, 30.0), Some((0, 3)));
+        assert_eq!(g.poll(101.0, 30.0, 0.0), Some((0, 3)));
         assert_eq!(g.duty(), 1.0, "the deepest level is tried first");
-        assert_eq!(g.poll(99.0, 30.0), None, "below the critical 100 °C the deepest level holds");
+        assert_eq!(g.poll(99.0, 30.0, 0.0), None, "below the critical 100 °C the deepest level holds");
         assert_eq!(g.duty(), 1.0);
         // Above 100 °C at the deepest level: 0.8, 0.64, 0.512 …
-        assert_eq!(g.poll(101.0, 30.0), None);
+        assert_eq!(g.poll(101.0, 30.0, 0.0), None);
         assert_eq!(g.duty(), 0.8);
-        g.poll(102.0, 30.0);
+        g.poll(102.0, 30.0, 0.0);
         assert!((g.duty() - 0.64).abs() < 1e-12);
         // Between 95 and 100 °C the duty holds; below 95 it recovers, and the level is left
         // only once the duty is back at 1.
-        g.poll(97.0, 30.0);
+        g.poll(97.0, 30.0, 0.0);
         assert!((g.duty() - 0.64).abs() < 1e-12);
-        assert_eq!(g.poll(80.0, 30.0), None);
+        assert_eq!(g.poll(80.0, 30.0, 0.0), None);
         assert!((g.duty() - 0.8).abs() < 1e-12);
-        assert_eq!(g.poll(80.0, 30.0), None);
+        assert_eq!(g.poll(80.0, 30.0, 0.0), None);
         assert_eq!((g.duty(), g.level()), (1.0, 3));
-        assert_eq!(g.poll(80.0, 30.0), Some((3, 2)));
+        assert_eq!(g.poll(80.0, 30.0, 0.0), Some((3, 2)));
         // Without an explicit critical temperature: the highest trip + 20 °C.
         let mut spec = governor_spec();
         spec.critical_c = None;
@@ -264,7 +309,7 @@ mod tests {
         // The floor.
         let mut g = Governor::new(&governor_spec());
         for _ in 0..100 {
-            g.poll(150.0, 30.0);
+            g.poll(150.0, 30.0, 0.0);
         }
         assert_eq!(g.duty(), Governor::MIN_DUTY);
     }
@@ -272,17 +317,17 @@ mod tests {
     #[test]
     fn governor_skin_limit() {
         let mut g = Governor::new(&governor_spec());
-        assert_eq!(g.poll(50.0, 43.0), None, "the skin limit is strict");
-        assert_eq!(g.poll(50.0, 44.0), Some((0, 1)));
-        assert_eq!(g.poll(50.0, 44.0), Some((1, 2)));
+        assert_eq!(g.poll(50.0, 43.0, 0.0), None, "the skin limit is strict");
+        assert_eq!(g.poll(50.0, 44.0, 0.0), Some((0, 1)));
+        assert_eq!(g.poll(50.0, 44.0, 0.0), Some((1, 2)));
         // The die alone would step up (50 < 85 − 5); the hot skin goes deeper instead.
-        assert_eq!(g.poll(50.0, 44.0), Some((2, 3)));
-        assert_eq!(g.poll(50.0, 44.0), None, "bounded by the last level");
-        assert_eq!(g.poll(50.0, 40.0), Some((3, 2)));
+        assert_eq!(g.poll(50.0, 44.0, 0.0), Some((2, 3)));
+        assert_eq!(g.poll(50.0, 44.0, 0.0), None, "bounded by the last level");
+        assert_eq!(g.poll(50.0, 40.0, 0.0), Some((3, 2)));
         // A die trip and a hot skin in the same poll: the trip's level plus one.
         let mut g = Governor::new(&governor_spec());
-        assert_eq!(g.poll(80.0, 44.0), Some((0, 2)));
-        assert_eq!(g.poll(99.0, 44.0), Some((2, 3)));
+        assert_eq!(g.poll(80.0, 44.0, 0.0), Some((0, 2)));
+        assert_eq!(g.poll(99.0, 44.0, 0.0), Some((2, 3)));
     }
 
     /// The skin controller by hand: k = 1 K·s per level, K_p = 0.5 level/K and 0.5 s polls,
@@ -294,16 +339,16 @@ mod tests {
         spec.skin_integral_k_s = Some(1.0);
         spec.skin_gain_levels_per_k = Some(0.5);
         let mut g = Governor::new(&spec);
-        assert_eq!(g.poll(50.0, 44.0), Some((0, 1)), "e = 1: I = 0.5, u = 0.5 + 0.5 = 1");
-        assert_eq!(g.poll(50.0, 47.0), Some((1, 3)), "e = 4: I = 2.5, u = 4.5, bounded by the last level");
-        assert_eq!(g.poll(50.0, 48.0), None, "e = 5: I = 5 kept at 3");
-        assert_eq!(g.poll(50.0, 41.0), Some((3, 1)), "e = −2: I = 2, u = −1 + 2 = 1");
-        assert_eq!(g.poll(50.0, 43.0), Some((1, 2)), "at the limit the integral alone holds: u = 2");
-        assert_eq!(g.poll(50.0, 35.0), Some((2, 0)), "e = −8: I = −2 kept at 0");
-        assert_eq!(g.poll(50.0, 43.5), None, "I = 0.25, u = 0.5 (no wind-up below 0)");
+        assert_eq!(g.poll(50.0, 44.0, 0.0), Some((0, 1)), "e = 1: I = 0.5, u = 0.5 + 0.5 = 1");
+        assert_eq!(g.poll(50.0, 47.0, 0.0), Some((1, 3)), "e = 4: I = 2.5, u = 4.5, bounded by the last level");
+        assert_eq!(g.poll(50.0, 48.0, 0.0), None, "e = 5: I = 5 kept at 3");
+        assert_eq!(g.poll(50.0, 41.0, 0.0), Some((3, 1)), "e = −2: I = 2, u = −1 + 2 = 1");
+        assert_eq!(g.poll(50.0, 43.0, 0.0), Some((1, 2)), "at the limit the integral alone holds: u = 2");
+        assert_eq!(g.poll(50.0, 35.0, 0.0), Some((2, 0)), "e = −8: I = −2 kept at 0");
+        assert_eq!(g.poll(50.0, 43.5, 0.0), None, "I = 0.25, u = 0.5 (no wind-up below 0)");
         // The die asks for level 2 (86 > 85 °C); the deeper of die and skin is in force.
-        assert_eq!(g.poll(86.0, 43.5), Some((0, 2)), "I = 0.5, u = 0.75: the die's level 2");
-        assert_eq!(g.poll(60.0, 43.5), Some((2, 1)), "die cools a level; I = 0.75, u = 1: skin level 1");
+        assert_eq!(g.poll(86.0, 43.5, 0.0), Some((0, 2)), "I = 0.5, u = 0.75: the die's level 2");
+        assert_eq!(g.poll(60.0, 43.5, 0.0), Some((2, 1)), "die cools a level; I = 0.75, u = 1: skin level 1");
         // A gain without an integral constant is refused, naming it.
         let mut bad = ThermalSpec { governor: governor_spec(), ..chain() };
         bad.governor.skin_gain_levels_per_k = Some(1.0);
@@ -319,34 +364,97 @@ mod tests {
         spec.skin_limit_c = 45.0;
         spec.status_skin_c = vec![39.0, 43.0, 45.0, 47.0, 52.0, 55.0];
         let mut g = Governor::new(&spec);
-        assert_eq!(g.poll(50.0, 38.9), None);
+        assert_eq!(g.poll(50.0, 38.9, 0.0), None);
         assert_eq!(g.status(), ThermalStatus::None);
-        g.poll(50.0, 39.0);
+        g.poll(50.0, 39.0, 0.0);
         assert_eq!(g.status(), ThermalStatus::Light, "thresholds are reached at equality");
-        g.poll(50.0, 44.0);
+        g.poll(50.0, 44.0, 0.0);
         assert_eq!(g.status(), ThermalStatus::Moderate);
         assert_eq!((g.level(), g.cause()), (0, ThrottleCause::Die), "44 °C: below the 45 °C skin limit");
         // 47 °C: CRITICAL; the skin's trip rule asks for level 1, the OS holds level 3.
-        assert_eq!(g.poll(50.0, 47.0), Some((0, 3)));
+        assert_eq!(g.poll(50.0, 47.0, 0.0), Some((0, 3)));
         assert_eq!((g.status(), g.cause()), (ThermalStatus::Critical, ThrottleCause::OsStatus));
         // 43 °C is within the 5 °C hysteresis of 47: still CRITICAL, still the floor.
-        assert_eq!(g.poll(50.0, 43.0), None);
+        assert_eq!(g.poll(50.0, 43.0, 0.0), None);
         assert_eq!(g.status(), ThermalStatus::Critical);
         // 41.9 °C is 5.1 below 47 but within 5 of 45: SEVERE; off the floor, the die's rule
         // (the skin below its limit) steps up one level.
-        assert_eq!(g.poll(50.0, 41.9), Some((3, 2)));
+        assert_eq!(g.poll(50.0, 41.9, 0.0), Some((3, 2)));
         assert_eq!((g.status(), g.cause()), (ThermalStatus::Severe, ThrottleCause::Die));
         // 39.9 °C: 5.1 below 45, within 5 of 43: MODERATE.
-        assert_eq!(g.poll(50.0, 39.9), Some((2, 1)));
+        assert_eq!(g.poll(50.0, 39.9, 0.0), Some((2, 1)));
         assert_eq!(g.status(), ThermalStatus::Moderate);
         // 56 °C: SHUTDOWN at once, from any status.
-        g.poll(50.0, 56.0);
+        g.poll(50.0, 56.0, 0.0);
         assert_eq!(g.status(), ThermalStatus::Shutdown);
         assert_eq!(g.shutdown_skin_c(), Some(55.0));
         // Without thresholds the status never leaves NONE.
         let mut g = Governor::new(&governor_spec());
-        g.poll(50.0, 80.0);
+        g.poll(50.0, 80.0, 0.0);
         assert_eq!((g.status(), g.shutdown_skin_c()), (ThermalStatus::None, None));
+    }
+
+    /// The power budget by hand (Linux's power_allocator): sustainable 2 W, switch-on 60 °C,
+    /// control 70 °C, so the default gains are k_pu = 2 × 2 / 10 = 0.4 W/K and k_po = 0.2 W/K;
+    /// k_i = 0.1 W/(K·s) at the fixture's 0.1 s poll. A unit of 5 W at full clock draws
+    /// 5 × f × V² per level: 5, 5 × 0.8 × 0.81 = 3.24, 5 × 0.65 × 0.6724 = 2.1853,
+    /// 5 × 0.5 × 0.5625 = 1.40625 W. The die's trips (75, 85, 95 °C) and the skin stay out of
+    /// the way.
+    #[test]
+    fn power_budget_holds_the_level_whose_power_fits() {
+        let mut spec = governor_spec();
+        spec.power_budget = Some(memwall_spec::PowerBudgetSpec {
+            sensor: memwall_spec::Sensor::Die,
+            switch_on_c: 60.0,
+            control_c: 70.0,
+            sustainable_w: 2.0,
+            k_pu_w_per_k: None,
+            k_po_w_per_k: None,
+            k_i_w_per_k_s: 0.1,
+        });
+        assert_eq!(spec.power_budget.unwrap().gains(), (0.4, 0.2));
+        let mut g = Governor::new(&spec);
+        assert_eq!(g.poll(59.9, 30.0, 5.0), None, "below switch-on: no budget");
+        assert_eq!(g.budget_w(), f64::INFINITY);
+        // 65 °C: e = 5, P = 2 + 0.4 × 5 = 4 W: level 1 (3.24 W) is the shallowest that fits.
+        assert_eq!(g.poll(65.0, 30.0, 5.0), Some((0, 1)));
+        assert!((g.budget_w() - 4.0).abs() < 1e-12);
+        assert_eq!(g.cause(), ThrottleCause::PowerBudget);
+        // 69 °C: P = 2.4 W: level 2 (2.19 W).
+        assert_eq!(g.poll(69.0, 30.0, 5.0), Some((1, 2)));
+        // 72 °C: e = −2, I = −0.2 K·s, P = 2 − 0.4 − 0.02 = 1.58 W: level 3 (1.41 W).
+        assert_eq!(g.poll(72.0, 30.0, 5.0), Some((2, 3)));
+        assert!((g.budget_w() - 1.58).abs() < 1e-12, "{}", g.budget_w());
+        // 80 °C: e = −10, I = −1.2, P = 2 − 2 − 0.12 < 0 → 0 W: nothing fits, the deepest
+        // level (the die's first trip, 75 °C, asks for level 1 only).
+        assert_eq!(g.poll(80.0, 30.0, 5.0), None);
+        assert_eq!((g.budget_w(), g.level(), g.cause()), (0.0, 3, ThrottleCause::PowerBudget));
+        // 65 °C again: P = 4 W (the integral only grows above the control temperature and
+        // still holds −1.2 K·s: 4 − 0.12 = 3.88 W) asks for level 1, but the die's rule leaves
+        // its level one step per poll: level 2, then 1.
+        assert_eq!(g.poll(65.0, 30.0, 5.0), Some((3, 2)));
+        assert!((g.budget_w() - 3.88).abs() < 1e-12, "{}", g.budget_w());
+        assert_eq!(g.cause(), ThrottleCause::Die);
+        assert_eq!(g.poll(65.0, 30.0, 5.0), Some((2, 1)));
+        // The die's rule would now leave level 1 (65 < 75 − 5); the budget holds it.
+        assert_eq!(g.poll(65.0, 30.0, 5.0), None);
+        assert_eq!((g.level(), g.cause()), (1, ThrottleCause::PowerBudget));
+        // A unit drawing 3 W at full clock fits 3.88 W unthrottled; below switch-on the
+        // integral is forgotten.
+        assert_eq!(g.poll(65.0, 30.0, 3.0), Some((1, 0)));
+        g.poll(50.0, 30.0, 3.0);
+        assert_eq!(g.poll(65.0, 30.0, 5.0), Some((0, 1)));
+        assert!((g.budget_w() - 4.0).abs() < 1e-12);
+        // On the skin sensor the die's temperature does not count.
+        let mut skin = spec.clone();
+        skin.power_budget.as_mut().unwrap().sensor = memwall_spec::Sensor::Skin;
+        let mut g = Governor::new(&skin);
+        assert_eq!(g.poll(65.0, 40.0, 5.0), None);
+        assert_eq!(g.poll(50.0, 65.0, 5.0), Some((0, 1)));
+        // A control temperature at or below switch-on is refused, naming it.
+        let mut bad = ThermalSpec { governor: spec, ..chain() };
+        bad.governor.power_budget.as_mut().unwrap().control_c = 60.0;
+        assert!(bad.validate().unwrap_err().to_string().contains("governor.power_budget.control_c"));
     }
 
     #[test]
@@ -354,7 +462,7 @@ mod tests {
         let mut spec = governor_spec();
         spec.mem_steps.clear();
         let mut g = Governor::new(&spec);
-        assert_eq!(g.poll(100.0, 30.0), Some((0, 3)));
+        assert_eq!(g.poll(100.0, 30.0, 0.0), Some((0, 3)));
         assert_eq!(g.mem_scale(), 1.0);
         assert_eq!(g.freq_scale(), 0.5);
     }

@@ -135,10 +135,11 @@ impl Heat {
         self.net.as_ref().map(|(_, g)| g.poll_s())
     }
 
-    /// Let the governor read the temperatures: the level change `(from, to)`, if any.
-    pub fn poll(&mut self) -> Option<(usize, usize)> {
+    /// Let the governor read the temperatures, the unit drawing `unit_w` at full clock (for a
+    /// power budget): the level change `(from, to)`, if any.
+    pub fn poll(&mut self, unit_w: f64) -> Option<(usize, usize)> {
         let (th, g) = self.net.as_mut()?;
-        g.poll(th.die_c(), th.skin_c())
+        g.poll(th.die_c(), th.skin_c(), unit_w)
     }
 
     /// The governor's frequency, voltage and memory-bandwidth scales and duty cycle (all 1
@@ -225,6 +226,7 @@ mod fixtures {
             critical_c: Some(100.0),
             status_skin_c: Vec::new(),
             unit_trip_offset_c: Default::default(),
+            power_budget: None,
         }
     }
 }
