@@ -34,6 +34,13 @@ pub const SUSTAINED_COLUMNS: [&str; 10] = [
     "measured_max_die_c",
 ];
 
+/// Most tokens (prompts and replies, all iterations) a sustained row may hold: an hour of
+/// decoding at 500 tok/s is 1.8 M; a row beyond it is a typo that would stall the check.
+pub const MAX_RUN_TOKENS: u64 = 5_000_000;
+
+/// Longest idle gap between iterations, seconds (a day).
+pub const MAX_GAP_S: f64 = 86_400.0;
+
 /// The published retained fraction: the mean rate of iterations `from..=to` (1-based) over
 /// the first iteration's.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,12 +112,17 @@ pub fn parse_sustained_table(text: &str, origin: &str) -> Result<Vec<SustainedRo
             _ => return Err(bad("iterations", &it, "expected a whole number >= 1")),
         };
         let gap_s = number("gap_s", false)?.unwrap_or(0.0);
-        let start_c = number("start_c", true)?;
-        if let Some(t) = start_c
-            && t >= 150.0
-        {
-            return Err(bad("start_c", &t.to_string(), "a start temperature below 150 °C"));
+        if gap_s > MAX_GAP_S {
+            return Err(bad("gap_s", &gap_s.to_string(), &format!("at most {MAX_GAP_S} s between iterations")));
         }
+        let t = get("start_c");
+        let start_c = match t.as_str() {
+            "" => None,
+            v => match v.parse::<f64>() {
+                Ok(x) if (-40.0..150.0).contains(&x) => Some(x),
+                _ => return Err(bad("start_c", v, "expected a temperature from -40 to 150 °C")),
+            },
+        };
         let c = get("cooling");
         let cooling = match c.as_str() {
             "" => None,
@@ -178,6 +190,19 @@ pub fn parse_sustained_table(text: &str, origin: &str) -> Result<Vec<SustainedRo
         if run.exclude.is_empty() {
             context_for("gen_tokens", &[prompt_tokens, run.gen_tokens])
                 .map_err(|e| bad("gen_tokens", &run.gen_tokens.to_string(), &e.to_string()))?;
+            // A run is simulated token by token: bound its length so a row cannot stall the check.
+            let tokens = (prompt_tokens.saturating_add(run.gen_tokens)).saturating_mul(iterations as u64);
+            if tokens > MAX_RUN_TOKENS {
+                return Err(bad(
+                    "iterations",
+                    &iterations.to_string(),
+                    &format!(
+                        "{iterations} iterations of {} tokens make {tokens} tokens; a published run holds at most \
+                         {MAX_RUN_TOKENS}",
+                        prompt_tokens.saturating_add(run.gen_tokens)
+                    ),
+                ));
+            }
         }
         out.push(SustainedRow {
             run,

@@ -500,6 +500,12 @@ fn sustained_cases() -> Vec<Case> {
         ),
         ("an inverted die range", sustained(",80-85,", ",85-80,"), &["measured_max_die_c", "85-80"]),
         ("no iterations column", sustained(",iterations,", ",iteration,"), &["line 1", "iterations"]),
+        (
+            "iterations that would run for ever",
+            sustained(",0,3,10,", ",0,4000000000,10,"),
+            &["line 4", "iterations", "4000000000"],
+        ),
+        ("a start in the sun's core", sustained(",0,3,10,", ",0,3,10,1e9"), &["line 4", "start_c", "1e9"]),
     ];
     tables
         .into_iter()
