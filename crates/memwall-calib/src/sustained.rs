@@ -10,7 +10,7 @@
 //! (`tests/thermal_fit.rs`) carries an `exclude` reason, as do rows naming a device of the
 //! hidden evaluation sets.
 
-use memwall_sim::des::Summary;
+use memwall_sim::des::{ActionKind, Summary};
 use memwall_spec::{Cooling, SpecError, ThermalStatus, Turn};
 
 use crate::CalibError;
@@ -38,8 +38,9 @@ pub const SUSTAINED_COLUMNS: [&str; 10] = [
 /// decoding at 500 tok/s is 1.8 M; a row beyond it is a typo that would stall the check.
 pub const MAX_RUN_TOKENS: u64 = 5_000_000;
 
-/// Longest idle gap between iterations, seconds (a day).
-pub const MAX_GAP_S: f64 = 86_400.0;
+/// Most idle time between iterations a run may hold, seconds (a day): the governor polls
+/// through it.
+pub const MAX_IDLE_S: f64 = 86_400.0;
 
 /// The published retained fraction: the mean rate of iterations `from..=to` (1-based) over
 /// the first iteration's.
@@ -112,14 +113,18 @@ pub fn parse_sustained_table(text: &str, origin: &str) -> Result<Vec<SustainedRo
             _ => return Err(bad("iterations", &it, "expected a whole number >= 1")),
         };
         let gap_s = number("gap_s", false)?.unwrap_or(0.0);
-        if gap_s > MAX_GAP_S {
-            return Err(bad("gap_s", &gap_s.to_string(), &format!("at most {MAX_GAP_S} s between iterations")));
+        if gap_s * iterations as f64 > MAX_IDLE_S {
+            return Err(bad(
+                "gap_s",
+                &gap_s.to_string(),
+                &format!("{iterations} gaps of {gap_s} s exceed {MAX_IDLE_S} s of idle time in one run"),
+            ));
         }
         let t = get("start_c");
         let start_c = match t.as_str() {
             "" => None,
             v => match v.parse::<f64>() {
-                Ok(x) if (-40.0..150.0).contains(&x) => Some(x),
+                Ok(x) if (-40.0..=150.0).contains(&x) => Some(x),
                 _ => return Err(bad("start_c", v, "expected a temperature from -40 to 150 °C")),
             },
         };
@@ -191,7 +196,7 @@ pub fn parse_sustained_table(text: &str, origin: &str) -> Result<Vec<SustainedRo
             context_for("gen_tokens", &[prompt_tokens, run.gen_tokens])
                 .map_err(|e| bad("gen_tokens", &run.gen_tokens.to_string(), &e.to_string()))?;
             // A run is simulated token by token: bound its length so a row cannot stall the check.
-            let tokens = (prompt_tokens.saturating_add(run.gen_tokens)).saturating_mul(iterations as u64);
+            let tokens = (prompt_tokens.saturating_add(run.gen_tokens.max(1))).saturating_mul(iterations as u64);
             if tokens > MAX_RUN_TOKENS {
                 return Err(bad(
                     "iterations",
@@ -199,7 +204,7 @@ pub fn parse_sustained_table(text: &str, origin: &str) -> Result<Vec<SustainedRo
                     &format!(
                         "{iterations} iterations of {} tokens make {tokens} tokens; a published run holds at most \
                          {MAX_RUN_TOKENS}",
-                        prompt_tokens.saturating_add(run.gen_tokens)
+                        prompt_tokens.saturating_add(run.gen_tokens.max(1))
                     ),
                 ));
             }
@@ -253,7 +258,8 @@ pub struct SustainedCheck {
     pub predicted_t25_s: Option<f64>,
     /// Whether the run ended early, published.
     pub ended_early: bool,
-    /// Whether the simulated run ended early (the OS or the app stopped it), and when.
+    /// When the simulated run ended early for heat (the OS or the app stopped it); a kill
+    /// for memory is not an end for heat.
     pub predicted_end_s: Option<f64>,
     /// Published range of the hottest die temperature, °C.
     pub measured_max_die_c: Option<(f64, f64)>,
@@ -334,9 +340,22 @@ fn check(r: &SustainedRow) -> Result<SustainedCheck> {
     if obs.turns.is_empty() {
         return Err(CalibError::Empty(format!("{}: the run decoded no token", run.id)));
     }
+    if let Some(ret) = r.retained
+        && !(2 <= ret.from && ret.from <= ret.to && ret.to <= r.iterations)
+    {
+        return Err(CalibError::Spec(SpecError::invalid(
+            "retained_iterations",
+            format!("{}-{}", ret.from, ret.to),
+            format!("expected iterations a-b with 2 <= a <= b <= iterations ({})", r.iterations),
+        )));
+    }
+    // A turn that decoded nothing has no rate (a run ended early): the retained fraction is
+    // then unknown.
+    let rate = |i: usize| obs.turns.get(i).filter(|t| t.0 > 0 && t.1 > 0.0).map(|_| obs.rate(i));
     let predicted_retained = r.retained.and_then(|ret| {
         let (from, to) = (ret.from as usize - 1, ret.to as usize);
-        (obs.turns.len() >= to).then(|| (from..to).map(|i| obs.rate(i)).sum::<f64>() / (to - from) as f64 / obs.rate(0))
+        let later: Option<Vec<f64>> = (from..to).map(rate).collect();
+        Some(later?.iter().sum::<f64>() / (to - from) as f64 / rate(0)?)
     });
     let sum = &obs.summary;
     Ok(SustainedCheck {
@@ -349,13 +368,17 @@ fn check(r: &SustainedRow) -> Result<SustainedCheck> {
         backend: run.backend.clone(),
         model: run.model.clone(),
         measured_first_tok_s: run.measured_tok_s,
-        predicted_first_tok_s: obs.rate(0),
+        predicted_first_tok_s: rate(0).unwrap_or(0.0),
         retained: r.retained,
         predicted_retained,
         measured_t25_s: r.measured_t25_s,
         predicted_t25_s: sum.time_to_minus_25pct_s,
         ended_early: r.ended_early,
-        predicted_end_s: sum.killed_at_s,
+        predicted_end_s: sum
+            .actions
+            .iter()
+            .find(|a| matches!(a.what, ActionKind::ThermalShutdown { .. } | ActionKind::ThermalStop { .. }))
+            .map(|a| a.t_s),
         measured_max_die_c: r.max_die_c,
         predicted_max_die_c: sum.max_die_c,
         max_level: sum.max_level,

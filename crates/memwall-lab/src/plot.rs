@@ -685,12 +685,19 @@ mod tests {
         // red, the background tick's grey, the status tick's amber, and anti-aliased text:
         // far more than a blank page.
         assert!(colours >= 9, "{colours} colours");
-        let amber = [STATUS_COLOR.0, STATUS_COLOR.1, STATUS_COLOR.2];
-        let decoder = png::Decoder::new(std::fs::File::open(&png).unwrap());
-        let mut reader = decoder.read_info().unwrap();
-        let mut buf = vec![0; reader.output_buffer_size()];
-        let info = reader.next_frame(&mut buf).unwrap();
-        assert!(buf[..info.buffer_size()].chunks(3).any(|px| px == amber), "the status tick is drawn");
+        // The status tick adds amber to the panels (the legend's sample has it either way).
+        let amber_pixels = |path: &Path| {
+            let mut reader = png::Decoder::new(std::fs::File::open(path).unwrap()).read_info().unwrap();
+            let mut buf = vec![0; reader.output_buffer_size()];
+            let info = reader.next_frame(&mut buf).unwrap();
+            let amber = [STATUS_COLOR.0, STATUS_COLOR.1, STATUS_COLOR.2];
+            buf[..info.buffer_size()].chunks(3).filter(|px| *px == amber).count()
+        };
+        let plain = dir.path().join("plain.png");
+        let mut quiet = a.clone();
+        quiet.marks.retain(|m| m.1 != Mark::Status);
+        write_timeline(&plain, "test & title", &[quiet, b.clone()], Size { width: 900, height: 800 }).unwrap();
+        assert!(amber_pixels(&png) > amber_pixels(&plain), "the status tick is drawn in the panels");
         let svg = dir.path().join("fig.svg");
         write_timeline(&svg, "test & title", &[a, b], Size::TIMELINE).unwrap();
         let text = std::fs::read_to_string(&svg).unwrap();

@@ -429,7 +429,8 @@ mod tests {
         let names: Vec<&str> = batch.schema_ref().fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(names[0], "point");
         assert_eq!(names[4], "phase");
-        assert_eq!(names[21], "events");
+        assert_eq!(names[22], "events");
+        assert_eq!(names[18], "dram_power_w");
 
         let point = col::<UInt32Array>(&batch, "point");
         assert_eq!((point.value(59_999), point.value(60_000), point.value(99_999)), (0, 1, 1));

@@ -74,7 +74,7 @@ pub const DVFS_VOLT_SLOPE: f64 = 0.52;
 /// Supply voltage at a clock `f` (fraction of the top clock), as a fraction of the top
 /// voltage, on a ladder of no published table: `1 − DVFS_VOLT_SLOPE × (1 − f)`
 /// ([`DVFS_VOLT_SLOPE`]); at the phone floor (0.24) 0.605, so the unit's dynamic power
-/// `f V²` there is 0.089 of its top power.
+/// `f V²` there is 0.088 of its top power.
 pub fn dvfs_volt(f: f64) -> f64 {
     1.0 - DVFS_VOLT_SLOPE * (1.0 - f)
 }
@@ -82,8 +82,9 @@ pub fn dvfs_volt(f: f64) -> f64 {
 /// Whether a class ladder's memory bandwidth follows its clock levels ([`ladder`]).
 #[derive(Clone, Copy, PartialEq)]
 enum Memory {
-    /// The unit's reach of DRAM falls with its clock level (`mem_steps = freq_steps`, down to
-    /// [`PHONE_MEM_FLOOR`]), as a
+    /// The GPU's and NPU's reach of DRAM falls with their clock level (`mem_steps =
+    /// freq_steps`, down to [`PHONE_MEM_FLOOR`]; a CPU's already falls with its clock through
+    /// its per-core bandwidth: `mem_steps_accelerators_only`), as a
     /// GPU's does where its DVFS level votes the memory bus's bandwidth: the Snapdragon 8
     /// Gen 2's Adreno 740 votes 16.5 GB/s at 680 MHz, 10.7 at 550 and 6.07 at 475 MHz and
     /// below (`opp-peak-kBps`, torvalds/linux `arch/arm64/boot/dts/qcom/sm8550.dtsi`), and the
@@ -117,6 +118,7 @@ fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64, memor
         status_skin_c: Vec::new(),
         unit_trip_offset_c: UnitTripOffsets::default(),
         power_budget: None,
+        mem_steps_accelerators_only: memory == Memory::FollowsClock,
     }
 }
 
@@ -155,6 +157,7 @@ pub fn generic_phone_network() -> ThermalSpec {
             status_skin_c: PHONE_STATUS_SKIN_C.to_vec(),
             unit_trip_offset_c: PHONE_UNIT_TRIP_OFFSET_C,
             power_budget: None,
+            mem_steps_accelerators_only: false,
         },
         source: "generic phone: mean of the fitted A18 Pro and Snapdragon 8 Elite networks (not fitted to this device)"
             .into(),

@@ -304,6 +304,15 @@ impl SimConfig {
             positive("duration_s", d)?;
             seconds("duration_s", d)?;
         }
+        if let Some(stop) = self.thermal.stop_at_status
+            && !self.thermal.enabled
+        {
+            return Err(crate::SpecError::invalid(
+                "thermal.stop_at_status",
+                stop,
+                "needs the thermal simulation (thermal.enabled = false reports no status)",
+            ));
+        }
         for (i, t) in self.session.turns.iter().enumerate() {
             let f = |n: &str| format!("session.turns[{i}].{n}");
             bounds::tokens(&f("prompt_tokens"), t.prompt_tokens)?;

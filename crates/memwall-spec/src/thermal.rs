@@ -34,6 +34,11 @@ pub struct GovernorSpec {
     /// `freq_steps`, or empty to leave memory unthrottled.
     #[serde(default)]
     pub mem_steps: Vec<f64>,
+    /// Whether `mem_steps` apply to the GPU and NPU only: a CPU's reach of memory already
+    /// falls with its clock through its per-core bandwidth, and a GPU's DVFS level is what
+    /// votes the bus's bandwidth (false: every unit, as the fitted phone networks have it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mem_steps_accelerators_only: bool,
     /// Die temperatures (°C), ascending: above `trip_c[i]` the governor goes to level
     /// `i + 1` or deeper. As many as `freq_steps` minus one.
     pub trip_c: Vec<f64>,
@@ -62,8 +67,10 @@ pub struct GovernorSpec {
     pub critical_c: Option<f64>,
     /// Skin temperatures (°C, ascending) at which the operating system raises its thermal
     /// status ([`ThermalStatus`]) to LIGHT, MODERATE, SEVERE, CRITICAL, EMERGENCY and SHUTDOWN,
-    /// as Android's thermal HAL does on its virtual skin sensor; fewer values leave the higher
-    /// statuses unreached, none leaves the OS out. A status falls back once the skin is
+    /// as Android's thermal HAL does on its virtual skin sensor; `nan` leaves a status
+    /// unreached (as the HAL's own files write it: `[nan, nan, nan, nan, nan, 55.0]` is a
+    /// shutdown alone), fewer values leave the higher statuses unreached, none leaves the OS
+    /// out. A status falls back once the skin is
     /// `hysteresis_c` below its threshold. From CRITICAL on ("platform has done everything to
     /// reduce power") the governor holds its deepest level, as the HAL's `LimitInfo` forces
     /// the GPU and CPU cooling states there; at SHUTDOWN the OS ends the app (the run stops
@@ -122,7 +129,9 @@ pub struct PowerBudgetSpec {
     /// `sustainable_w / (control_c − switch_on_c)`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k_po_w_per_k: Option<f64>,
-    /// Integral gain, W per K·s (absent: 0, as the kernel recommends "low").
+    /// Integral gain, W per K·s (absent: 0; the kernel's own estimate when unset is 10 mW/K
+    /// per sample). The integral accumulates only above the control temperature and only
+    /// while `k_i × ∫e dt` stays within the unit's full power (the kernel's anti-windup).
     #[serde(default)]
     pub k_i_w_per_k_s: f64,
 }
@@ -245,31 +254,50 @@ impl GovernorSpec {
         self.critical_c.or_else(|| self.trip_c.last().map(|t| t + Self::CRITICAL_MARGIN_C))
     }
 
-    /// The governor as `unit`'s sensor runs it: the trip points and the critical temperature
-    /// moved up by the unit's offset ([`GovernorSpec::unit_trip_offset_c`]), offsets cleared.
+    /// The governor as `unit`'s sensor runs it: the trip points, the critical temperature and
+    /// a die budget's temperatures moved up by the unit's offset
+    /// ([`GovernorSpec::unit_trip_offset_c`]), offsets cleared; a CPU's memory steps dropped
+    /// where they apply to accelerators only ([`GovernorSpec::mem_steps_accelerators_only`]).
     pub fn for_unit(&self, unit: Backend) -> GovernorSpec {
         let dt = self.unit_trip_offset_c.of(unit);
-        let critical_c = self.critical_c().map(|c| c + dt).filter(|_| dt != 0.0).or(self.critical_c);
+        // A budget on the die reads the unit's own junction too; one on the skin does not move.
+        let power_budget = self.power_budget.map(|b| match b.sensor {
+            Sensor::Die => PowerBudgetSpec { switch_on_c: b.switch_on_c + dt, control_c: b.control_c + dt, ..b },
+            Sensor::Skin => b,
+        });
         GovernorSpec {
             trip_c: self.trip_c.iter().map(|t| t + dt).collect(),
-            critical_c,
+            // A derived critical temperature follows the shifted trips by itself.
+            critical_c: self.critical_c.map(|c| c + dt),
             unit_trip_offset_c: UnitTripOffsets::default(),
+            mem_steps: if unit == Backend::Cpu && self.mem_steps_accelerators_only {
+                Vec::new()
+            } else {
+                self.mem_steps.clone()
+            },
+            mem_steps_accelerators_only: false,
+            power_budget,
             ..self.clone()
         }
     }
 
     /// The skin temperature at which the OS ends the app (`status_skin_c[5]`, SHUTDOWN), °C.
     pub fn shutdown_skin_c(&self) -> Option<f64> {
-        self.status_skin_c.get(5).copied()
+        self.status_skin_c.get(5).copied().filter(|c| !c.is_nan())
     }
 
     /// The status the OS reports at skin temperature `skin_c`, °C, coming from status `was`:
     /// the highest status whose threshold the skin has reached (`skin_c ≥ status_skin_c[i]`),
     /// or, below `was`, `was` kept while the skin is within `hysteresis_c` of its threshold.
     pub fn status_at(&self, skin_c: f64, was: ThermalStatus) -> ThermalStatus {
-        let reached = self.status_skin_c.iter().filter(|&&c| skin_c >= c).count();
-        let mut i = reached.max(was.index().min(self.status_skin_c.len()));
-        while i > reached && skin_c < self.status_skin_c[i - 1] - self.hysteresis_c {
+        let c = &self.status_skin_c;
+        // The highest status whose threshold the skin has reached (NaN: never).
+        let reached = c.iter().rposition(|&t| skin_c >= t).map_or(0, |i| i + 1);
+        let mut i = reached.max(was.index().min(c.len()));
+        // A status is kept while the skin is within the hysteresis of its threshold; one never
+        // reached (NaN) is not.
+        let keeps = |t: f64| t.is_finite() && skin_c >= t - self.hysteresis_c;
+        while i > reached && !keeps(c[i - 1]) {
             i -= 1;
         }
         ThermalStatus::from_index(i)
@@ -391,7 +419,13 @@ impl ThermalSpec {
             }
         }
         for (i, c) in g.status_skin_c.iter().enumerate() {
-            finite(&format!("governor.status_skin_c[{i}]"), *c)?;
+            if c.is_infinite() {
+                return Err(SpecError::invalid(
+                    format!("governor.status_skin_c[{i}]"),
+                    c,
+                    "must be a temperature, or nan for a status never reached",
+                ));
+            }
         }
         if g.status_skin_c.len() > 6 {
             return Err(SpecError::invalid(
@@ -400,7 +434,8 @@ impl ThermalSpec {
                 "has one threshold per status from LIGHT to SHUTDOWN: at most 6",
             ));
         }
-        if g.status_skin_c.windows(2).any(|w| w[1] <= w[0]) {
+        let stated: Vec<f64> = g.status_skin_c.iter().copied().filter(|c| !c.is_nan()).collect();
+        if stated.windows(2).any(|w| w[1] <= w[0]) {
             return Err(SpecError::invalid(
                 "governor.status_skin_c",
                 format!("{:?}", g.status_skin_c),

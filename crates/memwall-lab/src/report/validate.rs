@@ -331,9 +331,9 @@ pub struct SustainedReport {
     pub ends_agree: (usize, usize),
     /// Rows whose simulated hottest die lies in the published range, of those that publish one.
     pub die_within: (usize, usize),
-    /// Median simulated ÷ published time to −25 %, over the rows that publish one and where
-    /// the simulation reaches it (and the count of those that publish one).
-    pub t25_ratio: (Option<f64>, usize),
+    /// Median simulated ÷ published time to −25 % over the rows that publish one and where
+    /// the simulation reaches it, the count of those, and the count of rows that publish one.
+    pub t25_ratio: (Option<f64>, usize, usize),
 }
 
 /// Simulate the published sustained runs (those of `table`, or the shipped ones) on the
@@ -352,14 +352,15 @@ pub fn validate_sustained(table: Option<&Path>, outputs: &[(&str, &Path)]) -> Re
         (n > 0).then(|| if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
     };
     let pp: Vec<f64> = c.iter().filter_map(|r| r.retained_error_pp()).map(f64::abs).collect();
+    let pp_rows = pp.len();
     let t25_published = c.iter().filter(|r| r.measured_t25_s.is_some()).count();
     let t25: Vec<f64> = c.iter().filter_map(|r| Some(r.predicted_t25_s? / r.measured_t25_s?)).collect();
     let dies: Vec<bool> = c.iter().filter_map(|r| r.die_within()).collect();
     Ok(SustainedReport {
-        retained_pp: (median(pp.clone()), pp.len()),
+        retained_pp: (median(pp), pp_rows),
         ends_agree: (c.iter().filter(|r| r.ended_early == r.predicted_end_s.is_some()).count(), c.len()),
         die_within: (dies.iter().filter(|&&d| d).count(), dies.len()),
-        t25_ratio: (median(t25), t25_published),
+        t25_ratio: (median(t25.clone()), t25.len(), t25_published),
         validation,
     })
 }

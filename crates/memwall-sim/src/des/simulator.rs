@@ -262,6 +262,8 @@ struct Step {
     /// Share of the unit's full-load power the step draws (0 for a step with no work).
     activity: f64,
     dram_w: f64,
+    /// DRAM energy of the step so far, J.
+    dram_j: f64,
     energy_j: f64,
     retime: Retime,
     /// Fraction of the step's work done before `seg_s`.
@@ -291,6 +293,9 @@ struct Stats {
     prefill_energy: f64,
     /// Energy of decode steps cut short (a kill, the end of the run), J.
     cut_decode_energy: f64,
+    /// Prefill and decode energy of the turn in progress, and of the turns completed, J.
+    turn_energy: f64,
+    replies_energy: f64,
     /// The compute unit's dynamic energy during decode steps, J.
     decode_unit_j: f64,
     /// Tokens generated (all sequences).
@@ -423,7 +428,7 @@ impl Run {
         s.prefill_energy_j = st.prefill_energy;
         s.decode_energy_j = st.decode_energy + st.cut_decode_energy;
         s.idle_energy_j = (s.energy_j - s.prefill_energy_j - s.decode_energy_j).max(0.0);
-        s.reply_energy_j = (s.turns > 0).then(|| (st.prefill_energy + st.decode_energy) / s.turns as f64);
+        s.reply_energy_j = (s.turns > 0).then(|| st.replies_energy / s.turns as f64);
         s.battery_pct = self.cur.device.battery.map(|b| 100.0 * s.energy_j / b.energy_j());
         s.mean_power_w = if s.duration_s > 0.0 { s.energy_j / s.duration_s } else { 0.0 };
         s.unit_decode_power_w = if s.decode_s > 0.0 { st.decode_unit_j / s.decode_s } else { 0.0 };
@@ -498,11 +503,12 @@ impl Run {
     /// Integrate temperatures (and the step's energy) up to `t`.
     fn advance_thermal(&mut self, t: Nanos) {
         let (dynamic_w, dram_w) = self.step.as_ref().map_or((0.0, 0.0), |s| (s.dynamic_w, s.dram_w));
-        let Some(energy_j) = self.heat.advance(t, dynamic_w, dram_w) else { return };
+        let Some((energy_j, dt)) = self.heat.advance(t, dynamic_w, dram_w) else { return };
         match &mut self.step {
             None => self.stats.summary.energy_j += energy_j,
             Some(step) => {
                 step.energy_j += energy_j;
+                step.dram_j += step.dram_w * dt;
                 let s = &mut self.stats.summary;
                 s.max_die_c = s.max_die_c.max(self.heat.die_c());
                 s.max_skin_c = s.max_skin_c.max(self.heat.skin_c());
@@ -648,6 +654,7 @@ impl Run {
                 return;
             }
             self.stats.summary.turns += 1;
+            self.stats.replies_energy += std::mem::take(&mut self.stats.turn_energy);
             if !self.session.next_turn(start_s) {
                 self.done = true;
                 return;
@@ -694,13 +701,14 @@ impl Run {
             }
             None => paged * w.weight_bytes,
         };
+        let activity = t.activity_with(flash / self.storage_bps / batch);
         let cost = StepCost {
             dur_s: step_seconds(t.total * batch, flash / self.storage_bps, clocks.duty),
             dram_bytes: self.plan.dram_bytes(&w, &t) * batch,
             cache_bytes: 0.0,
             flash_bytes: flash,
-            dynamic_w: dynamic_w * t.activity_with(flash / self.storage_bps / batch),
-            activity: t.activity_with(flash / self.storage_bps / batch),
+            dynamic_w: dynamic_w * activity,
+            activity,
             retime: Retime::Prefill { work: w, flash_s: flash / self.storage_bps },
         };
         (n, cost)
@@ -722,13 +730,14 @@ impl Run {
         let dense = if self.walk.expert_cache_bytes().is_some() { self.plan.dense_bytes } else { w.weight_bytes };
         let flash = paged * dense + r.expert_flash_bytes;
         let dram = if levels { w.weight_bytes + w.kv_bytes - r.cached_bytes } else { self.plan.dram_bytes(&w, &t) };
+        let activity = t.activity_with(flash / self.storage_bps);
         StepCost {
             dur_s: step_seconds(t.total, flash / self.storage_bps, clocks.duty),
             dram_bytes: dram,
             cache_bytes: if levels { r.cached_bytes } else { w.weight_bytes + w.kv_bytes - dram },
             flash_bytes: flash,
-            dynamic_w: dynamic_w * t.activity_with(flash / self.storage_bps),
-            activity: t.activity_with(flash / self.storage_bps),
+            dynamic_w: dynamic_w * activity,
+            activity,
             retime: Retime::Decode { work: w, cached, flash_s: flash / self.storage_bps },
         }
     }
@@ -766,6 +775,7 @@ impl Run {
             dynamic_w,
             activity,
             dram_w,
+            dram_j: 0.0,
             energy_j: 0.0,
             retime,
             done: 0.0,
@@ -836,6 +846,7 @@ impl Run {
         let Some(mut st) = self.step.take() else { return Ok(()) };
         // Cut short (a kill, the end of the run): the step's work did not complete.
         let cut = self.killed || self.done;
+        let planned_s = st.dur_s;
         if cut {
             st.dur_s = (to_s(self.now) - st.start_s).clamp(0.0, st.dur_s);
         }
@@ -849,11 +860,16 @@ impl Run {
         // Energy: exact under the thermal model (integrated per event); otherwise
         // `dram + (dynamic + static) × t` as the estimator has it.
         if !self.heat.enabled() {
-            st.energy_j = st.dram_bytes * 8.0 * self.plan.dram_pj_per_bit() * 1e-12
-                + (st.dynamic_w + self.plan.static_w()) * st.dur_s;
+            // A step cut short moved its bytes in proportion to its time.
+            let share = if planned_s > 0.0 { st.dur_s / planned_s } else { 1.0 };
+            st.dram_j = st.dram_bytes * share * 8.0 * self.plan.dram_pj_per_bit() * 1e-12;
+            st.energy_j = st.dram_j + (st.dynamic_w + self.plan.static_w()) * st.dur_s;
         }
         let stats = &mut self.stats;
         stats.summary.energy_j += st.energy_j;
+        if matches!(st.kind, Kind::Prefill { .. } | Kind::Decode) {
+            stats.turn_energy += st.energy_j;
+        }
         stats.summary.flash_bytes += st.flash_bytes;
         let batch = self.cur.workload.batch as u64;
         let (phase, tokens) = match st.kind {
@@ -918,11 +934,7 @@ impl Run {
             skin_c: self.heat.skin_c(),
             power_w: if st.dur_s > 0.0 { st.energy_j / st.dur_s } else { 0.0 },
             unit_power_w: if st.dur_s > 0.0 { (st.unit_j + st.dynamic_w * last) / st.dur_s } else { 0.0 },
-            dram_power_w: if st.dur_s > 0.0 {
-                st.dram_bytes * 8.0 * self.plan.dram_pj_per_bit() * 1e-12 / st.dur_s
-            } else {
-                0.0
-            },
+            dram_power_w: if st.dur_s > 0.0 { st.dram_j / st.dur_s } else { 0.0 },
             energy_j: st.energy_j,
             resident_bytes: resident,
             free_bytes: free,

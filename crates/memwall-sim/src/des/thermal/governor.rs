@@ -20,7 +20,7 @@ pub enum ThrottleCause {
 }
 
 impl ThrottleCause {
-    /// Name as written in traces (`die`, `skin`, `os_status`).
+    /// Name as written in traces (`die`, `skin`, `os_status`, `power_budget`).
     pub fn name(self) -> &'static str {
         match self {
             ThrottleCause::Die => "die",
@@ -99,8 +99,11 @@ impl Governor {
             return 0;
         }
         let e = b.control_c - t_c;
-        if e < 0.0 {
-            self.budget_integral += e * self.spec.poll_s;
+        // The integral grows above the control temperature only, and only while its term stays
+        // within the unit's full power (the kernel's anti-windup).
+        let next = self.budget_integral + e * self.spec.poll_s;
+        if e < 0.0 && (b.k_i_w_per_k_s * next).abs() < unit_w {
+            self.budget_integral = next;
         }
         let (k_pu, k_po) = b.gains();
         let k_p = if e >= 0.0 { k_pu } else { k_po };
@@ -227,6 +230,10 @@ impl Governor {
                 let level = die_rule(old);
                 if skin_c > self.spec.skin_limit_c {
                     ((level.max(old) + 1).min(deepest), ThrottleCause::Skin)
+                } else if level > target {
+                    // Deeper than the die asks: a level another controller put it at, which
+                    // the die's rule leaves one step per poll.
+                    (level, self.cause)
                 } else {
                     (level, ThrottleCause::Die)
                 }
@@ -378,9 +385,9 @@ mod tests {
         assert_eq!(g.poll(50.0, 43.0, 0.0), None);
         assert_eq!(g.status(), ThermalStatus::Critical);
         // 41.9 °C is 5.1 below 47 but within 5 of 45: SEVERE; off the floor, the die's rule
-        // (the skin below its limit) steps up one level.
+        // (the skin below its limit) leaves the OS's level one step per poll.
         assert_eq!(g.poll(50.0, 41.9, 0.0), Some((3, 2)));
-        assert_eq!((g.status(), g.cause()), (ThermalStatus::Severe, ThrottleCause::Die));
+        assert_eq!((g.status(), g.cause()), (ThermalStatus::Severe, ThrottleCause::OsStatus));
         // 39.9 °C: 5.1 below 45, within 5 of 43: MODERATE.
         assert_eq!(g.poll(50.0, 39.9, 0.0), Some((2, 1)));
         assert_eq!(g.status(), ThermalStatus::Moderate);
@@ -388,6 +395,21 @@ mod tests {
         g.poll(50.0, 56.0, 0.0);
         assert_eq!(g.status(), ThermalStatus::Shutdown);
         assert_eq!(g.shutdown_skin_c(), Some(55.0));
+        // NaN leaves a status unreached: a shutdown alone, as the HAL writes it.
+        let mut only = spec.clone();
+        only.status_skin_c = vec![f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, 55.0];
+        let mut g = Governor::new(&only);
+        g.poll(50.0, 54.0, 0.0);
+        // No status below 55 °C, so no floor: the skin's trip rule alone (one level per poll).
+        assert_eq!((g.status(), g.level(), g.cause()), (ThermalStatus::None, 1, ThrottleCause::Skin));
+        g.poll(50.0, 55.0, 0.0);
+        assert_eq!((g.status(), g.shutdown_skin_c()), (ThermalStatus::Shutdown, Some(55.0)));
+        // Within the hysteresis of 55 °C it stays; below, the unreached statuses are skipped.
+        g.poll(50.0, 52.0, 0.0);
+        assert_eq!(g.status(), ThermalStatus::Shutdown);
+        g.poll(50.0, 49.0, 0.0);
+        assert_eq!(g.status(), ThermalStatus::None);
+        assert!(ThermalSpec { governor: only, ..chain() }.validate().is_ok());
         // Without thresholds the status never leaves NONE.
         let mut g = Governor::new(&governor_spec());
         g.poll(50.0, 80.0, 0.0);
@@ -431,10 +453,10 @@ mod tests {
         assert_eq!((g.budget_w(), g.level(), g.cause()), (0.0, 3, ThrottleCause::PowerBudget));
         // 65 °C again: P = 4 W (the integral only grows above the control temperature and
         // still holds −1.2 K·s: 4 − 0.12 = 3.88 W) asks for level 1, but the die's rule leaves
-        // its level one step per poll: level 2, then 1.
+        // the budget's level one step per poll: level 2, then 1, the budget's still.
         assert_eq!(g.poll(65.0, 30.0, 5.0), Some((3, 2)));
         assert!((g.budget_w() - 3.88).abs() < 1e-12, "{}", g.budget_w());
-        assert_eq!(g.cause(), ThrottleCause::Die);
+        assert_eq!(g.cause(), ThrottleCause::PowerBudget);
         assert_eq!(g.poll(65.0, 30.0, 5.0), Some((2, 1)));
         // The die's rule would now leave level 1 (65 < 75 − 5); the budget holds it.
         assert_eq!(g.poll(65.0, 30.0, 5.0), None);

@@ -151,16 +151,16 @@ impl Heat {
     }
 
     /// Integrate the network up to `t` under `dynamic_w` and `dram_w`: the energy of the
-    /// interval, J, or None when `t` is not later than the last integration or there is no
-    /// network.
-    pub fn advance(&mut self, t: Nanos, dynamic_w: f64, dram_w: f64) -> Option<f64> {
+    /// interval, J, and its length, s; None when `t` is not later than the last integration
+    /// or there is no network.
+    pub fn advance(&mut self, t: Nanos, dynamic_w: f64, dram_w: f64) -> Option<(f64, f64)> {
         if t <= self.last {
             return None;
         }
         let dt = to_s(t - self.last);
         self.last = t;
         let (th, _) = self.net.as_mut()?;
-        Some(th.advance(dt, dynamic_w, dram_w))
+        Some((th.advance(dt, dynamic_w, dram_w), dt))
     }
 }
 
@@ -227,6 +227,7 @@ mod fixtures {
             status_skin_c: Vec::new(),
             unit_trip_offset_c: Default::default(),
             power_budget: None,
+            mem_steps_accelerators_only: false,
         }
     }
 }
