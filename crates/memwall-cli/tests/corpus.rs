@@ -502,9 +502,10 @@ fn sustained_cases() -> Vec<Case> {
         ("no iterations column", sustained(",iterations,", ",iteration,"), &["line 1", "iterations"]),
         (
             "iterations that would run for ever",
-            sustained(",0,3,10,", ",0,4000000000,10,"),
+            sustained(",0,3,10,", ",0,4000000000,0,"),
             &["line 4", "iterations", "4000000000"],
         ),
+        ("a day of idle time and more", sustained(",0,3,10,", ",0,1000,86400,"), &["line 4", "gap_s", "86400"]),
         ("a start in the sun's core", sustained(",0,3,10,", ",0,3,10,1e9"), &["line 4", "start_c", "1e9"]),
     ];
     tables
