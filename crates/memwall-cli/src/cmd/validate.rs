@@ -13,7 +13,7 @@ pub(crate) fn validate(
     out: Option<&std::path::Path>,
     engines_dir: Option<&std::path::Path>,
 ) -> Result<()> {
-    let outputs: Vec<(&str, &std::path::Path)> = out.map(|p| ("--out", p)).into_iter().collect();
+    let outputs = out_flag(out);
     eprintln!("validating the published rows (fitting every engine, then once per device left out)...");
     let r = memwall_lab::report::validate_devices(table, &outputs)?;
     let v = &r.validation;
@@ -169,7 +169,7 @@ pub(crate) fn validate(
 /// `memwall validate --energy`: published power and energy per token against memwall's, each
 /// at the boundary its source measured ([`memwall_lab::report::validate_energy`]).
 pub(crate) fn validate_energy(table: Option<&std::path::Path>, out: Option<&std::path::Path>) -> Result<()> {
-    let outputs: Vec<(&str, &std::path::Path)> = out.map(|p| ("--out", p)).into_iter().collect();
+    let outputs = out_flag(out);
     let r = memwall_lab::report::validate_energy(table, &outputs)?;
     let v = &r.validation;
     let header: Vec<String> = [
@@ -265,7 +265,7 @@ pub(crate) fn validate_energy(table: Option<&std::path::Path>, out: Option<&std:
 /// `memwall validate --sustained`: published sustained runs simulated on the presets' thermal
 /// networks or their class networks ([`memwall_lab::report::validate_sustained`]).
 pub(crate) fn validate_sustained(table: Option<&std::path::Path>, out: Option<&std::path::Path>) -> Result<()> {
-    let outputs: Vec<(&str, &std::path::Path)> = out.map(|p| ("--out", p)).into_iter().collect();
+    let outputs = out_flag(out);
     let r = memwall_lab::report::validate_sustained(table, &outputs)?;
     let v = &r.validation;
     let header: Vec<String> = [
@@ -337,6 +337,11 @@ pub(crate) fn validate_sustained(table: Option<&std::path::Path>, out: Option<&s
     );
     print_set_aside(&v.excluded);
     write_report(out, memwall_lab::columns::SUSTAINED_REPORT_COLUMNS, &v.checks)
+}
+
+/// The `--out` report as the (flag, path) a validation checks against its inputs.
+fn out_flag(out: Option<&std::path::Path>) -> Vec<(&'static str, &std::path::Path)> {
+    out.map(|p| ("--out", p)).into_iter().collect()
 }
 
 /// Print the rows a validation set aside, each with its reason.
