@@ -60,7 +60,7 @@ pub fn default_engine(device: &DeviceSpec, unit: Backend) -> Result<DefaultEngin
 }
 
 /// The median of `xs` (None when empty).
-fn median(mut xs: Vec<f64>) -> Option<f64> {
+pub fn median(mut xs: Vec<f64>) -> Option<f64> {
     if xs.is_empty() {
         return None;
     }

@@ -346,11 +346,7 @@ pub fn validate_sustained(table: Option<&Path>, outputs: &[(&str, &Path)]) -> Re
     let rows = sustained_rows(table)?;
     let validation = memwall_calib::sustained::validate_sustained(&rows)?;
     let c = &validation.checks;
-    let median = |mut v: Vec<f64>| -> Option<f64> {
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        (n > 0).then(|| if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 })
-    };
+    let median = crate::defaults::median;
     let pp: Vec<f64> = c.iter().filter_map(|r| r.retained_error_pp()).map(f64::abs).collect();
     let pp_rows = pp.len();
     let t25_published = c.iter().filter(|r| r.measured_t25_s.is_some()).count();

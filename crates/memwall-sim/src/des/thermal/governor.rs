@@ -160,11 +160,6 @@ impl Governor {
         self.spec.poll_s
     }
 
-    /// Skin temperature at which the OS ends the app, °C (None: never).
-    pub fn shutdown_skin_c(&self) -> Option<f64> {
-        self.spec.shutdown_skin_c()
-    }
-
     /// One poll at die temperature `die_c` and skin temperature `skin_c` (°C).
     ///
     /// The target is the number of trip points the die exceeds (`T > trip_c[i]`). Above the
@@ -394,7 +389,7 @@ mod tests {
         // 56 °C: SHUTDOWN at once, from any status.
         g.poll(50.0, 56.0, 0.0);
         assert_eq!(g.status(), ThermalStatus::Shutdown);
-        assert_eq!(g.shutdown_skin_c(), Some(55.0));
+        assert_eq!(spec.shutdown_skin_c(), Some(55.0));
         // NaN leaves a status unreached: a shutdown alone, as the HAL writes it.
         let mut only = spec.clone();
         only.status_skin_c = vec![f64::NAN, f64::NAN, f64::NAN, f64::NAN, f64::NAN, 55.0];
@@ -403,7 +398,7 @@ mod tests {
         // No status below 55 °C, so no floor: the skin's trip rule alone (one level per poll).
         assert_eq!((g.status(), g.level(), g.cause()), (ThermalStatus::None, 1, ThrottleCause::Skin));
         g.poll(50.0, 55.0, 0.0);
-        assert_eq!((g.status(), g.shutdown_skin_c()), (ThermalStatus::Shutdown, Some(55.0)));
+        assert_eq!((g.status(), only.shutdown_skin_c()), (ThermalStatus::Shutdown, Some(55.0)));
         // Within the hysteresis of 55 °C it stays; below, the unreached statuses are skipped.
         g.poll(50.0, 52.0, 0.0);
         assert_eq!(g.status(), ThermalStatus::Shutdown);
@@ -413,7 +408,7 @@ mod tests {
         // Without thresholds the status never leaves NONE.
         let mut g = Governor::new(&governor_spec());
         g.poll(50.0, 80.0, 0.0);
-        assert_eq!((g.status(), g.shutdown_skin_c()), (ThermalStatus::None, None));
+        assert_eq!((g.status(), governor_spec().shutdown_skin_c()), (ThermalStatus::None, None));
     }
 
     /// The power budget by hand (Linux's power_allocator): sustainable 2 W, switch-on 60 °C,
