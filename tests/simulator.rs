@@ -525,3 +525,24 @@ fn todays_layer_stacks_agree_in_both_engines() {
         }
     }
 }
+
+#[test]
+fn a_power_mode_slows_the_units_and_cuts_their_power_by_its_clocks() {
+    use memwall::sim::cost::unit::resolve;
+    let on = |device: &str| {
+        let mut s = scenario("llama-3.2-1b", device, "Q4_K_M");
+        s.workload.backend = Backend::Gpu;
+        s.assume_defaults = true;
+        resolve(&s).unwrap()
+    };
+    let (maxn, m15) = (on("jetson-orin-nano-super-8gb"), on("jetson-orin-nano-super-8gb@15W"));
+    // nvpmodel's 15W: GPU at 612 of 1020 MHz = 0.6 of its arithmetic and, with V = 1 − 0.52 × 0.4
+    // = 0.792, 0.6 × 0.792² = 0.376358 of its power; EMC at 2133 MHz: 4266 of 6400 MT/s of
+    // DRAM bandwidth.
+    let ratio = |a: Option<f64>, b: Option<f64>| a.unwrap() / b.unwrap();
+    assert!((ratio(m15.peak_macs_per_s, maxn.peak_macs_per_s) - 0.6).abs() < 1e-12);
+    assert!((ratio(m15.power_w, maxn.power_w) - 0.376358).abs() < 1e-6);
+    assert!((m15.dram_gbps / maxn.dram_gbps - 4266.0 / 6400.0).abs() < 1e-12);
+    // The class default power (the preset states none) is the one scaled, and still labelled.
+    assert!(m15.assumed.contains(&"accelerators.gpu_power_w"));
+}

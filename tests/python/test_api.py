@@ -162,3 +162,15 @@ def test_the_device_database_is_a_table_and_its_names_are_devices():
     assert row["decode_tok_s"] > 0 and "memory.achievable_fraction" in row["assumed"]
     with pytest.raises(memwall.SpecError):
         memwall.estimate("llama-3.1-8b", "no such phone 9000")
+
+
+def test_a_device_under_a_power_mode_is_slower_and_draws_less():
+    kw = dict(backend="gpu", engine="llama.cpp", assume_defaults=True)
+    maxn = memwall.estimate("llama-3.2-3b", "jetson-orin-nano-super-8gb", **kw)
+    m15 = memwall.estimate("llama-3.2-3b", "jetson-orin-nano-super-8gb@15W", **kw)
+    assert m15["device"] == "jetson-orin-nano-super-8gb@15W"
+    # nvpmodel's 15W caps the EMC at 2133 MHz: 68.3 of 102.4 GB/s, and memory binds decode.
+    assert m15["decode_tok_s"] < 0.8 * maxn["decode_tok_s"]
+    assert m15["prefill_tok_s"] < maxn["prefill_tok_s"]
+    with pytest.raises(memwall.SpecError, match="25W"):
+        memwall.estimate("llama-3.2-3b", "jetson-orin-nano-super-8gb@25w")

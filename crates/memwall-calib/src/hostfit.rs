@@ -310,6 +310,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         thermal: None,
         sources,
         sheet: None,
+        power_modes: Vec::new(),
     };
     device.validate().map_err(|e| CalibError::Probe(format!("the fitted device is invalid: {e}")))?;
     let engine = EngineSpec {

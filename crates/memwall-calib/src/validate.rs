@@ -299,7 +299,7 @@ pub fn naive_prefill_roofline_tok_s(s: &Scenario) -> f64 {
             .iter()
             .map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * cl.int8_macs_per_cycle())
             .sum(),
-        memwall_spec::Backend::Gpu => a.gpu_fp16_tflops.map_or(f64::NAN, |t| t * 1e12 / 2.0),
+        memwall_spec::Backend::Gpu => s.device.gpu_fp16_tflops_at_clock().map_or(f64::NAN, |t| t * 1e12 / 2.0),
         memwall_spec::Backend::Npu => a.npu_int8_tops.map_or(f64::NAN, |t| t * 1e12 / 2.0),
     };
     peak / s.model.params().active_per_token as f64

@@ -606,6 +606,7 @@ impl Chip {
             battery: None::<BatterySpec>,
             sources,
             sheet: Some(self.id.clone()),
+            power_modes: Vec::new(),
         })
     }
 }

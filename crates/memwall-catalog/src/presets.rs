@@ -195,7 +195,13 @@ pub fn import_model_as(path: &str, kind: memwall_import::ModelFile) -> Result<me
 /// A device by preset name or `.toml` path, else from the device database by chip id (with
 /// its RAM: `snapdragon-8-gen3-12gb`) or by a name users type (`Galaxy S24 Ultra`),
 /// validated.
+///
+/// `name@mode` is the device under its power mode `mode` ([`DeviceSpec::with_power_mode`]:
+/// `jetson-orin-nano-super-8gb@25W`), unless a file of that very name exists.
 pub fn load_device(name: &str) -> Result<DeviceSpec> {
+    if let Some((base, mode)) = power_mode_ref(name) {
+        return load_device(base)?.with_power_mode(mode).map_err(|e| CatalogError::Spec(e.within("device")));
+    }
     if find(DEVICES, name).is_none()
         && !is_path(name)
         && std::fs::symlink_metadata(name).is_err()
@@ -216,6 +222,16 @@ pub fn load_device(name: &str) -> Result<DeviceSpec> {
         return Ok(d);
     }
     load(name, "device", DEVICES, DeviceSpec::validate)
+}
+
+/// `name` as a device and its power mode (`jetson-orin-nano-super-8gb@25W`, `dev.toml@15W`;
+/// an empty mode is one no device has), unless nothing precedes the last `@`, the mode looks
+/// like a path, or a preset or file has
+/// that very name.
+fn power_mode_ref(name: &str) -> Option<(&str, &str)> {
+    let (base, mode) = name.rsplit_once('@')?;
+    (!base.is_empty() && !is_path(mode) && find(DEVICES, name).is_none() && std::fs::symlink_metadata(name).is_err())
+        .then_some((base, mode))
 }
 
 /// A spec by preset name or `.toml` path, validated; errors about a file's field name its line.
@@ -272,12 +288,14 @@ pub fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> 
             .map_err(|e| CatalogError::Spec(SpecError::invalid("model", name, e.to_string())));
     }
     if kind == "device"
-        && find(DEVICES, name).is_none()
-        && !is_path(name)
-        && std::fs::symlink_metadata(name).is_err()
-        && crate::device_db::lookup(name).is_some()
+        && (power_mode_ref(name).is_some()
+            || find(DEVICES, name).is_none()
+                && !is_path(name)
+                && std::fs::symlink_metadata(name).is_err()
+                && crate::device_db::lookup(name).is_some())
     {
-        // A chip or a name of the device database: the device it means, as a table.
+        // A device under a power mode, or a chip or a name of the device database: the
+        // device it means, as a table.
         let d = load_device(name)?;
         return toml::Value::try_from(&d)
             .map_err(|e| CatalogError::Spec(SpecError::invalid("device", name, e.to_string())));
@@ -294,6 +312,29 @@ pub fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jetson_runs_under_the_power_modes_nvpmodel_ships() {
+        let maxn = load_device("jetson-orin-nano-super-8gb").unwrap();
+        assert_eq!(maxn.power_mode_names(), ["15W", "25W", "MAXN_SUPER"]);
+        let m25 = load_device("jetson-orin-nano-super-8gb@25W").unwrap();
+        assert_eq!(m25.name, "jetson-orin-nano-super-8gb@25W");
+        // 25W: A78AE cores at 1344 MHz, the GPU at 918 of 1020 MHz, DRAM at 6400 MT/s.
+        assert!(m25.clusters.iter().all(|c| (c.max_ghz - 1.344).abs() < 1e-12));
+        assert!((m25.gpu_fp16_tflops_at_clock().unwrap() - 16.7 * 0.9).abs() < 1e-9);
+        assert_eq!(m25.memory.peak_gbps(), maxn.memory.peak_gbps());
+        // 15W: EMC 2133 MHz = 4266 MT/s on 128 bits = 68.256 GB/s.
+        let m15 = load_device("jetson-orin-nano-super-8gb@15W").unwrap();
+        assert!((m15.memory.peak_gbps() - 68.256).abs() < 1e-9);
+        // The mode's source travels with the device.
+        assert!(m15.sources["power_mode"].contains("nvpmodel_p3767_0003_super.conf"));
+        // A mode is applied once.
+        let e = load_device("jetson-orin-nano-super-8gb@25W@15W").unwrap_err().to_string();
+        assert!(e.contains("power_mode") && e.contains("lists no [[power_modes]]"), "{e}");
+        // An empty mode is a mode no device has, not a name for the device database.
+        let e = load_device("jetson-orin-nano-super-8gb@").unwrap_err().to_string();
+        assert!(e.contains("power_mode") && e.contains("15W, 25W, MAXN_SUPER"), "{e}");
+    }
 
     #[test]
     fn an_engine_without_a_cpu_table_borrows_the_one_it_names() {

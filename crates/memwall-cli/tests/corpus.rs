@@ -408,6 +408,30 @@ fn names_and_files() -> Vec<Case> {
             &["both a device preset and a file"],
         ),
         case(
+            "power mode unknown",
+            &[],
+            &["estimate", "--model", "llama-3.2-1b", "--device", "jetson-orin-nano-super-8gb@9W"],
+            &["device.power_mode", "9W", "15W, 25W, MAXN_SUPER"],
+        ),
+        case(
+            "power mode of a device without modes",
+            &[],
+            &["estimate", "--model", "llama-3.2-1b", "--device", "raspberry-pi-5-8gb@25W"],
+            &["device.power_mode", "lists no [[power_modes]]"],
+        ),
+        case(
+            "power mode with more cores than the device",
+            &[(
+                "d.toml",
+                Make::Text(format!(
+                    "{}\n[[power_modes]]\nname = \"x\"\ncpu_cores_online = 99\n",
+                    memwall_lab::presets::device_text(PI).unwrap()
+                )),
+            )],
+            &["estimate", "--model", "llama-3.2-1b", "--device", "d.toml@x"],
+            &["power_modes[0].cpu_cores_online", "99"],
+        ),
+        case(
             "calibrate model both",
             &[("b.json", good_bench()), ("llama-3.2-1b", junk())],
             &calibrate("b.json", &["--out", "pi.toml"]),

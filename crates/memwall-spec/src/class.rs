@@ -79,6 +79,19 @@ pub fn dvfs_volt(f: f64) -> f64 {
     1.0 - DVFS_VOLT_SLOPE * (1.0 - f)
 }
 
+/// Dynamic power of a unit at a DVFS level: `P = p_max_w × f × V²`, watts, with `f` and `V`
+/// fractions of their top-level values.
+pub fn dynamic_power_w(p_max_w: f64, freq_scale: f64, volt_scale: f64) -> f64 {
+    p_max_w * freq_scale * volt_scale * volt_scale
+}
+
+/// A unit's dynamic power at clock `f` (a fraction of its top clock) on a ladder of no
+/// published table, as a share of its power at the top: `f × dvfs_volt(f)²`
+/// ([`dynamic_power_w`], [`dvfs_volt`]); at 0.6 of the clock 0.6 × 0.792² = 0.376.
+pub fn dvfs_power_share(f: f64) -> f64 {
+    dynamic_power_w(1.0, f, dvfs_volt(f))
+}
+
 /// Whether a class ladder's memory bandwidth follows its clock levels ([`ladder`]).
 #[derive(Clone, Copy, PartialEq)]
 enum Memory {

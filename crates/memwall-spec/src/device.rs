@@ -147,6 +147,10 @@ pub struct AcceleratorSpec {
     /// Share of the peak DRAM bandwidth the NPU's streaming reads reach.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub npu_bandwidth_fraction: Option<f64>,
+    /// The GPU's top clock as a share of the clock `gpu_fp16_tflops` and `gpu_power_w` are
+    /// stated at (a power mode's cap, [`crate::power_mode`]); absent: 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_clock_fraction: Option<f64>,
 }
 
 /// Storage the model is loaded (or paged) from.
@@ -375,6 +379,11 @@ pub struct DeviceSpec {
     /// `assume_defaults`, each listed in the results' `assumed` column.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sheet: Option<String>,
+    /// The clock caps the vendor ships as named modes (`[[power_modes]]`; Jetson's nvpmodel
+    /// modes), the device's own figures being its fastest mode's; `device@mode` picks one
+    /// ([`DeviceSpec::with_power_mode`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub power_modes: Vec<crate::power_mode::PowerModeSpec>,
 }
 
 impl DeviceSpec {
@@ -590,6 +599,7 @@ impl DeviceSpec {
         for (name, v) in [
             ("accelerators.gpu_bandwidth_fraction", a.gpu_bandwidth_fraction),
             ("accelerators.npu_bandwidth_fraction", a.npu_bandwidth_fraction),
+            ("accelerators.gpu_clock_fraction", a.gpu_clock_fraction),
         ] {
             if let Some(v) = v {
                 fraction(name, v)?;
@@ -600,6 +610,13 @@ impl DeviceSpec {
         non_negative("power.idle_w", self.power.idle_w)?;
         if let Some(t) = &self.thermal {
             t.validate().map_err(|e| e.within("thermal"))?;
+        }
+        let cores = self.clusters.iter().map(|c| c.cores).sum();
+        for (i, m) in self.power_modes.iter().enumerate() {
+            m.validate(cores).map_err(|e| e.within(&format!("power_modes[{i}]")))?;
+            if self.power_modes[..i].iter().any(|o| o.name == m.name) {
+                return Err(SpecError::invalid(format!("power_modes[{i}].name"), &m.name, "appears twice"));
+            }
         }
         Ok(())
     }

@@ -23,6 +23,7 @@ pub mod engine;
 pub mod error;
 pub mod mix;
 pub mod model;
+pub mod power_mode;
 pub mod quant;
 pub mod scenario;
 pub mod sim;
@@ -44,6 +45,7 @@ pub use model::{
     LayerKind, LinearSpec, MlaSpec, ModelSpec, MoeSpec, ParamCounts, PerLayerEmbeddingSpec, ShortConvSpec, SsmKind,
     SsmSpec, StoredTensor, Tensor, TensorClass,
 };
+pub use power_mode::PowerModeSpec;
 pub use quant::{ChannelQuant, Fp8Kind, Fp8Quant, Fp8Scale, GgmlType, GroupQuant, QuantFormat, ScaleDtype};
 pub use scenario::Scenario;
 pub use sim::{

@@ -117,8 +117,11 @@ fn optional(
 
 /// The GPU power a device that states none is assumed to draw ([`defaults::gpu_power_w`]: by
 /// its GPU's size on Apple GPUs, by class otherwise).
+/// The class default of a GPU's power at the clock it runs: the default at its stated clock
+/// (`memwall_spec::class::gpu_power_w`) times its power mode's share
+/// ([`memwall_spec::DeviceSpec::gpu_power_share`]).
 fn gpu_power_default(d: &memwall_spec::DeviceSpec) -> f64 {
-    defaults::gpu_power_w(d.kind, d.accelerators.gpu_vendor, d.accelerators.gpu_fp16_tflops)
+    defaults::gpu_power_w(d.kind, d.accelerators.gpu_vendor, d.accelerators.gpu_fp16_tflops) * d.gpu_power_share()
 }
 
 /// Refuse a unit without a power figure where power drives the result (a thermal
@@ -200,13 +203,19 @@ pub fn resolve_on(s: &Scenario, backend: Backend) -> Result<UnitModel, SimError>
         }
         Backend::Gpu => {
             let t = figure(
-                a.gpu_fp16_tflops,
-                defaults::gpu_fp16_tflops(kind),
+                d.gpu_fp16_tflops_at_clock(),
+                defaults::gpu_fp16_tflops(kind) * a.gpu_clock_fraction.unwrap_or(1.0),
                 "accelerators.gpu_fp16_tflops",
                 (s, backend),
                 &mut assumed,
             )?;
-            let p = optional(a.gpu_power_w, gpu_power_default(d), "accelerators.gpu_power_w", s, &mut assumed);
+            let p = optional(
+                a.gpu_power_w.map(|w| w * d.gpu_power_share()),
+                gpu_power_default(d),
+                "accelerators.gpu_power_w",
+                s,
+                &mut assumed,
+            );
             (None, Some(t * 1e12 / 2.0), p)
         }
         Backend::Npu => {

@@ -109,7 +109,7 @@ impl Governor {
         let k_p = if e >= 0.0 { k_pu } else { k_po };
         self.budget_w = (b.sustainable_w + k_p * e + b.k_i_w_per_k_s * self.budget_integral).max(0.0);
         let g = &self.spec;
-        let power = |i: usize| unit_w * g.freq_steps[i] * g.volt_steps[i] * g.volt_steps[i];
+        let power = |i: usize| memwall_spec::class::dynamic_power_w(unit_w, g.freq_steps[i], g.volt_steps[i]);
         (0..g.freq_steps.len()).find(|&i| power(i) <= self.budget_w).unwrap_or(g.freq_steps.len() - 1)
     }
 

@@ -18,11 +18,7 @@ use crate::SimError;
 /// Reference die temperature of the leakage law, °C.
 pub const LEAKAGE_REF_C: f64 = 25.0;
 
-/// Dynamic power of the compute units at a DVFS level: `P = p_max_w × f × V²`, watts, with
-/// `f` and `V` fractions of their level-0 values.
-pub fn dynamic_power_w(p_max_w: f64, freq_scale: f64, volt_scale: f64) -> f64 {
-    p_max_w * freq_scale * volt_scale * volt_scale
-}
+pub use memwall_spec::class::dynamic_power_w;
 
 /// Static power at die temperature `die_c` (°C): `static_w × (1 + leakage_per_c × (T_die − 25))`,
 /// watts, never below 0.
