@@ -7,7 +7,7 @@
 
 use memwall::lab::presets::DEVICES;
 use memwall::lab::{load_device, load_model};
-use memwall::sim::des::{Phase, VecSink, simulate};
+use memwall::sim::des::{Phase, TraceRow, VecSink, simulate};
 use memwall::spec::{Backend, KvQuant, Scenario, SimConfig, ThermalSpec, ThermalStatus, WeightQuant, Workload};
 
 /// How far above its critical temperature (the highest trip point + 20 °C unless the
@@ -499,4 +499,48 @@ fn a_power_budget_holds_the_unit_near_its_sustainable_power() {
         sink.rows.iter().filter(|x| x.phase == Phase::Decode && x.die_c > 60.5).map(|x| x.unit_power_w).collect();
     assert!(!hot.is_empty());
     assert!(hot.iter().all(|&p| p <= 3.0 * 1.01), "{:?}", hot.iter().fold(0.0f64, |a, &b| a.max(b)));
+}
+
+/// A package power limit (sustained 4 W, burst 12 W, tau 5 s; Intel's PL1 / PL2 / Tau) on a
+/// phone CPU whose trip points are out of reach: the run starts unthrottled, the limit acts no
+/// sooner than the average could reach 4 W, and from then on the package's mean power (units
+/// and static, not DRAM) stays at the sustained limit.
+#[test]
+fn a_package_power_limit_holds_the_average_at_its_sustained_figure() {
+    let mut s = scenario("llama-3.2-3b", "snapdragon-8-gen3-16gb", "Q4_K_M", 64, 1500, 512);
+    let mut net = network(&s);
+    net.governor.trip_c = (0..net.governor.trip_c.len()).map(|i| 200.0 + i as f64).collect();
+    net.governor.critical_c = None;
+    net.governor.skin_limit_c = 200.0;
+    net.governor.status_skin_c.clear();
+    let limit = memwall::spec::PowerLimitSpec { sustained_w: 4.0, burst_w: 12.0, tau_s: 5.0 };
+    net.governor.power_limit = Some(limit);
+    s.sim.thermal.spec = Some(net);
+    let mut sink = VecSink::default();
+    let r = simulate(&s, &mut sink).unwrap();
+    let first = sink.rows.iter().find(|x| x.events.contains("(power_limit)")).expect("the limit acted");
+    // Every step down is the limit's (the die's rule only hands levels back, one per poll).
+    for e in sink.rows.iter().flat_map(|x| x.events.iter()) {
+        if let memwall::sim::des::SimEvent::Throttle { from, to, by } = e {
+            assert!(to < from || *by == memwall::sim::des::ThrottleCause::PowerLimit, "{e}");
+        }
+    }
+    // The package at full clock draws at most `p_max`; from 0, its average reaches 4 W no
+    // sooner than −tau ln(1 − 4 / p_max).
+    let package = |x: &TraceRow| x.energy_j / x.latency_s - x.dram_power_w;
+    let busy: Vec<&TraceRow> = sink.rows.iter().filter(|x| x.latency_s > 0.0).collect();
+    let p_max = busy.iter().map(|x| package(x)).fold(0.0f64, f64::max);
+    assert!(p_max > 4.0, "the CPU draws more than the sustained limit ({p_max} W)");
+    let earliest = -5.0 * (1.0 - 4.0 / p_max).ln();
+    assert!(
+        first.time_s >= earliest - 0.2,
+        "acted at {} s, the average cannot reach 4 W before {earliest} s",
+        first.time_s
+    );
+    assert_eq!(r.throttle_onset_s.map(|t| t >= earliest - 0.2), Some(true));
+    // After ten time constants the package's mean power sits at the sustained limit.
+    let late: Vec<&&TraceRow> = busy.iter().filter(|x| x.time_s > first.time_s + 50.0).collect();
+    assert!(late.len() > 100, "a long run ({} late rows)", late.len());
+    let (e, t) = late.iter().fold((0.0, 0.0), |(e, t), x| (e + package(x) * x.latency_s, t + x.latency_s));
+    assert!((e / t - 4.0).abs() < 0.4, "mean package power {} W against 4 W", e / t);
 }

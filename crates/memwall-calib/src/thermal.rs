@@ -475,6 +475,7 @@ pub fn governor(freq: Vec<f64>, trip_c: f64, spacing_c: f64) -> GovernorSpec {
         // Fitted on GPU runs: the phone's CPU and NPU trip later.
         unit_trip_offset_c: memwall_spec::class::PHONE_UNIT_TRIP_OFFSET_C,
         power_budget: None,
+        power_limit: None,
         mem_steps_accelerators_only: false,
     }
 }

@@ -131,6 +131,7 @@ fn ladder(freq: &[f64], first_trip_c: f64, step_c: f64, skin_limit_c: f64, memor
         status_skin_c: Vec::new(),
         unit_trip_offset_c: UnitTripOffsets::default(),
         power_budget: None,
+        power_limit: None,
         mem_steps_accelerators_only: memory == Memory::FollowsClock,
     }
 }
@@ -170,6 +171,7 @@ pub fn generic_phone_network() -> ThermalSpec {
             status_skin_c: PHONE_STATUS_SKIN_C.to_vec(),
             unit_trip_offset_c: PHONE_UNIT_TRIP_OFFSET_C,
             power_budget: None,
+            power_limit: None,
             mem_steps_accelerators_only: false,
         },
         source: "generic phone: mean of the fitted A18 Pro and Snapdragon 8 Elite networks (not fitted to this device)"

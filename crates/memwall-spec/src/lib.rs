@@ -51,7 +51,9 @@ pub use scenario::Scenario;
 pub use sim::{
     BackgroundEvent, CacheMode, MemorySim, PolicySpec, Routing, Session, SimConfig, StorageSim, ThermalSim, Turn,
 };
-pub use thermal::{GovernorSpec, PowerBudgetSpec, Sensor, ThermalNode, ThermalSpec, ThermalStatus, UnitTripOffsets};
+pub use thermal::{
+    GovernorSpec, PowerBudgetSpec, PowerLimitSpec, Sensor, ThermalNode, ThermalSpec, ThermalStatus, UnitTripOffsets,
+};
 pub use workload::{Backend, ContextPolicy, KvQuant, Workload};
 
 /// Parse a TOML document into a spec type, mapping parser errors to [`SpecError::Parse`]

@@ -90,6 +90,45 @@ pub struct GovernorSpec {
     /// Absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_budget: Option<PowerBudgetSpec>,
+    /// A package power limit beside the temperature controllers (Intel's running-average
+    /// power limit, PL1 / PL2 / Tau; AMD's PPT): it holds the level whose package power fits
+    /// the limit in force, whatever the temperatures. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_limit: Option<PowerLimitSpec>,
+}
+
+/// A package power limit (`governor.power_limit`), as Intel's running-average power limit
+/// enforces one (Intel 64 and IA-32 SDM vol. 3B §15.10, "Platform Specific Power Management
+/// Support": `MSR_PKG_POWER_LIMIT`'s Power Limit #1 over its time window, Power Limit #2 over a
+/// short one). The package's power `P` (its units' dynamic and static power, not the DRAM's)
+/// is averaged with time constant `tau_s`: `dP̄/dt = (P − P̄) / tau_s`. While `P̄ <
+/// sustained_w` the package may draw `burst_w`; from then on `sustained_w`. The governor
+/// holds the shallowest level whose `P_unit f V² + P_static` fits the limit in force. From
+/// idle at a draw of `burst_w`, the average reaches `sustained_w` after
+/// `−tau_s ln(1 − sustained_w / burst_w)`: 21.5 s at 15 / 28 W and 28 s.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerLimitSpec {
+    /// The limit on the average, W (Intel's PL1, "long duration").
+    pub sustained_w: f64,
+    /// The limit while the average is under `sustained_w`, W (PL2, "short duration"); at
+    /// least `sustained_w`.
+    pub burst_w: f64,
+    /// The average's time constant, s (PL1's time window, "Tau").
+    pub tau_s: f64,
+}
+
+impl PowerLimitSpec {
+    /// The limit in force with the average at `avg_w`, W.
+    pub fn limit_w(&self, avg_w: f64) -> f64 {
+        if avg_w < self.sustained_w { self.burst_w } else { self.sustained_w }
+    }
+
+    /// The average after `dt_s` seconds at a constant `p_w`, from `avg_w`, W: `p + (avg − p)
+    /// e^{−dt/tau}` (the exact solution of `dP̄/dt = (P − P̄) / tau`).
+    pub fn average_after(&self, avg_w: f64, p_w: f64, dt_s: f64) -> f64 {
+        p_w + (avg_w - p_w) * (-dt_s / self.tau_s).exp()
+    }
 }
 
 /// Which node a controller reads.
@@ -484,6 +523,20 @@ impl ThermalSpec {
                 }
             }
             non_negative("governor.power_budget.k_i_w_per_k_s", b.k_i_w_per_k_s)?;
+        }
+        if let Some(l) = &g.power_limit {
+            positive("governor.power_limit.sustained_w", l.sustained_w)?;
+            positive("governor.power_limit.burst_w", l.burst_w)?;
+            crate::bounds::at_most("governor.power_limit.burst_w", l.burst_w, crate::bounds::MAX_WATTS, "W")?;
+            if l.burst_w < l.sustained_w {
+                return Err(SpecError::invalid(
+                    "governor.power_limit.burst_w",
+                    l.burst_w,
+                    format!("must be at least sustained_w ({} W)", l.sustained_w),
+                ));
+            }
+            positive("governor.power_limit.tau_s", l.tau_s)?;
+            crate::bounds::at_most("governor.power_limit.tau_s", l.tau_s, crate::bounds::MAX_SECONDS, "s")?;
         }
         if let Some(c) = g.critical_c {
             finite("governor.critical_c", c)?;

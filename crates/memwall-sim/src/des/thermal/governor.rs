@@ -17,6 +17,8 @@ pub enum ThrottleCause {
     OsStatus,
     /// The power-budget controller ([`memwall_spec::PowerBudgetSpec`]).
     PowerBudget,
+    /// The package power limit ([`memwall_spec::PowerLimitSpec`]).
+    PowerLimit,
 }
 
 impl ThrottleCause {
@@ -27,6 +29,7 @@ impl ThrottleCause {
             ThrottleCause::Skin => "skin",
             ThrottleCause::OsStatus => "os_status",
             ThrottleCause::PowerBudget => "power_budget",
+            ThrottleCause::PowerLimit => "power_limit",
         }
     }
 }
@@ -56,6 +59,10 @@ pub struct Governor {
     budget_integral: f64,
     /// The budget it granted at the last poll, W (infinite below its switch-on temperature).
     budget_w: f64,
+    /// The package power limit's running average of package power, W.
+    package_avg_w: f64,
+    /// The package's static power at the last observation, W.
+    static_w: f64,
 }
 
 impl Governor {
@@ -79,7 +86,37 @@ impl Governor {
             cause: ThrottleCause::Die,
             budget_integral: 0.0,
             budget_w: f64::INFINITY,
+            package_avg_w: 0.0,
+            static_w: 0.0,
         }
+    }
+
+    /// Tell the package power limit that the package drew `package_w` (its units' dynamic and
+    /// static power) on average over the last `dt_s` seconds, its static power now being
+    /// `static_w`: the running average moves as [`memwall_spec::PowerLimitSpec::average_after`].
+    pub fn observe(&mut self, dt_s: f64, package_w: f64, static_w: f64) {
+        if let Some(l) = self.spec.power_limit {
+            self.package_avg_w = l.average_after(self.package_avg_w, package_w, dt_s);
+        }
+        self.static_w = static_w;
+    }
+
+    /// The package power limit's running average, W (0 without one).
+    pub fn package_avg_w(&self) -> f64 {
+        self.package_avg_w
+    }
+
+    /// The package power limit's ask for a unit drawing `unit_w` at full clock: the
+    /// shallowest level whose `unit_w × f × V²` plus the static power fits the limit in force
+    /// ([`memwall_spec::PowerLimitSpec::limit_w`]), the deepest when none does; level 0 without
+    /// a limit.
+    fn limit_level(&self, unit_w: f64) -> usize {
+        let Some(l) = self.spec.power_limit else { return 0 };
+        let limit = l.limit_w(self.package_avg_w);
+        let g = &self.spec;
+        let power =
+            |i: usize| memwall_spec::class::dynamic_power_w(unit_w, g.freq_steps[i], g.volt_steps[i]) + self.static_w;
+        (0..g.freq_steps.len()).find(|&i| power(i) <= limit).unwrap_or(g.freq_steps.len() - 1)
     }
 
     /// The power budget granted at the last poll, W (infinite when none applies).
@@ -183,7 +220,9 @@ impl Governor {
     /// First of all the OS's thermal status follows the skin ([`GovernorSpec::status_at`]);
     /// from CRITICAL on the level in force is the deepest ([`ThrottleCause::OsStatus`]). A
     /// power-budget controller asks for the level whose power fits its budget at its sensor's
-    /// temperature, the unit drawing `unit_w` at full clock (`Governor::budget_level`).
+    /// temperature, the unit drawing `unit_w` at full clock (`Governor::budget_level`), and a
+    /// package power limit the level whose package power fits the limit in force
+    /// (`Governor::limit_level`, from what [`Governor::observe`] was told).
     /// [`Governor::cause`] tells which controller set the level.
     pub fn poll(&mut self, die_c: f64, skin_c: f64, unit_w: f64) -> Option<(usize, usize)> {
         self.status = self.spec.status_at(skin_c, self.status);
@@ -248,6 +287,8 @@ impl Governor {
             }
         };
         let (level, cause) = if budget > level { (budget, ThrottleCause::PowerBudget) } else { (level, cause) };
+        let limit = self.limit_level(unit_w);
+        let (level, cause) = if limit > level { (limit, ThrottleCause::PowerLimit) } else { (level, cause) };
         (self.level, self.cause) = if self.status >= ThermalStatus::Critical && deepest > level {
             (deepest, ThrottleCause::OsStatus)
         } else {
@@ -417,6 +458,41 @@ mod tests {
     /// 5 × f × V² per level: 5, 5 × 0.8 × 0.81 = 3.24, 5 × 0.65 × 0.6724 = 2.1853,
     /// 5 × 0.5 × 0.5625 = 1.40625 W. The die's trips (75, 85, 95 °C) and the skin stay out of
     /// the way.
+    /// A package limit of 10 W sustained, 20 W burst, tau 10 s; a unit of 16 W at full clock
+    /// beside 2 W of static power draws 16 f V² + 2 per level: 18, 16 × 0.648 + 2 = 12.368,
+    /// 16 × 0.43706 + 2 = 8.993, 16 × 0.28125 + 2 = 6.5 W. From idle at 18 W the average is
+    /// 18 (1 − e^{−t/10}): 9.912 W after 8 s (still the burst limit), and 18 − 8.088 e^{−0.02}
+    /// = 10.072 W 0.2 s later (the sustained limit: level 2, the shallowest under 10 W).
+    #[test]
+    fn power_limit_allows_the_burst_until_the_average_reaches_the_sustained_limit() {
+        let mut spec = governor_spec();
+        spec.power_limit = Some(memwall_spec::PowerLimitSpec { sustained_w: 10.0, burst_w: 20.0, tau_s: 10.0 });
+        let mut g = Governor::new(&spec);
+        assert_eq!(g.poll(50.0, 30.0, 16.0), None, "18 W fits the 20 W burst limit");
+        g.observe(8.0, 18.0, 2.0);
+        assert!((g.package_avg_w() - 18.0 * (1.0 - (-0.8f64).exp())).abs() < 1e-12);
+        assert!((g.package_avg_w() - 9.912).abs() < 1e-3);
+        assert_eq!(g.poll(50.0, 30.0, 16.0), None, "the average is under 10 W");
+        g.observe(0.2, 18.0, 2.0);
+        assert!((g.package_avg_w() - 10.072).abs() < 1e-3, "{}", g.package_avg_w());
+        assert_eq!(g.poll(50.0, 30.0, 16.0), Some((0, 2)));
+        assert_eq!(g.cause(), ThrottleCause::PowerLimit);
+        // At level 2 the package draws 8.993 W; the average falls under 10 W again after
+        // 10 ln((10.072 − 8.993) / (10 − 8.993)) = 0.69 s, and the burst limit is back: the
+        // die's rule then leaves the level one step per poll.
+        g.observe(0.5, 8.993, 2.0);
+        assert_eq!(g.poll(50.0, 30.0, 16.0), None, "still over 10 W on average");
+        g.observe(0.3, 8.993, 2.0);
+        assert!(g.package_avg_w() < 10.0);
+        assert_eq!(g.poll(50.0, 30.0, 16.0), Some((2, 1)));
+        assert_eq!(g.poll(50.0, 30.0, 16.0), Some((1, 0)));
+        // A limit whose burst is under its sustained figure is refused by field.
+        let mut bad = crate::des::thermal::fixtures::chain();
+        bad.governor.power_limit = Some(memwall_spec::PowerLimitSpec { sustained_w: 10.0, burst_w: 5.0, tau_s: 10.0 });
+        let e = bad.validate().unwrap_err().to_string();
+        assert!(e.contains("governor.power_limit.burst_w") && e.contains('5'), "{e}");
+    }
+
     #[test]
     fn power_budget_holds_the_level_whose_power_fits() {
         let mut spec = governor_spec();

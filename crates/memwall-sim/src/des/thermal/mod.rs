@@ -159,8 +159,11 @@ impl Heat {
         }
         let dt = to_s(t - self.last);
         self.last = t;
-        let (th, _) = self.net.as_mut()?;
-        Some((th.advance(dt, dynamic_w, dram_w), dt))
+        let (th, g) = self.net.as_mut()?;
+        let energy_j = th.advance(dt, dynamic_w, dram_w);
+        // The package's mean power over the interval: all of it but the DRAM's.
+        g.observe(dt, energy_j / dt - dram_w, th.static_now_w());
+        Some((energy_j, dt))
     }
 }
 
@@ -227,6 +230,7 @@ mod fixtures {
             status_skin_c: Vec::new(),
             unit_trip_offset_c: Default::default(),
             power_budget: None,
+            power_limit: None,
             mem_steps_accelerators_only: false,
         }
     }
