@@ -545,4 +545,13 @@ fn a_power_mode_slows_the_units_and_cuts_their_power_by_its_clocks() {
     assert!((m15.dram_gbps / maxn.dram_gbps - 4266.0 / 6400.0).abs() < 1e-12);
     // The class default power (the preset states none) is the one scaled, and still labelled.
     assert!(m15.assumed.contains(&"accelerators.gpu_power_w"));
+    // A stated power is scaled alike.
+    let stated = |device: &str| {
+        let mut s = scenario("llama-3.2-1b", device, "Q4_K_M");
+        s.workload.backend = Backend::Gpu;
+        s.device.accelerators.gpu_power_w = Some(10.0);
+        resolve(&s).unwrap().power_w.unwrap()
+    };
+    assert_eq!(stated("jetson-orin-nano-super-8gb"), 10.0);
+    assert!((stated("jetson-orin-nano-super-8gb@15W") - 3.76358).abs() < 1e-5);
 }

@@ -238,8 +238,10 @@ pub fn names() -> &'static [NameRow] {
 /// The SoC a device name stands for: the name without its RAM suffixes (`-16gb`), then
 /// without a GPU-bin suffix (`-38c`). A preset (`apple-m2-max-32gb`), the database's chip at
 /// another RAM size (`apple-m2-max-64gb`) and its other GPU bin (`apple-m2-max-38c-32gb`) are
-/// one SoC, which leave-one-SoC-out leaves out together.
+/// one SoC, which leave-one-SoC-out leaves out together; so is a device under a power mode
+/// (`jetson-orin-nano-super-8gb@25W`).
 pub fn soc_of(name: &str) -> &str {
+    let name = name.split_once('@').map_or(name, |(base, _)| base);
     let strip = |s: &'static str, n: &str| -> Option<usize> {
         let head = n.strip_suffix(s)?;
         let cut = head.rfind('-')?;

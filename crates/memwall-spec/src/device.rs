@@ -617,6 +617,14 @@ impl DeviceSpec {
             if self.power_modes[..i].iter().any(|o| o.name == m.name) {
                 return Err(SpecError::invalid(format!("power_modes[{i}].name"), &m.name, "appears twice"));
             }
+            if m.cpu_max_ghz.is_some() && self.memory.per_core_gbps.is_none() {
+                return Err(SpecError::invalid(
+                    format!("power_modes[{i}].cpu_max_ghz"),
+                    m.cpu_max_ghz.unwrap_or_default(),
+                    "a mode that caps the CPU clock needs the device's memory.per_core_gbps (the family default \
+                     is a full-clock figure)",
+                ));
+            }
         }
         Ok(())
     }

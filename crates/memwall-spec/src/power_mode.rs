@@ -40,8 +40,13 @@ impl PowerModeSpec {
     /// Every cap a number a mode can set on a device of `cores` CPU cores, the name one a
     /// `device@mode` reference can spell.
     pub fn validate(&self, cores: u32) -> Result<()> {
-        if self.name.trim().is_empty() || self.name.contains('@') || self.name.chars().any(char::is_whitespace) {
-            return Err(SpecError::invalid("name", &self.name, "must be a non-empty name without `@` or spaces"));
+        let n = &self.name;
+        if n.is_empty() || n.contains(['@', '/', '\\']) || n.ends_with(".toml") || n.chars().any(char::is_whitespace) {
+            return Err(SpecError::invalid(
+                "name",
+                n,
+                "must be a non-empty name without `@`, `/`, `\\`, spaces or a `.toml` ending (`device@mode` spells it)",
+            ));
         }
         if let Some(g) = self.cpu_max_ghz {
             positive_at_most("cpu_max_ghz", g, bounds::MAX_GHZ)?;
@@ -74,14 +79,18 @@ impl DeviceSpec {
 
     /// The device under its power mode `mode`, named `name@mode`: each cluster's clock capped
     /// at `cpu_max_ghz` with its per-core power times `f V(f)²` ([`dvfs_power_share`], `f`
-    /// the new clock over the old), `per_core_gbps` times the first cluster's `f` (one core's
-    /// reach follows its clock), the cores past `cpu_cores_online` taken off line (a cluster
+    /// the new clock over the old) and the caches it alone shares times `f`, `per_core_gbps`
+    /// times the first cluster's `f` (one core's reach follows its clock; a mode that caps the
+    /// CPU needs the device to state it, as a family default is a full-clock figure), the cores past `cpu_cores_online` taken off line (a cluster
     /// left empty goes, with the caches only it shared), the GPU's clock share multiplied by
     /// `gpu_clock_fraction` (its throughput and power follow, [`DeviceSpec::gpu_fp16_tflops_at_clock`],
     /// [`DeviceSpec::gpu_power_share`]) and the DRAM data rate capped at
-    /// `memory_data_rate_mtps`. The result carries no modes: a mode is applied once.
+    /// `memory_data_rate_mtps`. The result carries no modes: a mode is applied once. A thermal
+    /// governor's ladder then steps down from the mode's clocks, its voltages multiplying the
+    /// mode's (`V(f_mode)² V_level²` where one DVFS line would give `V(f_mode f_level)²`: at
+    /// 0.6 and 0.6, 0.627 against 0.667, a level's power about 6 % low).
     pub fn with_power_mode(&self, mode: &str) -> Result<DeviceSpec> {
-        let Some(m) = self.power_modes.iter().find(|m| m.name == mode) else {
+        let Some((i, m)) = self.power_modes.iter().enumerate().find(|(_, m)| m.name == mode) else {
             let hint = if self.power_modes.is_empty() {
                 format!("; device `{}` lists no [[power_modes]]", self.name)
             } else {
@@ -91,7 +100,7 @@ impl DeviceSpec {
         };
         let mut d = self.clone();
         d.name = format!("{}@{}", self.name, m.name);
-        d.description = format!("{} under power mode {}", self.description, m.name);
+        d.description = format!("{} (under power mode {}: its caps, not the clocks above)", self.description, m.name);
         d.power_modes.clear();
         if let Some(cap) = m.cpu_max_ghz {
             let first = d.clusters.first().map(|c| (cap / c.max_ghz).min(1.0));
@@ -99,6 +108,10 @@ impl DeviceSpec {
                 let f = (cap / c.max_ghz).min(1.0);
                 c.max_ghz *= f;
                 c.power_w_per_core *= dvfs_power_share(f);
+                // A cluster's own caches run at its clock.
+                for k in d.caches.iter_mut().filter(|k| k.shared_by == c.name) {
+                    k.bandwidth_gbps *= f;
+                }
             }
             if let (Some(f), Some(g)) = (first, d.memory.per_core_gbps.as_mut()) {
                 *g *= f;
@@ -116,14 +129,14 @@ impl DeviceSpec {
         }
         if let Some(f) = m.gpu_clock_fraction {
             let a = &mut d.accelerators;
-            a.gpu_clock_fraction = Some(a.gpu_clock_fraction.unwrap_or(1.0) * f);
+            a.gpu_clock_fraction = Some(a.gpu_clock_fraction.unwrap_or(1.0).min(f));
         }
         if let Some(r) = m.memory_data_rate_mtps {
             d.memory.data_rate_mtps = d.memory.data_rate_mtps.min(r);
         }
         d.sources
             .insert("power_mode".into(), format!("power mode {} of `{}`: {}", m.name, self.name, self.mode_source()));
-        d.validate().map_err(|e| e.within(&format!("power_modes[{}]", m.name)))?;
+        d.validate().map_err(|e| e.within(&format!("power_modes[{i}]")))?;
         Ok(d)
     }
 
@@ -185,6 +198,8 @@ mod tests {
         assert!((d.gpu_power_share() - 0.376358).abs() < 1e-6);
         // DRAM: EMC 2133 MHz = 4266 MT/s on 128 bits = 68.256 GB/s (102.4 at 6400).
         assert!((d.memory.peak_gbps() - 68.256).abs() < 1e-9);
+        // The dual cluster's own L3 runs at its clock: 50 GB/s × f.
+        assert!((d.caches[0].bandwidth_gbps - 50.0 * f).abs() < 1e-12);
         assert!(d.power_modes.is_empty(), "a mode is applied once");
     }
 
@@ -194,6 +209,15 @@ mod tests {
         assert_eq!(d.clusters.iter().map(|c| (c.name.as_str(), c.cores)).collect::<Vec<_>>(), [("quad", 4)]);
         assert!(d.caches.is_empty());
         assert!(d.validate().is_ok());
+    }
+
+    #[test]
+    fn a_gpu_cap_is_a_cap_not_a_product() {
+        let mut d = jetson();
+        d.accelerators.gpu_clock_fraction = Some(0.5);
+        assert_eq!(d.with_power_mode("15W").unwrap().accelerators.gpu_clock_fraction, Some(0.5));
+        d.accelerators.gpu_clock_fraction = Some(0.9);
+        assert_eq!(d.with_power_mode("15W").unwrap().accelerators.gpu_clock_fraction, Some(0.6));
     }
 
     #[test]
@@ -230,7 +254,16 @@ mod tests {
         d.power_modes[0].gpu_clock_fraction = Some(0.5);
         d.power_modes[0].name = "a@b".into();
         assert!(d.validate().unwrap_err().to_string().contains("power_modes[0].name"));
+        for bad in ["a/b", "x.toml", ""] {
+            d.power_modes[0].name = bad.into();
+            assert!(d.validate().unwrap_err().to_string().contains("power_modes[0].name"), "{bad}");
+        }
         d.power_modes[0].name = "small".into();
         assert!(d.validate().unwrap_err().to_string().contains("appears twice"));
+        // A mode that caps the CPU clock needs a stated per-core reach to scale.
+        d.power_modes[0].name = "15W".into();
+        d.memory.per_core_gbps = None;
+        let e = d.validate().unwrap_err().to_string();
+        assert!(e.contains("power_modes[0].cpu_max_ghz") && e.contains("per_core_gbps"), "{e}");
     }
 }

@@ -103,9 +103,12 @@ pub struct GovernorSpec {
 /// short one). The package's power `P` (its units' dynamic and static power, not the DRAM's)
 /// is averaged with time constant `tau_s`: `dP̄/dt = (P − P̄) / tau_s`. While `P̄ <
 /// sustained_w` the package may draw `burst_w`; from then on `sustained_w`. The governor
-/// holds the shallowest level whose `P_unit f V² + P_static` fits the limit in force. From
-/// idle at a draw of `burst_w`, the average reaches `sustained_w` after
-/// `−tau_s ln(1 − sustained_w / burst_w)`: 21.5 s at 15 / 28 W and 28 s.
+/// holds the shallowest level whose `P_unit f V² + P_static` fits the limit in force (the
+/// deepest when none does: the limit is then exceeded, idle injection answering the die
+/// alone). The average starts at the package's static power `P_0` (it idled before the run);
+/// at a draw `P` it reaches `sustained_w` after `−tau_s ln((P − sustained_w) / (P − P_0))`:
+/// 21.5 s at 28 W against 15 W from 0 W with a Tau of 28 s. A level the limit held is handed
+/// back one step per poll. A limit at or under the static power is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerLimitSpec {

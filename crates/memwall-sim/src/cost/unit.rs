@@ -115,11 +115,9 @@ fn optional(
     })
 }
 
-/// The GPU power a device that states none is assumed to draw ([`defaults::gpu_power_w`]: by
-/// its GPU's size on Apple GPUs, by class otherwise).
-/// The class default of a GPU's power at the clock it runs: the default at its stated clock
-/// (`memwall_spec::class::gpu_power_w`) times its power mode's share
-/// ([`memwall_spec::DeviceSpec::gpu_power_share`]).
+/// The GPU power a device that states none is assumed to draw, at the clock it runs: the
+/// default at its stated clock ([`defaults::gpu_power_w`]: by its GPU's size on Apple GPUs, by
+/// class otherwise) times its power mode's share ([`memwall_spec::DeviceSpec::gpu_power_share`]).
 fn gpu_power_default(d: &memwall_spec::DeviceSpec) -> f64 {
     defaults::gpu_power_w(d.kind, d.accelerators.gpu_vendor, d.accelerators.gpu_fp16_tflops) * d.gpu_power_share()
 }

@@ -22,7 +22,7 @@ pub enum ThrottleCause {
 }
 
 impl ThrottleCause {
-    /// Name as written in traces (`die`, `skin`, `os_status`, `power_budget`).
+    /// Name as written in traces (`die`, `skin`, `os_status`, `power_budget`, `power_limit`).
     pub fn name(self) -> &'static str {
         match self {
             ThrottleCause::Die => "die",
@@ -89,6 +89,13 @@ impl Governor {
             package_avg_w: 0.0,
             static_w: 0.0,
         }
+    }
+
+    /// Start the package power limit's running average at `package_w` (the package idling
+    /// at its static power before the run), its static power being `static_w`.
+    pub fn start_average(&mut self, package_w: f64, static_w: f64) {
+        self.package_avg_w = package_w;
+        self.static_w = static_w;
     }
 
     /// Tell the package power limit that the package drew `package_w` (its units' dynamic and
@@ -287,6 +294,13 @@ impl Governor {
             }
         };
         let (level, cause) = if budget > level { (budget, ThrottleCause::PowerBudget) } else { (level, cause) };
+        // A level the power limit held is handed back one step per poll, whichever rule the
+        // temperatures follow (the average hovers at the limit: no jumps to level 0 and back).
+        let (level, cause) = if self.cause == ThrottleCause::PowerLimit && level + 1 < old {
+            (old - 1, self.cause)
+        } else {
+            (level, cause)
+        };
         let limit = self.limit_level(unit_w);
         let (level, cause) = if limit > level { (limit, ThrottleCause::PowerLimit) } else { (level, cause) };
         (self.level, self.cause) = if self.status >= ThermalStatus::Critical && deepest > level {
@@ -452,40 +466,50 @@ mod tests {
         assert_eq!((g.status(), governor_spec().shutdown_skin_c()), (ThermalStatus::None, None));
     }
 
-    /// The power budget by hand (Linux's power_allocator): sustainable 2 W, switch-on 60 °C,
-    /// control 70 °C, so the default gains are k_pu = 2 × 2 / 10 = 0.4 W/K and k_po = 0.2 W/K;
-    /// k_i = 0.1 W/(K·s) at the fixture's 0.1 s poll. A unit of 5 W at full clock draws
-    /// 5 × f × V² per level: 5, 5 × 0.8 × 0.81 = 3.24, 5 × 0.65 × 0.6724 = 2.1853,
-    /// 5 × 0.5 × 0.5625 = 1.40625 W. The die's trips (75, 85, 95 °C) and the skin stay out of
-    /// the way.
-    /// A package limit of 10 W sustained, 20 W burst, tau 10 s; a unit of 16 W at full clock
+    /// A package limit of 11 W sustained, 20 W burst, tau 10 s; a unit of 16 W at full clock
     /// beside 2 W of static power draws 16 f V² + 2 per level: 18, 16 × 0.648 + 2 = 12.368,
-    /// 16 × 0.43706 + 2 = 8.993, 16 × 0.28125 + 2 = 6.5 W. From idle at 18 W the average is
-    /// 18 (1 − e^{−t/10}): 9.912 W after 8 s (still the burst limit), and 18 − 8.088 e^{−0.02}
-    /// = 10.072 W 0.2 s later (the sustained limit: level 2, the shallowest under 10 W).
+    /// 16 × 0.43706 + 2 = 8.993, 16 × 0.28125 + 2 = 6.5 W (without the static power level 1,
+    /// 10.368 W, would fit 11 W). The package idles at its 2 W before the run; at 18 W its
+    /// average is 18 − 16 e^{−t/10}: 10.810 W after 8 s (still the burst limit) and
+    /// 18 − 7.189 e^{−0.02} = 10.953 W 0.2 s later, 11.023 W after 0.1 s more (the sustained
+    /// limit: level 2, the shallowest under 11 W). It bites at −10 ln((18 − 11) / 16) = 8.27 s.
     #[test]
     fn power_limit_allows_the_burst_until_the_average_reaches_the_sustained_limit() {
         let mut spec = governor_spec();
-        spec.power_limit = Some(memwall_spec::PowerLimitSpec { sustained_w: 10.0, burst_w: 20.0, tau_s: 10.0 });
+        let limit = memwall_spec::PowerLimitSpec { sustained_w: 11.0, burst_w: 20.0, tau_s: 10.0 };
+        spec.power_limit = Some(limit);
         let mut g = Governor::new(&spec);
+        g.start_average(2.0, 2.0);
         assert_eq!(g.poll(50.0, 30.0, 16.0), None, "18 W fits the 20 W burst limit");
         g.observe(8.0, 18.0, 2.0);
-        assert!((g.package_avg_w() - 18.0 * (1.0 - (-0.8f64).exp())).abs() < 1e-12);
-        assert!((g.package_avg_w() - 9.912).abs() < 1e-3);
-        assert_eq!(g.poll(50.0, 30.0, 16.0), None, "the average is under 10 W");
+        assert!((g.package_avg_w() - (18.0 - 16.0 * (-0.8f64).exp())).abs() < 1e-12);
+        assert!((g.package_avg_w() - 10.810).abs() < 1e-3, "{}", g.package_avg_w());
+        assert_eq!(g.poll(50.0, 30.0, 16.0), None, "the average is under 11 W");
         g.observe(0.2, 18.0, 2.0);
-        assert!((g.package_avg_w() - 10.072).abs() < 1e-3, "{}", g.package_avg_w());
+        assert!((g.package_avg_w() - 10.953).abs() < 1e-3, "{}", g.package_avg_w());
+        assert_eq!(g.poll(50.0, 30.0, 16.0), None);
+        g.observe(0.1, 18.0, 2.0);
+        assert!((g.package_avg_w() - 11.023).abs() < 1e-3, "{}", g.package_avg_w());
         assert_eq!(g.poll(50.0, 30.0, 16.0), Some((0, 2)));
         assert_eq!(g.cause(), ThrottleCause::PowerLimit);
-        // At level 2 the package draws 8.993 W; the average falls under 10 W again after
-        // 10 ln((10.072 − 8.993) / (10 − 8.993)) = 0.69 s, and the burst limit is back: the
-        // die's rule then leaves the level one step per poll.
-        g.observe(0.5, 8.993, 2.0);
-        assert_eq!(g.poll(50.0, 30.0, 16.0), None, "still over 10 W on average");
-        g.observe(0.3, 8.993, 2.0);
-        assert!(g.package_avg_w() < 10.0);
+        // At level 2 the package draws 8.993 W; the average falls under 11 W again after
+        // 10 ln((11.023 − 8.993) / (11 − 8.993)) = 0.114 s, and the burst limit is back: the
+        // level is handed back one step per poll.
+        g.observe(0.05, 8.993, 2.0);
+        assert_eq!(g.poll(50.0, 30.0, 16.0), None, "still over 11 W on average");
+        g.observe(0.1, 8.993, 2.0);
+        assert!(g.package_avg_w() < 11.0);
         assert_eq!(g.poll(50.0, 30.0, 16.0), Some((2, 1)));
         assert_eq!(g.poll(50.0, 30.0, 16.0), Some((1, 0)));
+        // So it is under the skin's proportional-integral rule, whose level would jump.
+        let mut pi = spec.clone();
+        pi.skin_integral_k_s = Some(100.0);
+        let mut g = Governor::new(&pi);
+        g.start_average(11.5, 2.0);
+        assert_eq!(g.poll(50.0, 30.0, 16.0), Some((0, 2)));
+        g.observe(10.0, 6.5, 2.0);
+        assert_eq!(g.poll(50.0, 30.0, 16.0), Some((2, 1)));
+        assert_eq!(g.cause(), ThrottleCause::PowerLimit);
         // A limit whose burst is under its sustained figure is refused by field.
         let mut bad = crate::des::thermal::fixtures::chain();
         bad.governor.power_limit = Some(memwall_spec::PowerLimitSpec { sustained_w: 10.0, burst_w: 5.0, tau_s: 10.0 });
@@ -493,6 +517,12 @@ mod tests {
         assert!(e.contains("governor.power_limit.burst_w") && e.contains('5'), "{e}");
     }
 
+    /// The power budget by hand (Linux's power_allocator): sustainable 2 W, switch-on 60 °C,
+    /// control 70 °C, so the default gains are k_pu = 2 × 2 / 10 = 0.4 W/K and k_po = 0.2 W/K;
+    /// k_i = 0.1 W/(K·s) at the fixture's 0.1 s poll. A unit of 5 W at full clock draws
+    /// 5 × f × V² per level: 5, 5 × 0.8 × 0.81 = 3.24, 5 × 0.65 × 0.6724 = 2.1853,
+    /// 5 × 0.5 × 0.5625 = 1.40625 W. The die's trips (75, 85, 95 °C) and the skin stay out of
+    /// the way.
     #[test]
     fn power_budget_holds_the_level_whose_power_fits() {
         let mut spec = governor_spec();

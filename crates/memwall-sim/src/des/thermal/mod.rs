@@ -96,8 +96,24 @@ impl Heat {
                 )));
             }
         }
+        let idle_w = model.static_now_w();
+        if let Some(l) = spec.governor.power_limit
+            && l.sustained_w <= idle_w
+        {
+            return Err(SimError::Spec(memwall_spec::SpecError::invalid(
+                format!("{origin}.governor.power_limit.sustained_w"),
+                l.sustained_w,
+                format!(
+                    "the package's static power alone draws {idle_w:.3} W at the start, so the limit would hold \
+                     the deepest level for the whole run; state the package limit its maker sets"
+                ),
+            )));
+        }
         let ambient_c = model.ambient_c();
-        Ok(Heat { net: Some((model, Governor::new(&spec.governor))), last: 0, ambient_c })
+        let mut governor = Governor::new(&spec.governor);
+        // The package idles at its static power before the run.
+        governor.start_average(idle_w, idle_w);
+        Ok(Heat { net: Some((model, governor)), last: 0, ambient_c })
     }
 
     /// Die temperature, °C (ambient without a network).
