@@ -154,7 +154,8 @@ class Device(_Spec):
             f"Device({self._origin()}: {kind}{_gb(i['ram_bytes'])} RAM ({_gb(i['available_bytes'])} available), "
             f"{i['peak_gbps']:.1f} GB/s peak × {share}, {i['cores']} cores "
             f"({i['big_cores']} big, {i['max_ghz']:.2f} GHz){units}"
-            f"{', own thermal network' if i['thermal'] else ''}{', ' + i['cooling'] + ' cooling' if i['cooling'] else ''})"
+            f"{', own thermal network' if i['thermal'] else ''}{', ' + i['cooling'] + ' cooling' if i['cooling'] else ''}"
+            f"{', power modes @' + ', @'.join(i['power_modes']) if i.get('power_modes') else ''})"
         )
 
 

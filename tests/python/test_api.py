@@ -169,6 +169,8 @@ def test_a_device_under_a_power_mode_is_slower_and_draws_less():
     maxn = memwall.estimate("llama-3.2-3b", "jetson-orin-nano-super-8gb", **kw)
     m15 = memwall.estimate("llama-3.2-3b", "jetson-orin-nano-super-8gb@15W", **kw)
     assert m15["device"] == "jetson-orin-nano-super-8gb@15W"
+    assert "power modes @15W, @25W, @MAXN_SUPER" in repr(memwall.Device("jetson-orin-nano-super-8gb"))
+    assert "power modes" not in repr(memwall.Device("jetson-orin-nano-super-8gb@25W"))
     # nvpmodel's 15W caps the EMC at 2133 MHz: 68.3 of 102.4 GB/s, and memory binds decode.
     assert m15["decode_tok_s"] < 0.8 * maxn["decode_tok_s"]
     assert m15["prefill_tok_s"] < maxn["prefill_tok_s"]

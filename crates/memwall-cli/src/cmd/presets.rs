@@ -39,8 +39,10 @@ pub(crate) fn presets(kind: Option<&str>) -> Result<()> {
         gap();
         println!("{:<28} {:>7} {:>9} {:>6} {:>8}  {:<}", "device", "RAM GB", "peak GB/s", "cores", "free GB", "memory");
         for d in &p.devices {
+            let modes =
+                if d.power_modes.is_empty() { String::new() } else { format!("  (@{})", d.power_modes.join(", @")) };
             println!(
-                "{:<28} {:>7.1} {:>9.1} {:>6} {:>8.2}  {}",
+                "{:<28} {:>7.1} {:>9.1} {:>6} {:>8.2}  {}{modes}",
                 d.name,
                 to_gb(d.ram_bytes),
                 d.peak_gbps,

@@ -113,6 +113,8 @@ pub struct DeviceFacts {
     pub cooling: Option<&'static str>,
     /// Memory type.
     pub memory: String,
+    /// Its power modes (`device@mode` picks one; the device's own figures are its fastest's).
+    pub power_modes: Vec<String>,
 }
 
 impl DeviceFacts {
@@ -135,6 +137,7 @@ impl DeviceFacts {
             thermal: d.thermal.is_some(),
             cooling: d.cooling.map(|c| c.name()),
             memory: d.memory.lpddr.to_string(),
+            power_modes: d.power_mode_names().into_iter().map(String::from).collect(),
         }
     }
 }
