@@ -414,6 +414,18 @@ fn names_and_files() -> Vec<Case> {
             &["device.power_mode", "9W", "15W, 25W, MAXN_SUPER"],
         ),
         case(
+            "power mode without a device",
+            &[],
+            &["estimate", "--model", "llama-3.2-1b", "--device", "@25W"],
+            &["@25W"],
+        ),
+        case(
+            "power mode twice",
+            &[],
+            &["estimate", "--model", "llama-3.2-1b", "--device", "jetson-orin-nano-super-8gb@25W@15W"],
+            &["device.power_mode", "15W", "lists no [[power_modes]]"],
+        ),
+        case(
             "power mode of a device without modes",
             &[],
             &["estimate", "--model", "llama-3.2-1b", "--device", "raspberry-pi-5-8gb@25W"],

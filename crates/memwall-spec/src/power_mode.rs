@@ -77,18 +77,23 @@ impl DeviceSpec {
         self.power_modes.iter().map(|m| m.name.as_str()).collect()
     }
 
-    /// The device under its power mode `mode`, named `name@mode`: each cluster's clock capped
-    /// at `cpu_max_ghz` with its per-core power times `f V(f)²` ([`dvfs_power_share`], `f`
-    /// the new clock over the old) and the caches it alone shares times `f`, `per_core_gbps`
-    /// times the first cluster's `f` (one core's reach follows its clock; a mode that caps the
-    /// CPU needs the device to state it, as a family default is a full-clock figure), the cores past `cpu_cores_online` taken off line (a cluster
-    /// left empty goes, with the caches only it shared), the GPU's clock share multiplied by
-    /// `gpu_clock_fraction` (its throughput and power follow, [`DeviceSpec::gpu_fp16_tflops_at_clock`],
-    /// [`DeviceSpec::gpu_power_share`]) and the DRAM data rate capped at
-    /// `memory_data_rate_mtps`. The result carries no modes: a mode is applied once. A thermal
-    /// governor's ladder then steps down from the mode's clocks, its voltages multiplying the
-    /// mode's (`V(f_mode)² V_level²` where one DVFS line would give `V(f_mode f_level)²`: at
-    /// 0.6 and 0.6, 0.627 against 0.667, a level's power about 6 % low).
+    /// The device under its power mode `mode`, named `name@mode`:
+    ///
+    /// - each cluster's clock capped at `cpu_max_ghz`, its per-core power times `f V(f)²`
+    ///   ([`dvfs_power_share`], `f` the new clock over the old) and the caches it alone shares
+    ///   times `f`; `per_core_gbps` times the first cluster's `f` (one core's reach follows its
+    ///   clock; a mode that caps the CPU needs the device to state it, as a family default is a
+    ///   full-clock figure);
+    /// - the cores past `cpu_cores_online` off line (a cluster left empty goes, with the
+    ///   caches only it shared);
+    /// - the GPU's clock share capped at `gpu_clock_fraction` (its throughput and power follow:
+    ///   [`DeviceSpec::gpu_fp16_tflops_at_clock`], [`DeviceSpec::gpu_power_share`]);
+    /// - the DRAM data rate capped at `memory_data_rate_mtps`.
+    ///
+    /// The result carries no modes: a mode is applied once. A thermal governor's ladder then
+    /// steps down from the mode's clocks, its voltages multiplying the mode's (`V(f_mode)²
+    /// V_level²` where one DVFS line would give `V(f_mode f_level)²`: at 0.6 and 0.6, 0.627
+    /// against 0.667, a level's power about 6 % low).
     pub fn with_power_mode(&self, mode: &str) -> Result<DeviceSpec> {
         let Some((i, m)) = self.power_modes.iter().enumerate().find(|(_, m)| m.name == mode) else {
             let hint = if self.power_modes.is_empty() {
