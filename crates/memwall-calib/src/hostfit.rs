@@ -43,6 +43,18 @@ pub struct Fitted {
     pub how: String,
 }
 
+impl Fitted {
+    /// A cost that cannot be negative, as the profile keeps it: the fit's `raw` value and
+    /// 95 % interval `[lo, hi]` intersected with `[0, ∞)`, so the interval never inverts and
+    /// always holds the value (`[0, 0]` where the whole interval lies below 0: the cost is
+    /// indistinguishable from nothing). A raw value below 0 is said in `how`.
+    pub fn non_negative(field: String, raw: f64, lo: f64, hi: f64, how: String) -> Self {
+        let value = raw.max(0.0);
+        let how = if raw < 0.0 { format!("{how}; the fit gave {raw:.3e}, below 0: 0 kept") } else { how };
+        Fitted { field, value, lo: lo.min(raw).max(0.0), hi: hi.max(raw).max(0.0), how }
+    }
+}
+
 /// A calibrated host: the device and engine profiles and the figures behind them.
 #[derive(Debug, Clone)]
 pub struct HostProfile {
@@ -186,18 +198,18 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         let c = |t: f64| t * hz / m.work;
         let total = c(m.seconds.mean);
         cycles_per_weight.insert(m.format.clone(), total);
-        let dq = (total - arith).max(0.0);
-        dequant_cycles.insert(QuantFormat::Ggml(f).to_string(), dq);
-        fitted.push(Fitted {
-            field: format!("cpu.dequant_cycles.{}", QuantFormat::Ggml(f)),
-            value: dq,
-            lo: (c(m.seconds.lo) - arith).max(0.0),
-            hi: c(m.seconds.hi) - arith,
-            how: format!(
+        let dq = Fitted::non_negative(
+            format!("cpu.dequant_cycles.{}", QuantFormat::Ggml(f)),
+            total - arith,
+            c(m.seconds.lo) - arith,
+            c(m.seconds.hi) - arith,
+            format!(
                 "1-thread GEMV of {} KiB in cache: {total:.4} cycles/weight − {arith:.4} for the MAC",
                 m.bytes >> 10
             ),
-        });
+        );
+        dequant_cycles.insert(QuantFormat::Ggml(f).to_string(), dq.value);
+        fitted.push(dq);
     }
     // Attention: t × Hz × threads = a + c₁ × MACs + c₂ × KV bytes, per KV format, over GQA
     // and MHA shapes (which tell the two terms apart).
@@ -213,17 +225,17 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         let key = QuantFormat::Ggml(kv).to_string();
         attention_cycles.insert(key.clone(), [beta[1].max(0.0), beta[2].max(0.0)]);
         for (i, what) in [(1, "per multiply-add"), (2, "per KV byte")] {
-            fitted.push(Fitted {
-                field: format!("cpu.attention_cycles.{key} {what}"),
-                value: beta[i],
-                lo: beta[i] - t * se[i],
-                hi: beta[i] + t * se[i],
-                how: format!(
+            fitted.push(Fitted::non_negative(
+                format!("cpu.attention_cycles.{key} {what}"),
+                beta[i],
+                beta[i] - t * se[i],
+                beta[i] + t * se[i],
+                format!(
                     "least squares over {} probes (GQA and MHA × contexts × threads; intercept {:.0} cycles per call)",
                     pts.len(),
                     beta[0]
                 ),
-            });
+            ));
         }
     }
     // The engine's bandwidth share and overlap, from the GEMVs in DRAM: a GEMV interleaves
@@ -495,13 +507,13 @@ pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&
     u.per_thread_sync_s = if multi { beta[2].clamp(0.0, 1.0) } else { 0.0 };
     let names = ["cpu.per_token_s", "cpu.per_op_s", "cpu.per_thread_sync_s"];
     for (i, name) in names.iter().enumerate().take(cols) {
-        p.fitted.push(Fitted {
-            field: (*name).into(),
-            value: beta[i],
-            lo: beta[i] - t * se[i],
-            hi: beta[i] + t * se[i],
-            how: format!("least squares over {} small-model decodes (clamped to >= 0 in the profile)", obs.len()),
-        });
+        p.fitted.push(Fitted::non_negative(
+            (*name).into(),
+            beta[i],
+            beta[i] - t * se[i],
+            beta[i] + t * se[i],
+            format!("least squares over {} small-model decodes", obs.len()),
+        ));
     }
     p.engine.validate().map_err(|e| CalibError::Probe(format!("the fitted engine is invalid: {e}")))?;
     Ok(())
@@ -540,4 +552,30 @@ pub fn measurements_csv(rows: &[Measurement]) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Fitted;
+
+    fn f(raw: f64, lo: f64, hi: f64) -> (f64, f64, f64, bool) {
+        let x = Fitted::non_negative("x".into(), raw, lo, hi, "how".into());
+        (x.value, x.lo, x.hi, x.how.contains("below 0"))
+    }
+
+    #[test]
+    fn a_cost_and_its_interval_never_go_below_zero_or_invert() {
+        // Inside [0, ∞): as fitted.
+        assert_eq!(f(1.0, 0.5, 1.5), (1.0, 0.5, 1.5, false));
+        // Straddling 0: the lower bound goes to 0.
+        assert_eq!(f(0.2, -0.3, 0.7), (0.2, 0.0, 0.7, false));
+        // A raw value under 0 (the dequant case `[0.0, −2.2e−2]` a quick calibration wrote):
+        // the cost is 0, the interval [0, 0], and the note says so.
+        assert_eq!(f(-0.05, -0.08, -0.022), (0.0, 0.0, 0.0, true));
+        // Under 0 with an interval reaching above it: [0, hi].
+        assert_eq!(f(-0.1, -0.4, 0.2), (0.0, 0.0, 0.2, true));
+        // An interval that does not hold its value (the mean of timings against their
+        // quantiles) is widened to hold it.
+        assert_eq!(f(2.0, 2.5, 3.0), (2.0, 2.0, 3.0, false));
+    }
 }
