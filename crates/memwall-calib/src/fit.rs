@@ -55,6 +55,38 @@ pub fn least_squares(x: &DMatrix<f64>, y: &DVector<f64>) -> Result<(DVector<f64>
     Ok((beta, se))
 }
 
+/// Non-negative least squares `min ‖y − X β‖` subject to `β ≥ 0`, exactly, for up to 8
+/// parameters: the optimum's free set `F` has `β_F` = the ordinary least squares on `F`, all
+/// `≥ 0`, so the best of the least-squares fits on every subset of columns whose coefficients
+/// are all `≥ 0` is the optimum (the empty subset, `β = 0`, is always one).
+///
+/// Example: `X = [[1, 0], [0, 1], [1, 1]]`, `y = [2, −1, 1]` fits `(2, −1)` unconstrained;
+/// non-negative, `(1.5, 0)` (residual 1.5 against 6 for `(0, 0)`).
+pub fn least_squares_non_negative(x: &DMatrix<f64>, y: &DVector<f64>) -> Result<DVector<f64>, CalibError> {
+    let (n, p) = (x.nrows(), x.ncols());
+    if p > 8 || n < p || p == 0 {
+        return Err(CalibError::Empty(format!("{n} observations cannot fit {p} non-negative parameters")));
+    }
+    let mut best = (y.norm_squared(), DVector::zeros(p));
+    for mask in 1u32..(1 << p) {
+        let cols: Vec<usize> = (0..p).filter(|j| mask & (1 << j) != 0).collect();
+        let sub = DMatrix::from_fn(n, cols.len(), |i, k| x[(i, cols[k])]);
+        let Ok(b) = sub.clone().svd(true, true).solve(y, 1e-12) else { continue };
+        if b.iter().any(|v| *v < 0.0 || !v.is_finite()) {
+            continue;
+        }
+        let r = (y - &sub * &b).norm_squared();
+        if r < best.0 {
+            let mut full = DVector::zeros(p);
+            for (k, &j) in cols.iter().enumerate() {
+                full[j] = b[k];
+            }
+            best = (r, full);
+        }
+    }
+    Ok(best.1)
+}
+
 /// What a measured rate times: generated tokens or a prompt's prefill.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Phase {
@@ -728,6 +760,23 @@ pub fn fit(pred: &mut Predictor, use_obs: &[usize]) -> Result<Fit, CalibError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn non_negative_least_squares_by_hand() {
+        let x = DMatrix::from_row_slice(3, 2, &[1.0, 0.0, 0.0, 1.0, 1.0, 1.0]);
+        let y = DVector::from_row_slice(&[2.0, -1.0, 1.0]);
+        let (free, _) = least_squares(&x, &y).unwrap();
+        assert!((free[0] - 2.0).abs() < 1e-12 && (free[1] + 1.0).abs() < 1e-12);
+        let b = least_squares_non_negative(&x, &y).unwrap();
+        assert!((b[0] - 1.5).abs() < 1e-12 && b[1] == 0.0, "{b}");
+        // A fit already non-negative is left as it is.
+        let y = DVector::from_row_slice(&[2.0, 1.0, 3.0]);
+        let b = least_squares_non_negative(&x, &y).unwrap();
+        assert!((b[0] - 2.0).abs() < 1e-12 && (b[1] - 1.0).abs() < 1e-12, "{b}");
+        // All negative: nothing.
+        let b = least_squares_non_negative(&x, &(-y)).unwrap();
+        assert_eq!(b.as_slice(), [0.0, 0.0]);
+    }
 
     #[test]
     fn each_knob_acts_on_the_phases_whose_time_it_enters() {

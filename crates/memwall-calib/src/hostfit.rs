@@ -26,6 +26,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use crate::CalibError;
 // The linear least-squares core is calibration's one ([`crate::fit`]); its old path stays.
 pub use crate::fit::least_squares;
+use crate::fit::least_squares_non_negative;
 use crate::host::{HostInfo, Measurement, Plan, measure, robust_stat};
 
 /// One fitted figure and its 95 % interval.
@@ -52,6 +53,11 @@ impl Fitted {
         let value = raw.max(0.0);
         let how = if raw < 0.0 { format!("{how}; the fit gave {raw:.3e}, below 0: 0 kept") } else { how };
         Fitted { field, value, lo: lo.min(raw).max(0.0), hi: hi.max(raw).max(0.0), how }
+    }
+
+    /// The figure with the value a constrained fit chose (`≥ 0`), its interval widened to hold it.
+    pub fn at(self, value: f64) -> Self {
+        Fitted { value, lo: self.lo.min(value), hi: self.hi.max(value), ..self }
     }
 }
 
@@ -220,22 +226,29 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         }
         let x = DMatrix::from_fn(pts.len(), 3, |i, j| [1.0, pts[i].work, pts[i].bytes as f64][j]);
         let y = DVector::from_iterator(pts.len(), pts.iter().map(|m| m.seconds.mean * hz * m.threads as f64));
+        // Every term is a cost: the fit is constrained to non-negative ones; the intervals are
+        // the unconstrained fit's, intersected with [0, ∞).
         let (beta, se) = least_squares(&x, &y)?;
+        let nn = least_squares_non_negative(&x, &y)?;
         let t = t975(pts.len() - 3);
         let key = QuantFormat::Ggml(kv).to_string();
-        attention_cycles.insert(key.clone(), [beta[1].max(0.0), beta[2].max(0.0)]);
+        attention_cycles.insert(key.clone(), [nn[1], nn[2]]);
         for (i, what) in [(1, "per multiply-add"), (2, "per KV byte")] {
-            fitted.push(Fitted::non_negative(
-                format!("cpu.attention_cycles.{key} {what}"),
-                beta[i],
-                beta[i] - t * se[i],
-                beta[i] + t * se[i],
-                format!(
-                    "least squares over {} probes (GQA and MHA × contexts × threads; intercept {:.0} cycles per call)",
-                    pts.len(),
-                    beta[0]
-                ),
-            ));
+            fitted.push(
+                Fitted::non_negative(
+                    format!("cpu.attention_cycles.{key} {what}"),
+                    beta[i],
+                    beta[i] - t * se[i],
+                    beta[i] + t * se[i],
+                    format!(
+                        "non-negative least squares over {} probes (GQA and MHA × contexts × threads; {:.0} cycles \
+                         per call)",
+                        pts.len(),
+                        nn[0]
+                    ),
+                )
+                .at(nn[i]),
+            );
         }
     }
     // The engine's bandwidth share and overlap, from the GEMVs in DRAM: a GEMV interleaves
@@ -499,21 +512,27 @@ pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&
         _ => obs[i].1 * (obs[i].2 - 1.0),
     });
     let y = DVector::from_iterator(obs.len(), obs.iter().map(|o| o.0));
+    // Costs: the fit is constrained to non-negative ones (clamping one coefficient of an
+    // unconstrained fit would leave the others fitted to a model that is not kept).
     let (beta, se) = least_squares(&x, &y)?;
+    let nn = least_squares_non_negative(&x, &y)?;
     let t = t975(obs.len().saturating_sub(cols));
     let u = p.engine.cpu.as_mut().expect("a CPU engine");
-    u.per_token_s = beta[0].clamp(0.0, 1.0);
-    u.per_op_s = beta[1].clamp(0.0, 1.0);
-    u.per_thread_sync_s = if multi { beta[2].clamp(0.0, 1.0) } else { 0.0 };
+    u.per_token_s = nn[0].min(1.0);
+    u.per_op_s = nn[1].min(1.0);
+    u.per_thread_sync_s = if multi { nn[2].min(1.0) } else { 0.0 };
     let names = ["cpu.per_token_s", "cpu.per_op_s", "cpu.per_thread_sync_s"];
     for (i, name) in names.iter().enumerate().take(cols) {
-        p.fitted.push(Fitted::non_negative(
-            (*name).into(),
-            beta[i],
-            beta[i] - t * se[i],
-            beta[i] + t * se[i],
-            format!("least squares over {} small-model decodes", obs.len()),
-        ));
+        p.fitted.push(
+            Fitted::non_negative(
+                (*name).into(),
+                beta[i],
+                beta[i] - t * se[i],
+                beta[i] + t * se[i],
+                format!("non-negative least squares over {} small-model decodes", obs.len()),
+            )
+            .at(nn[i].min(1.0)),
+        );
     }
     p.engine.validate().map_err(|e| CalibError::Probe(format!("the fitted engine is invalid: {e}")))?;
     Ok(())
@@ -577,5 +596,8 @@ mod tests {
         // An interval that does not hold its value (the mean of timings against their
         // quantiles) is widened to hold it.
         assert_eq!(f(2.0, 2.5, 3.0), (2.0, 2.0, 3.0, false));
+        // A constrained fit's value replaces the clamp; the interval widens to hold it.
+        let x = Fitted::non_negative("x".into(), -0.05, -0.08, -0.022, "how".into()).at(0.01);
+        assert_eq!((x.value, x.lo, x.hi), (0.01, 0.0, 0.01));
     }
 }
