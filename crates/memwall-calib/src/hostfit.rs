@@ -515,12 +515,13 @@ pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&
     // Costs: the fit is constrained to non-negative ones (clamping one coefficient of an
     // unconstrained fit would leave the others fitted to a model that is not kept).
     let (beta, se) = least_squares(&x, &y)?;
-    let nn = least_squares_non_negative(&x, &y)?;
+    // The profile keeps each at most 1 s.
+    let kept = least_squares_non_negative(&x, &y)?.map(|v| v.min(1.0));
     let t = t975(obs.len().saturating_sub(cols));
     let u = p.engine.cpu.as_mut().expect("a CPU engine");
-    u.per_token_s = nn[0].min(1.0);
-    u.per_op_s = nn[1].min(1.0);
-    u.per_thread_sync_s = if multi { nn[2].min(1.0) } else { 0.0 };
+    u.per_token_s = kept[0];
+    u.per_op_s = kept[1];
+    u.per_thread_sync_s = if multi { kept[2] } else { 0.0 };
     let names = ["cpu.per_token_s", "cpu.per_op_s", "cpu.per_thread_sync_s"];
     for (i, name) in names.iter().enumerate().take(cols) {
         p.fitted.push(
@@ -531,7 +532,7 @@ pub fn fit_overheads(p: &mut HostProfile, plan: Plan, progress: &mut dyn FnMut(&
                 beta[i] + t * se[i],
                 format!("non-negative least squares over {} small-model decodes", obs.len()),
             )
-            .at(nn[i].min(1.0)),
+            .at(kept[i]),
         );
     }
     p.engine.validate().map_err(|e| CalibError::Probe(format!("the fitted engine is invalid: {e}")))?;

@@ -226,8 +226,7 @@ pub fn load_device(name: &str) -> Result<DeviceSpec> {
 
 /// `name` as a device and its power mode (`jetson-orin-nano-super-8gb@25W`, `dev.toml@15W`;
 /// an empty mode is one no device has), unless nothing precedes the last `@`, the mode looks
-/// like a path, or a preset or file has
-/// that very name.
+/// like a path, or a preset or file has that very name.
 fn power_mode_ref(name: &str) -> Option<(&str, &str)> {
     let (base, mode) = name.rsplit_once('@')?;
     (!base.is_empty() && !is_path(mode) && find(DEVICES, name).is_none() && std::fs::symlink_metadata(name).is_err())

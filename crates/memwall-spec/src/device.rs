@@ -611,16 +611,17 @@ impl DeviceSpec {
         if let Some(t) = &self.thermal {
             t.validate().map_err(|e| e.within("thermal"))?;
         }
-        let cores = self.clusters.iter().map(|c| c.cores).sum();
         for (i, m) in self.power_modes.iter().enumerate() {
-            m.validate(cores).map_err(|e| e.within(&format!("power_modes[{i}]")))?;
+            m.validate(self.total_cores()).map_err(|e| e.within(&format!("power_modes[{i}]")))?;
             if self.power_modes[..i].iter().any(|o| o.name == m.name) {
                 return Err(SpecError::invalid(format!("power_modes[{i}].name"), &m.name, "appears twice"));
             }
-            if m.cpu_max_ghz.is_some() && self.memory.per_core_gbps.is_none() {
+            if let Some(cap) = m.cpu_max_ghz
+                && self.memory.per_core_gbps.is_none()
+            {
                 return Err(SpecError::invalid(
                     format!("power_modes[{i}].cpu_max_ghz"),
-                    m.cpu_max_ghz.unwrap_or_default(),
+                    cap,
                     "a mode that caps the CPU clock needs the device's memory.per_core_gbps (the family default \
                      is a full-clock figure)",
                 ));
