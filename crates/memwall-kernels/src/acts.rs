@@ -127,7 +127,9 @@ impl Q8Acts {
             // `d` were sized from `x`'s whole blocks above.
             #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
-            Isa::Avx2 if isa.supported() => unsafe { crate::simd::avx2::quantize_q8_0(x, &mut qs, &mut d) },
+            Isa::Avx2 | Isa::Avx512 if isa.supported() => unsafe {
+                crate::simd::avx2::quantize_q8_0(x, &mut qs, &mut d)
+            },
             _ => {
                 for ((xb, qb), db) in x.chunks_exact(32).zip(qs.chunks_exact_mut(32)).zip(&mut d) {
                     let amax = xb.iter().fold(0f32, |m, v| m.max(v.abs()));
@@ -159,7 +161,9 @@ impl Q8Acts {
             // SAFETY: as in `q8_0_on`.
             #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
-            Isa::Avx2 if isa.supported() => unsafe { crate::simd::avx2::quantize_q8_k(x, &mut qs, &mut d) },
+            Isa::Avx2 | Isa::Avx512 if isa.supported() => unsafe {
+                crate::simd::avx2::quantize_q8_k(x, &mut qs, &mut d)
+            },
             _ => {
                 for ((xb, qb), db) in x.chunks_exact(256).zip(qs.chunks_exact_mut(256)).zip(&mut d) {
                     let (mut max, mut amax) = (0f32, 0f32);

@@ -212,8 +212,17 @@ enum Simd {
 }
 
 impl Simd {
-    /// The kernel `isa` has for `format` — the one table of which formats have SIMD paths.
-    fn resolve(format: GgmlType, isa: Isa) -> Simd {
+    /// The kernel `isa` has for `format` and the path it really runs on — the one table of
+    /// which formats have SIMD paths. A format without an AVX-512 kernel runs its AVX2 one
+    /// and says so.
+    fn resolve(format: GgmlType, isa: Isa) -> (Simd, Isa) {
+        match (Self::table(format, isa), isa) {
+            (Simd::None, Isa::Avx512) => (Self::table(format, Isa::Avx2), Isa::Avx2),
+            (s, isa) => (s, isa),
+        }
+    }
+
+    fn table(format: GgmlType, isa: Isa) -> Simd {
         use GgmlType as G;
         match isa {
             Isa::Scalar => Simd::None,
@@ -280,7 +289,8 @@ impl Kernel {
         if !isa.supported() {
             return Err(KernelError::Unsupported { format: isa.name() });
         }
-        Ok(Kernel { format, isa, kind, simd: Simd::resolve(format, isa) })
+        let (simd, isa) = Simd::resolve(format, isa);
+        Ok(Kernel { format, isa, kind, simd })
     }
 
     /// The weight format.

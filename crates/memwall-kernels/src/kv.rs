@@ -5,8 +5,9 @@
 use memwall_spec::GgmlType;
 
 use crate::KernelError;
-use crate::dot::{Kernel, check_row};
-use crate::formats::{dequantize_into, quantize};
+use crate::attention::{Rows, State, attend};
+use crate::formats::quantize;
+use crate::simd::Isa;
 
 /// One layer's cache.
 #[derive(Debug, Clone)]
@@ -151,6 +152,19 @@ impl KvCache {
         heads: std::ops::Range<usize>,
         tokens: std::ops::Range<usize>,
     ) -> Result<Span, KernelError> {
+        self.attend_span_on(Isa::best(), q, n_heads, heads, tokens)
+    }
+
+    /// [`KvCache::attend_span`] on a given instruction-set path (one this CPU lacks runs the
+    /// portable code), so that every path can be checked against the reference.
+    pub fn attend_span_on(
+        &self,
+        isa: Isa,
+        q: &[f32],
+        n_heads: usize,
+        heads: std::ops::Range<usize>,
+        tokens: std::ops::Range<usize>,
+    ) -> Result<Span, KernelError> {
         let hd = self.head_dim;
         if n_heads == 0 || !n_heads.is_multiple_of(self.n_kv_heads) {
             return Err(KernelError::Shape {
@@ -170,56 +184,23 @@ impl KvCache {
         }
         let nh = heads.len();
         let mut span = Span { max: vec![f32::NEG_INFINITY; nh], sum: vec![0.0; nh], out: vec![0.0; nh * hd] };
-        let n = tokens.len();
-        if n == 0 {
+        if tokens.is_empty() {
             return Ok(span);
         }
-        let group = n_heads / self.n_kv_heads;
-        let kernel = Kernel::new(self.k_format)?;
         let scale = 1.0 / (hd as f32).sqrt();
-        let token_k = self.n_kv_heads * self.row_k;
-        let token_v = self.n_kv_heads * self.row_v;
-        let mut scores = vec![0f32; group.min(nh) * n];
-        let mut vrow = vec![0f32; hd];
-        let (first_kv, last_kv) = (heads.start / group, heads.end.div_ceil(group));
-        for kvh in first_kv..last_kv {
-            // Query heads of this KV head's group within the range.
-            let hs = (kvh * group).max(heads.start)..((kvh + 1) * group).min(heads.end);
-            let acts = hs.clone().map(|h| kernel.prepare(&q[h * hd..(h + 1) * hd])).collect::<Result<Vec<_>, _>>()?;
-            for a in &acts {
-                check_row(self.k_format, self.row_k, a)?;
-            }
-            // Keys of this KV head, read once for the whole group.
-            for (j, t) in tokens.clone().enumerate() {
-                let krow = &self.k[t * token_k + kvh * self.row_k..t * token_k + (kvh + 1) * self.row_k];
-                for (g, a) in acts.iter().enumerate() {
-                    scores[g * n + j] = kernel.dot_checked(krow, a) * scale;
-                }
-            }
-            for (g, h) in hs.clone().enumerate() {
-                let s = &mut scores[g * n..(g + 1) * n];
-                let max = s.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-                let mut sum = 0f32;
-                for v in s.iter_mut() {
-                    *v = (*v - max).exp();
-                    sum += *v;
-                }
-                span.max[h - heads.start] = max;
-                span.sum[h - heads.start] = sum;
-            }
-            // Values of this KV head, read once, accumulated into every head of the group.
-            for (j, t) in tokens.clone().enumerate() {
-                let vb = &self.v[t * token_v + kvh * self.row_v..t * token_v + (kvh + 1) * self.row_v];
-                dequantize_into(self.v_format, vb, &mut vrow)?;
-                for (g, h) in hs.clone().enumerate() {
-                    let p = scores[g * n + j];
-                    let o = (h - heads.start) * hd;
-                    for (o, v) in span.out[o..o + hd].iter_mut().zip(&vrow) {
-                        *o += p * v;
-                    }
-                }
-            }
-        }
+        let scaled: Vec<f32> = q[heads.start * hd..heads.end * hd].iter().map(|v| v * scale).collect();
+        let rows = Rows {
+            k_format: self.k_format,
+            v_format: self.v_format,
+            k: &self.k,
+            v: &self.v,
+            row_k: self.row_k,
+            row_v: self.row_v,
+            n_kv_heads: self.n_kv_heads,
+            head_dim: hd,
+        };
+        let state = State { max: &mut span.max, sum: &mut span.sum, out: &mut span.out };
+        attend(isa, &rows, n_heads, heads, &scaled, tokens, state);
         Ok(span)
     }
 }

@@ -55,6 +55,7 @@
 //! ```
 
 pub mod acts;
+pub mod attention;
 pub mod bandwidth;
 pub mod dot;
 pub mod formats;

@@ -4,7 +4,13 @@
 //! this binary measures in the same run. GEMVs run on the persistent spin pool
 //! (`gemv_mt`); the first line compares its per-call cost with rayon's.
 //!
-//! Usage: `memwall-bench-kernels [--dram-mib N] [--cache-kib N] [--formats q4_K,q8_0,...]`
+//! A second table streams decode attention (32 query heads over 8 KV heads of 128, the
+//! Llama-3-8B layer) over a KV cache of the DRAM size in each cache format, on one thread,
+//! as KV bytes/s beside a GEMV of the same format and size run right after it: attention
+//! "at memory speed" streams its KV bytes at ≥ 0.8× the rate the GEMV streams weights.
+//!
+//! Usage: `memwall-bench-kernels [--dram-mib N] [--cache-kib N] [--formats q4_K,q8_0,...]
+//! [--no-attention]`
 
 use std::time::Instant;
 
@@ -23,6 +29,7 @@ struct Args {
     cache_kib: usize,
     formats: Vec<GgmlType>,
     reps: usize,
+    attention: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -31,6 +38,7 @@ fn parse_args() -> Result<Args, String> {
         cache_kib: 512,
         formats: SUPPORTED.iter().copied().filter(|t| *t != GgmlType::Q8_K && *t != GgmlType::F32).collect(),
         reps: 7,
+        attention: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -38,6 +46,7 @@ fn parse_args() -> Result<Args, String> {
         match flag.as_str() {
             "--dram-mib" => a.dram_mib = value()?.parse().map_err(|e| format!("--dram-mib: {e}"))?,
             "--cache-kib" => a.cache_kib = value()?.parse().map_err(|e| format!("--cache-kib: {e}"))?,
+            "--no-attention" => a.attention = false,
             "--reps" => a.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
             "--formats" => {
                 a.formats = value()?
@@ -123,6 +132,9 @@ fn main() {
     println!("memwall-bench-kernels: {threads} threads, ISA {}", memwall_kernels::simd::Isa::best().name());
     dispatch_overhead(threads);
     println!("read bandwidth ({} MiB): 1 thread {bw1:.2} GB/s, {threads} threads {bwn:.2} GB/s", args.dram_mib);
+    if args.attention {
+        attention(&args, &stream, &one);
+    }
     println!("(DRAM ratios: median over {} back-to-back pairs of a GEMV and a bandwidth run)", args.reps);
     println!(
         "{:<8} {:<6} {:>9} {:>7} {:>10} {:>9} {:>7} {:>10} {:>9} {:>7}",
@@ -179,6 +191,51 @@ fn main() {
                 binds
             );
         }
+    }
+}
+
+/// Decode attention over a DRAM-size cache per KV format, one thread: KV GB/s, and its ratio
+/// to a same-format, same-size GEMV's weight GB/s and to the read probe (medians of
+/// back-to-back pairs).
+fn attention(args: &Args, stream: &[u8], one: &rayon::ThreadPool) {
+    let (n_heads, n_kv, hd) = (32usize, 8usize, 128usize);
+    let single = SpinPool::new(1);
+    println!("attention, 1 thread ({n_heads} query heads, {n_kv} KV heads of {hd}; medians of {} pairs):", args.reps);
+    println!("{:<6} {:>9} {:>8} {:>9} {:>11} {:>10}", "kv", "size", "tokens", "KV GB/s", "÷ GEMV GB/s", "÷ read");
+    for t in [GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0] {
+        let mut cache = memwall_kernels::kv::KvCache::new(n_kv, hd, t, t, None).expect("cache");
+        let tokens = (args.dram_mib << 20) / cache.token_bytes();
+        let row: Vec<f32> = (0..n_kv * hd).map(|i| ((i * 7919) % 23) as f32 / 11.0 - 1.0).collect();
+        let q: Vec<f32> = (0..n_heads * hd).map(|i| ((i * 104_729) % 19) as f32 / 9.0 - 1.0).collect();
+        for j in 0..tokens {
+            let shift = (j % 5) as f32 * 0.1;
+            let k: Vec<f32> = row.iter().map(|v| v + shift).collect();
+            cache.append(&k, &row).expect("append");
+        }
+        let mut out = vec![0f32; n_heads * hd];
+        let (data, rows) = matrix(t, cache.bytes());
+        let m = QMatrix::new(t, rows, COLS, &data).expect("matrix");
+        let kern = Kernel::new(t).expect("kernel");
+        let x: Vec<f32> = (0..COLS).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
+        let mut y = vec![0f32; rows];
+        let (mut kv_gb, mut vs_gemv, mut vs_read) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..args.reps {
+            let a = cache.bytes() as f64 / best(1, || cache.attend(&q, n_heads, &mut out).expect("attend")) / 1e9;
+            let g = data.len() as f64 / best(1, || gemv_pool(&kern, &m, &x, &mut y, &single, 0).expect("gemv")) / 1e9;
+            let r = one.install(|| read_bandwidth(stream, 1));
+            kv_gb.push(a);
+            vs_gemv.push(a / g);
+            vs_read.push(a / r);
+        }
+        println!(
+            "{:<6} {:>9} {:>8} {:>9.2} {:>11.2} {:>10.2}",
+            t.name(),
+            human(cache.bytes()),
+            tokens,
+            median(&mut kv_gb),
+            median(&mut vs_gemv),
+            median(&mut vs_read)
+        );
     }
 }
 

@@ -5,6 +5,9 @@
 #[cfg(target_arch = "x86_64")]
 pub mod avx2;
 
+#[cfg(target_arch = "x86_64")]
+pub mod avx512;
+
 #[cfg(target_arch = "aarch64")]
 pub mod neon;
 
@@ -15,6 +18,8 @@ pub enum Isa {
     Scalar,
     /// x86-64 AVX2 + FMA + F16C.
     Avx2,
+    /// x86-64 AVX-512 F/BW/VL with VNNI (and the AVX2, FMA and F16C it extends).
+    Avx512,
     /// AArch64 NEON (baseline; no optional extension).
     Neon,
 }
@@ -22,6 +27,10 @@ pub enum Isa {
 impl Isa {
     /// The best path this CPU supports.
     pub fn best() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        if avx512::available() {
+            return Isa::Avx512;
+        }
         #[cfg(target_arch = "x86_64")]
         if avx2::available() {
             return Isa::Avx2;
@@ -38,8 +47,10 @@ impl Isa {
             Isa::Scalar => true,
             #[cfg(target_arch = "x86_64")]
             Isa::Avx2 => avx2::available(),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => avx512::available(),
             #[cfg(not(target_arch = "x86_64"))]
-            Isa::Avx2 => false,
+            Isa::Avx2 | Isa::Avx512 => false,
             Isa::Neon => cfg!(target_arch = "aarch64"),
         }
     }
@@ -49,6 +60,7 @@ impl Isa {
         match self {
             Isa::Scalar => "scalar",
             Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
             Isa::Neon => "neon",
         }
     }
