@@ -274,14 +274,22 @@ unsafe fn planes_dot(lanes: &[__m256i; 2], qa: *const u8, codes: impl Fn(usize, 
     }
 }
 
-/// Prefetch the cache lines of the block 1 KiB ahead (the hardware prefetcher alone leaves
-/// some bandwidth unused when two threads stream).
+/// How far ahead of the block being read the kernels prefetch, bytes. At 1 KiB a one-thread
+/// GEMV at DRAM size streamed at 0.6–0.75 of the read probe on a 2-core Xeon guest (the
+/// prefetch landed about one DRAM latency ahead at ~10 GB/s, so the arithmetic of a block
+/// waited on its own load); at 4 KiB it streams at 0.86–1.0 (memwall-bench-kernels).
+pub const PREFETCH_AHEAD: usize = DISTANCE;
+
+const DISTANCE: usize = 4096;
+
+/// Prefetch the cache lines of the block [`PREFETCH_AHEAD`] bytes ahead (the hardware
+/// prefetcher alone leaves bandwidth unused).
 #[inline(always)]
 unsafe fn prefetch_ahead(b: *const u8, bytes: usize) {
     unsafe {
         let mut off = 0;
         while off < bytes {
-            _mm_prefetch::<_MM_HINT_T0>(b.add(1024 + off) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(b.add(PREFETCH_AHEAD + off) as *const i8);
             off += 64;
         }
     }
@@ -679,15 +687,17 @@ pub unsafe fn q5_k(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe { q45_k(w, a, 176, true) }
 }
 
-/// Float rows (F32, F16 or BF16, 8 weights per step) · f32 activations, four accumulators.
+/// Float rows (F32, F16 or BF16, 8 weights per step) · f32 activations, four accumulators;
+/// the row `w` of `width`-byte weights is prefetched [`PREFETCH_AHEAD`] bytes ahead.
 #[inline(always)]
-unsafe fn float_dot(n: usize, x: &[f32], load8: impl Fn(usize) -> __m256) -> f32 {
+unsafe fn float_dot(n: usize, x: &[f32], w: *const u8, width: usize, load8: impl Fn(usize) -> __m256) -> f32 {
     unsafe {
         let xp = x.as_ptr();
         let (mut a0, mut a1, mut a2, mut a3) =
             (_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps());
         let mut i = 0;
         while i + 32 <= n {
+            prefetch_ahead(w.add(width * i), 32 * width);
             a0 = _mm256_fmadd_ps(load8(i), _mm256_loadu_ps(xp.add(i)), a0);
             a1 = _mm256_fmadd_ps(load8(i + 8), _mm256_loadu_ps(xp.add(i + 8)), a1);
             a2 = _mm256_fmadd_ps(load8(i + 16), _mm256_loadu_ps(xp.add(i + 16)), a2);
@@ -720,7 +730,7 @@ unsafe fn float_dot(n: usize, x: &[f32], load8: impl Fn(usize) -> __m256) -> f32
 pub unsafe fn f16_row(w: &[u8], x: &[f32]) -> f32 {
     unsafe {
         let p = w.as_ptr();
-        float_dot(x.len(), x, |i| _mm256_cvtph_ps(_mm_loadu_si128(p.add(2 * i) as *const __m128i)))
+        float_dot(x.len(), x, p, 2, |i| _mm256_cvtph_ps(_mm_loadu_si128(p.add(2 * i) as *const __m128i)))
     }
 }
 
@@ -732,7 +742,7 @@ pub unsafe fn f16_row(w: &[u8], x: &[f32]) -> f32 {
 pub unsafe fn bf16_row(w: &[u8], x: &[f32]) -> f32 {
     unsafe {
         let p = w.as_ptr();
-        float_dot(x.len(), x, |i| {
+        float_dot(x.len(), x, p, 2, |i| {
             let h = _mm256_cvtepu16_epi32(_mm_loadu_si128(p.add(2 * i) as *const __m128i));
             _mm256_castsi256_ps(_mm256_slli_epi32(h, 16))
         })
@@ -747,12 +757,12 @@ pub unsafe fn bf16_row(w: &[u8], x: &[f32]) -> f32 {
 pub unsafe fn f32_row(w: &[u8], x: &[f32]) -> f32 {
     unsafe {
         let p = w.as_ptr();
-        float_dot(x.len(), x, |i| _mm256_loadu_ps(p.add(4 * i) as *const f32))
+        float_dot(x.len(), x, p, 4, |i| _mm256_loadu_ps(p.add(4 * i) as *const f32))
     }
 }
 
 /// Read `buf` as fast as this core can: 256-bit loads into four accumulators with the same
-/// 1 KiB software prefetch as the GEMV kernels, so the bench's bandwidth reference streams
+/// software prefetch as the GEMV kernels ([`PREFETCH_AHEAD`]), so the bench's bandwidth reference streams
 /// the way the kernels do. Returns a checksum so the reads cannot be elided.
 ///
 /// # Safety
@@ -765,8 +775,8 @@ pub unsafe fn stream_read(buf: &[u8]) -> u64 {
         let mut acc = [_mm256_setzero_si256(); 4];
         let mut i = 0;
         while i < n {
-            _mm_prefetch::<_MM_HINT_T0>(p.add(i + 1024) as *const i8);
-            _mm_prefetch::<_MM_HINT_T0>(p.add(i + 1088) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(p.add(i + PREFETCH_AHEAD) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(p.add(i + PREFETCH_AHEAD + 64) as *const i8);
             for (k, a) in acc.iter_mut().enumerate() {
                 *a = _mm256_add_epi64(*a, load(p.add(i + 32 * k)));
             }
