@@ -5,7 +5,7 @@
 //! grows); the tile's values are dequantized once and accumulated into every head. One pass
 //! over K and V, no per-token function call, no per-token scalar `exp`.
 //!
-//! One body, generic over its vector operations ([`Ops`]: four-key dots, four-row updates and
+//! One body, generic over its vector operations (`Ops`: four-key dots, four-row updates and
 //! row dequantization), is compiled for AVX-512 (16-float registers), AVX2 + FMA (8-float)
 //! and portable Rust, and chosen at run time. [`crate::kv::attend_f32`] on the dequantized
 //! cache is its oracle on every path this CPU has (tests/kv.rs).

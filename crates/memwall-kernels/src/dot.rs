@@ -250,6 +250,30 @@ impl Simd {
                     _ => Simd::None,
                 }
             }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => {
+                use crate::simd::avx512 as v;
+                match format {
+                    G::Q8_0 => Simd::Q8(v::q8_0),
+                    G::Q4_0 => Simd::Q8(v::q4_0),
+                    G::Q4_1 => Simd::Q8(v::q4_1),
+                    G::Q5_0 => Simd::Q8(v::q5_0),
+                    G::Q5_1 => Simd::Q8(v::q5_1),
+                    G::IQ4_NL => Simd::Q8(v::iq4_nl),
+                    G::MXFP4 => Simd::Q8(v::mxfp4),
+                    G::Q2_K => Simd::Q8(v::q2_k),
+                    G::Q3_K => Simd::Q8(v::q3_k),
+                    G::Q4_K => Simd::Q8(v::q4_k),
+                    G::Q5_K => Simd::Q8(v::q5_k),
+                    G::Q6_K => Simd::Q8(v::q6_k),
+                    G::TQ1_0 => Simd::Q8(v::tq1_0),
+                    G::TQ2_0 => Simd::Q8(v::tq2_0),
+                    G::F32 => Simd::Float(v::f32_row),
+                    G::F16 => Simd::Float(v::f16_row),
+                    G::BF16 => Simd::Float(v::bf16_row),
+                    _ => Simd::None,
+                }
+            }
             #[cfg(target_arch = "aarch64")]
             Isa::Neon => {
                 use crate::simd::neon;

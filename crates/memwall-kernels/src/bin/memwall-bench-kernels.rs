@@ -10,7 +10,8 @@
 //! "at memory speed" streams its KV bytes at ≥ 0.8× the rate the GEMV streams weights.
 //!
 //! Usage: `memwall-bench-kernels [--dram-mib N] [--cache-kib N] [--formats q4_K,q8_0,...]
-//! [--no-attention]`
+//! [--no-attention] [--isas avx512,avx2]` (default: every SIMD path this CPU has, each
+//! format measured on each path in turn at each size)
 
 use std::time::Instant;
 
@@ -19,6 +20,7 @@ use memwall_kernels::formats::SUPPORTED;
 use memwall_kernels::gemv::{QMatrix, gemv_mt, gemv_par, gemv_pool};
 use memwall_kernels::pool::SpinPool;
 use memwall_kernels::quantize;
+use memwall_kernels::simd::Isa;
 use memwall_spec::GgmlType;
 use rayon::prelude::*;
 
@@ -30,6 +32,7 @@ struct Args {
     formats: Vec<GgmlType>,
     reps: usize,
     attention: bool,
+    isas: Vec<Isa>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -39,6 +42,7 @@ fn parse_args() -> Result<Args, String> {
         formats: SUPPORTED.iter().copied().filter(|t| *t != GgmlType::Q8_K && *t != GgmlType::F32).collect(),
         reps: 7,
         attention: true,
+        isas: [Isa::Avx512, Isa::Avx2, Isa::Neon].into_iter().filter(|i| i.supported()).collect(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -47,6 +51,18 @@ fn parse_args() -> Result<Args, String> {
             "--dram-mib" => a.dram_mib = value()?.parse().map_err(|e| format!("--dram-mib: {e}"))?,
             "--cache-kib" => a.cache_kib = value()?.parse().map_err(|e| format!("--cache-kib: {e}"))?,
             "--no-attention" => a.attention = false,
+            "--isas" => {
+                a.isas = value()?
+                    .split(',')
+                    .map(|n| {
+                        let isa = [Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon]
+                            .into_iter()
+                            .find(|i| i.name() == n.trim())
+                            .ok_or(format!("--isas: unknown path `{n}` (scalar, avx2, avx512, neon)"))?;
+                        if isa.supported() { Ok(isa) } else { Err(format!("--isas: this CPU cannot run `{n}`")) }
+                    })
+                    .collect::<Result<_, String>>()?;
+            }
             "--reps" => a.reps = value()?.parse().map_err(|e| format!("--reps: {e}"))?,
             "--formats" => {
                 a.formats = value()?
@@ -56,6 +72,9 @@ fn parse_args() -> Result<Args, String> {
             }
             other => return Err(format!("unknown argument `{other}`")),
         }
+    }
+    if a.isas.is_empty() {
+        a.isas.push(Isa::Scalar);
     }
     if a.dram_mib == 0 || a.cache_kib == 0 || a.reps == 0 {
         return Err("sizes and --reps must be > 0".into());
@@ -129,7 +148,7 @@ fn main() {
     let stream: Vec<u8> = (0..dram_bytes).map(|i| i as u8).collect();
     let bw1 = one.install(|| read_bandwidth(&stream, args.reps));
     let bwn = read_bandwidth(&stream, args.reps);
-    println!("memwall-bench-kernels: {threads} threads, ISA {}", memwall_kernels::simd::Isa::best().name());
+    println!("memwall-bench-kernels: {threads} threads, ISA {}", Isa::best().name());
     dispatch_overhead(threads);
     println!("read bandwidth ({} MiB): 1 thread {bw1:.2} GB/s, {threads} threads {bwn:.2} GB/s", args.dram_mib);
     if args.attention {
@@ -141,55 +160,60 @@ fn main() {
         "format", "isa", "size", "1t GB/s", "1t GFLOP/s", "1t ratio", "nt GB/s", "nt GFLOP/s", "nt ratio", "binds"
     );
     for &t in &args.formats {
-        let k = match Kernel::new(t) {
-            Ok(k) => k,
-            Err(e) => {
-                eprintln!("skipping {t}: {e}");
-                continue;
+        // One kernel per path asked for, each path once (a format without a kernel on a path
+        // runs another path's, which is already measured).
+        let mut kernels: Vec<Kernel> = Vec::new();
+        for &isa in &args.isas {
+            match Kernel::with_isa(t, isa) {
+                Ok(k) if !kernels.iter().any(|o| o.isa() == k.isa()) => kernels.push(k),
+                Ok(_) => {}
+                Err(e) => eprintln!("skipping {t} on {}: {e}", isa.name()),
             }
-        };
+        }
         for (label, bytes) in [("cache", args.cache_kib << 10), ("dram", dram_bytes)] {
             let (data, rows) = matrix(t, bytes);
             let m = QMatrix::new(t, rows, COLS, &data).expect("matrix");
-            let x: Vec<f32> = (0..COLS).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
-            let mut y = vec![0f32; rows];
-            let reps = if label == "cache" { args.reps * 50 } else { args.reps };
-            // At DRAM size, pair every GEMV run with a bandwidth run right after it and report
-            // the median of the per-pair ratios: the machine's bandwidth drifts, a pair does not.
-            let dram = label == "dram";
-            let gb = |s: f64| data.len() as f64 / s / 1e9;
-            let gflop = |s: f64| 2.0 * (rows * COLS) as f64 / s / 1e9;
-            let (t1, tn, r1, rn) = if dram {
-                let (mut t1, mut tn, mut r1s, mut rns) = (f64::INFINITY, f64::INFINITY, Vec::new(), Vec::new());
-                for _ in 0..args.reps {
-                    let a = best(1, || gemv_pool(&k, &m, &x, &mut y, &single, 0).expect("gemv"));
-                    r1s.push(gb(a) / one.install(|| read_bandwidth(&stream, 1)));
-                    let b = best(1, || gemv_mt(&k, &m, &x, &mut y).expect("gemv"));
-                    rns.push(gb(b) / read_bandwidth(&stream, 1));
-                    (t1, tn) = (t1.min(a), tn.min(b));
-                }
-                (t1, tn, median(&mut r1s), median(&mut rns))
-            } else {
-                let t1 = best(reps, || gemv_pool(&k, &m, &x, &mut y, &single, 0).expect("gemv"));
-                let tn = best(reps, || gemv_mt(&k, &m, &x, &mut y).expect("gemv"));
-                (t1, tn, gb(t1) / bw1, gb(tn) / bwn)
-            };
-            // At DRAM size a GEMV that streams below 90 % of the read bandwidth is limited by
-            // its unpacking and arithmetic (dequantization), not by memory.
-            let binds = if dram { if rn >= 0.9 { "memory" } else { "dequant" } } else { "-" };
-            println!(
-                "{:<8} {:<6} {:>9} {:>7.2} {:>10.1} {:>9.2} {:>7.2} {:>10.1} {:>9.2} {:>7}",
-                t.name(),
-                k.isa().name(),
-                format!("{label} {}", human(data.len())),
-                gb(t1),
-                gflop(t1),
-                r1,
-                gb(tn),
-                gflop(tn),
-                rn,
-                binds
-            );
+            for k in &kernels {
+                let x: Vec<f32> = (0..COLS).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
+                let mut y = vec![0f32; rows];
+                let reps = if label == "cache" { args.reps * 50 } else { args.reps };
+                // At DRAM size, pair every GEMV run with a bandwidth run right after it and report
+                // the median of the per-pair ratios: the machine's bandwidth drifts, a pair does not.
+                let dram = label == "dram";
+                let gb = |s: f64| data.len() as f64 / s / 1e9;
+                let gflop = |s: f64| 2.0 * (rows * COLS) as f64 / s / 1e9;
+                let (t1, tn, r1, rn) = if dram {
+                    let (mut t1, mut tn, mut r1s, mut rns) = (f64::INFINITY, f64::INFINITY, Vec::new(), Vec::new());
+                    for _ in 0..args.reps {
+                        let a = best(1, || gemv_pool(k, &m, &x, &mut y, &single, 0).expect("gemv"));
+                        r1s.push(gb(a) / one.install(|| read_bandwidth(&stream, 1)));
+                        let b = best(1, || gemv_mt(k, &m, &x, &mut y).expect("gemv"));
+                        rns.push(gb(b) / read_bandwidth(&stream, 1));
+                        (t1, tn) = (t1.min(a), tn.min(b));
+                    }
+                    (t1, tn, median(&mut r1s), median(&mut rns))
+                } else {
+                    let t1 = best(reps, || gemv_pool(k, &m, &x, &mut y, &single, 0).expect("gemv"));
+                    let tn = best(reps, || gemv_mt(k, &m, &x, &mut y).expect("gemv"));
+                    (t1, tn, gb(t1) / bw1, gb(tn) / bwn)
+                };
+                // At DRAM size a GEMV that streams below 90 % of the read bandwidth is limited by
+                // its unpacking and arithmetic (dequantization), not by memory.
+                let binds = if dram { if rn >= 0.9 { "memory" } else { "dequant" } } else { "-" };
+                println!(
+                    "{:<8} {:<6} {:>9} {:>7.2} {:>10.1} {:>9.2} {:>7.2} {:>10.1} {:>9.2} {:>7}",
+                    t.name(),
+                    k.isa().name(),
+                    format!("{label} {}", human(data.len())),
+                    gb(t1),
+                    gflop(t1),
+                    r1,
+                    gb(tn),
+                    gflop(tn),
+                    rn,
+                    binds
+                );
+            }
         }
     }
 }

@@ -47,11 +47,26 @@ unsafe fn load(p: *const u8) -> __m256i {
 
 /// Σ over 32 signed × signed bytes, as 8 i32 partial sums.
 #[inline(always)]
-unsafe fn dot_ss(x: __m256i, y: __m256i) -> __m256i {
+unsafe fn dot_ss<const VNNI: bool>(x: __m256i, y: __m256i) -> __m256i {
     unsafe {
         let ax = _mm256_sign_epi8(x, x);
         let sy = _mm256_sign_epi8(y, x);
-        _mm256_madd_epi16(_mm256_maddubs_epi16(ax, sy), _mm256_set1_epi16(1))
+        dot_us::<VNNI>(_mm256_setzero_si256(), ax, sy)
+    }
+}
+
+/// `acc + Σ` over 32 unsigned × signed bytes, as 8 i32 partial sums (four products each):
+/// one `vpdpbusd` with VNNI, `maddubs` then `madd` by ones without. The two agree: `maddubs`
+/// cannot saturate on these codes (weights and activations within ±127 in magnitude, so a
+/// pair is at most 2 × 127 × 127 = 32,258 < 32,767).
+#[inline(always)]
+unsafe fn dot_us<const VNNI: bool>(acc: __m256i, u: __m256i, s: __m256i) -> __m256i {
+    unsafe {
+        if VNNI {
+            _mm256_dpbusd_epi32(acc, u, s)
+        } else {
+            _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)))
+        }
     }
 }
 
@@ -76,7 +91,13 @@ enum Codes {
 /// per step into independent accumulators (the FMA latency chain would otherwise bind).
 /// Offsets and minima use the activations' per-block `d × Σ codes` (`dsums`).
 #[inline(always)]
-unsafe fn blocks32(w: &[u8], a: &Q8Acts, bytes: usize, codes: impl Fn(*const u8) -> __m256i, kind: Codes) -> f32 {
+unsafe fn blocks32<const VNNI: bool>(
+    w: &[u8],
+    a: &Q8Acts,
+    bytes: usize,
+    codes: impl Fn(*const u8) -> __m256i,
+    kind: Codes,
+) -> f32 {
     unsafe {
         let n = w.len() / bytes;
         let (wp, qa, da, ds) = (w.as_ptr(), a.qs.as_ptr() as *const u8, a.d.as_ptr(), a.dsums.as_ptr());
@@ -103,8 +124,8 @@ unsafe fn blocks32(w: &[u8], a: &Q8Acts, bytes: usize, codes: impl Fn(*const u8)
                 prefetch_ahead(b, bytes);
                 let y = load(qa.add(32 * ($i)));
                 match kind {
-                    Codes::Signed => dot_ss(codes(b), y),
-                    _ => _mm256_madd_epi16(_mm256_maddubs_epi16(codes(b), y), _mm256_set1_epi16(1)),
+                    Codes::Signed => dot_ss::<VNNI>(codes(b), y),
+                    _ => dot_us::<VNNI>(_mm256_setzero_si256(), codes(b), y),
                 }
             }};
         }
@@ -211,47 +232,50 @@ unsafe fn scaled_bsums(scales16: __m256i, a: &Q8Acts, i: usize) -> __m256i {
     unsafe { _mm256_madd_epi16(scales16, _mm256_loadu_si256(a.bsums16.as_ptr().add(16 * i) as *const __m256i)) }
 }
 
-/// The 16 Q3_K scales (−32..31) of a 12-byte scale array, as i8 (ggml's aux32 unpacking).
+/// The 16 Q3_K scales (−32..31) of the 12-byte scale array at `s`, as i8 lanes (ggml's aux32
+/// unpacking), formed in registers: a byte array stored and reloaded as one vector stalls
+/// store forwarding, which cost [`q3_k`] a quarter of its speed on AVX2 and half on AVX-512.
 #[inline(always)]
-fn q3k_scales(s: &[u8]) -> [i8; 16] {
-    let w = |k: usize| u32::from_le_bytes([s[4 * k], s[4 * k + 1], s[4 * k + 2], s[4 * k + 3]]);
-    let (a0, a1, tmp) = (w(0), w(1), w(2));
-    let (k1, k2) = (0x0303_0303u32, 0x0f0f_0f0fu32);
-    let aux = [
-        (a0 & k2) | ((tmp & k1) << 4),
-        (a1 & k2) | (((tmp >> 2) & k1) << 4),
-        ((a0 >> 4) & k2) | (((tmp >> 4) & k1) << 4),
-        ((a1 >> 4) & k2) | (((tmp >> 6) & k1) << 4),
-    ];
-    let mut out = [0i8; 16];
-    for (k, v) in aux.iter().enumerate() {
-        for (j, b) in v.to_le_bytes().iter().enumerate() {
-            out[4 * k + j] = *b as i8 - 32;
-        }
+unsafe fn q3k_scales(s: *const u8) -> __m128i {
+    unsafe {
+        let w = |k: usize| u32::from_le_bytes([*s.add(4 * k), *s.add(4 * k + 1), *s.add(4 * k + 2), *s.add(4 * k + 3)]);
+        let (a0, a1, tmp) = (w(0), w(1), w(2));
+        let (k1, k2) = (0x0303_0303u32, 0x0f0f_0f0fu32);
+        let aux = _mm_setr_epi32(
+            ((a0 & k2) | ((tmp & k1) << 4)) as i32,
+            ((a1 & k2) | (((tmp >> 2) & k1) << 4)) as i32,
+            (((a0 >> 4) & k2) | (((tmp >> 4) & k1) << 4)) as i32,
+            (((a1 >> 4) & k2) | (((tmp >> 6) & k1) << 4)) as i32,
+        );
+        _mm_sub_epi8(aux, _mm_set1_epi8(32))
     }
-    out
 }
 
-/// The 8 scales and 8 mins of a Q4_K/Q5_K 12-byte scale array (ggml's utmp unpacking):
-/// bytes 0..8 scales, 8..16 mins.
+/// The 8 scales and 8 mins of the Q4_K/Q5_K 12-byte scale array at `s` (ggml's utmp
+/// unpacking) as four little-endian words: bytes 0..8 scales, 8..16 mins. Kept in words, not
+/// a byte array, so that the mins reach a vector register without a store and a reload (see
+/// [`q3k_scales`]).
 #[inline(always)]
-fn k4_scales_mins(s: &[u8]) -> [u8; 16] {
-    let w = |k: usize| u32::from_le_bytes([s[4 * k], s[4 * k + 1], s[4 * k + 2], s[4 * k + 3]]);
-    let (u0, u1, u2) = (w(0), w(1), w(2));
-    let (k1, k2, k3) = (0x3f3f_3f3fu32, 0x0f0f_0f0fu32, 0x0303_0303u32);
-    let out = [u0 & k1, (u2 & k2) | (((u0 >> 6) & k3) << 4), u1 & k1, ((u2 >> 4) & k2) | (((u1 >> 6) & k3) << 4)];
-    let mut b = [0u8; 16];
-    for (k, v) in out.iter().enumerate() {
-        b[4 * k..4 * k + 4].copy_from_slice(&v.to_le_bytes());
+unsafe fn k4_scales_mins(s: *const u8) -> [u32; 4] {
+    unsafe {
+        let w = |k: usize| u32::from_le_bytes([*s.add(4 * k), *s.add(4 * k + 1), *s.add(4 * k + 2), *s.add(4 * k + 3)]);
+        let (u0, u1, u2) = (w(0), w(1), w(2));
+        let (k1, k2, k3) = (0x3f3f_3f3fu32, 0x0f0f_0f0fu32, 0x0303_0303u32);
+        [u0 & k1, (u2 & k2) | (((u0 >> 6) & k3) << 4), u1 & k1, ((u2 >> 4) & k2) | (((u1 >> 6) & k3) << 4)]
     }
-    b
+}
+
+/// Byte `j` of [`k4_scales_mins`]' words.
+#[inline(always)]
+fn k4_byte(sm: &[u32; 4], j: usize) -> i16 {
+    ((sm[j / 4] >> (8 * (j % 4))) & 0xff) as i16
 }
 
 /// Σ_j min_j × (bsum_2j + bsum_2j+1) over a super-block, as 8 i32 lanes.
 #[inline(always)]
-unsafe fn k4_min_sums(sm: &[u8; 16], a: &Q8Acts, i: usize) -> __m256i {
+unsafe fn k4_min_sums(sm: &[u32; 4], a: &Q8Acts, i: usize) -> __m256i {
     unsafe {
-        let mins = _mm_loadu_si128(sm.as_ptr() as *const __m128i);
+        let mins = _mm_setr_epi32(sm[0] as i32, sm[1] as i32, sm[2] as i32, sm[3] as i32);
         let dup = _mm_shuffle_epi8(mins, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15));
         scaled_bsums(_mm256_cvtepu8_epi16(dup), a, i)
     }
@@ -302,7 +326,22 @@ unsafe fn prefetch_ahead(b: *const u8, bytes: usize) {
 /// blocks of 34 bytes.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q8_0(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe { blocks32(w, a, 34, |b| load(b.add(2)), Codes::Signed) }
+    unsafe { q8_0_body::<false>(w, a) }
+}
+
+/// The body of [`q8_0`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q8_0_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        blocks32::<VNNI>(
+            w,
+            a,
+            34,
+            #[inline(always)]
+            |b| load(b.add(2)),
+            Codes::Signed,
+        )
+    }
 }
 
 /// 16 bytes of nibbles as 32 bytes: low nibbles (weights 0..16) in the low lane, high
@@ -340,7 +379,22 @@ unsafe fn high_bits32(p: *const u8) -> __m256i {
 /// As [`q8_0`], with 18-byte blocks.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q4_0(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe { blocks32(w, a, 18, |b| nibbles32(b.add(2)), Codes::Unsigned { offset: 8.0 }) }
+    unsafe { q4_0_body::<false>(w, a) }
+}
+
+/// The body of [`q4_0`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q4_0_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        blocks32::<VNNI>(
+            w,
+            a,
+            18,
+            #[inline(always)]
+            |b| nibbles32(b.add(2)),
+            Codes::Unsigned { offset: 8.0 },
+        )
+    }
 }
 
 /// Q4_1 weights · Q8_0 activations (codes 0..15 plus the block minimum).
@@ -349,7 +403,22 @@ pub unsafe fn q4_0(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 20-byte blocks.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q4_1(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe { blocks32(w, a, 20, |b| nibbles32(b.add(4)), Codes::WithMin { at: 2 }) }
+    unsafe { q4_1_body::<false>(w, a) }
+}
+
+/// The body of [`q4_1`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q4_1_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe {
+        blocks32::<VNNI>(
+            w,
+            a,
+            20,
+            #[inline(always)]
+            |b| nibbles32(b.add(4)),
+            Codes::WithMin { at: 2 },
+        )
+    }
 }
 
 /// Q5_0 weights · Q8_0 activations.
@@ -358,11 +427,18 @@ pub unsafe fn q4_1(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 22-byte blocks.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q5_0(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { q5_0_body::<false>(w, a) }
+}
+
+/// The body of [`q5_0`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q5_0_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
-        blocks32(
+        blocks32::<VNNI>(
             w,
             a,
             22,
+            #[inline(always)]
             |b| _mm256_or_si256(nibbles32(b.add(6)), high_bits32(b.add(2))),
             Codes::Unsigned { offset: 16.0 },
         )
@@ -375,8 +451,21 @@ pub unsafe fn q5_0(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 24-byte blocks.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q5_1(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { q5_1_body::<false>(w, a) }
+}
+
+/// The body of [`q5_1`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q5_1_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
-        blocks32(w, a, 24, |b| _mm256_or_si256(nibbles32(b.add(8)), high_bits32(b.add(4))), Codes::WithMin { at: 2 })
+        blocks32::<VNNI>(
+            w,
+            a,
+            24,
+            #[inline(always)]
+            |b| _mm256_or_si256(nibbles32(b.add(8)), high_bits32(b.add(4))),
+            Codes::WithMin { at: 2 },
+        )
     }
 }
 
@@ -386,13 +475,26 @@ pub unsafe fn q5_1(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 18-byte blocks.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn iq4_nl(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { iq4_nl_body::<false>(w, a) }
+}
+
+/// The body of [`iq4_nl`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn iq4_nl_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let v = crate::formats::legacy::IQ4_NL_VALUES;
         let table = _mm256_setr_epi8(
             v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15], v[0],
             v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], v[14], v[15],
         );
-        blocks32(w, a, 18, |b| _mm256_shuffle_epi8(table, nibbles32(b.add(2))), Codes::Signed)
+        blocks32::<VNNI>(
+            w,
+            a,
+            18,
+            #[inline(always)]
+            |b| _mm256_shuffle_epi8(table, nibbles32(b.add(2))),
+            Codes::Signed,
+        )
     }
 }
 
@@ -403,6 +505,12 @@ pub unsafe fn iq4_nl(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 17-byte blocks.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn mxfp4(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { mxfp4_body::<false>(w, a) }
+}
+
+/// The body of [`mxfp4`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn mxfp4_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         use crate::formats::mxfp4::{MXFP4_VALUES as v, e8m0_half};
         let table = _mm256_setr_epi8(
@@ -415,7 +523,7 @@ pub unsafe fn mxfp4(w: &[u8], a: &Q8Acts) -> f32 {
         for i in 0..w.len() / 17 {
             let b = wp.add(17 * i);
             prefetch_ahead(b, 17);
-            let p = dot_ss(_mm256_shuffle_epi8(table, nibbles32(b.add(1))), load(qa.add(32 * i)));
+            let p = dot_ss::<VNNI>(_mm256_shuffle_epi8(table, nibbles32(b.add(1))), load(qa.add(32 * i)));
             let d = _mm256_set1_ps(e8m0_half(*b) * *da.add(i));
             acc[i % 2] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(p), acc[i % 2]);
         }
@@ -436,7 +544,7 @@ unsafe fn q45_k(w: &[u8], a: &Q8Acts, bytes: usize, five_bit: bool) -> f32 {
         for i in 0..w.len() / bytes {
             let b = w.as_ptr().add(bytes * i);
             prefetch_ahead(b, bytes);
-            let sm = k4_scales_mins(std::slice::from_raw_parts(b.add(4), 12));
+            let sm = k4_scales_mins(b.add(4));
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let hv = if five_bit { load(b.add(16)) } else { _mm256_setzero_si256() };
             let mut sumi = _mm256_setzero_si256();
@@ -448,9 +556,11 @@ unsafe fn q45_k(w: &[u8], a: &Q8Acts, bytes: usize, five_bit: bool) -> f32 {
                     lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c), m1), 4));
                     hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(shr16(hv, 2 * c + 1), m1), 4));
                 }
-                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(sm[2 * c] as i16));
-                let p1 =
-                    _mm256_madd_epi16(dot_us16(hi, load(qa.add(64 * c + 32))), _mm256_set1_epi16(sm[2 * c + 1] as i16));
+                let p0 = _mm256_madd_epi16(dot_us16(lo, load(qa.add(64 * c))), _mm256_set1_epi16(k4_byte(&sm, 2 * c)));
+                let p1 = _mm256_madd_epi16(
+                    dot_us16(hi, load(qa.add(64 * c + 32))),
+                    _mm256_set1_epi16(k4_byte(&sm, 2 * c + 1)),
+                );
                 sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
             }
             let da = a.d[i];
@@ -468,6 +578,12 @@ unsafe fn q45_k(w: &[u8], a: &Q8Acts, bytes: usize, five_bit: bool) -> f32 {
 /// As [`q8_0`], with 144-byte blocks and Q8_K activations.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q4_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { q4_k_body::<false>(w, a) }
+}
+
+/// The body of [`q4_k`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q4_k_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe { q45_k(w, a, 144, false) }
 }
 
@@ -477,6 +593,12 @@ pub unsafe fn q4_k(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 210-byte blocks and Q8_K activations.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { q6_k_body::<false>(w, a) }
+}
+
+/// The body of [`q6_k`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q6_k_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let m4 = _mm256_set1_epi8(0x0f);
         let m2 = _mm256_set1_epi8(0x03);
@@ -519,6 +641,12 @@ pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 84-byte blocks and Q8_K activations.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q2_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { q2_k_body::<false>(w, a) }
+}
+
+/// The body of [`q2_k`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q2_k_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let m2 = _mm256_set1_epi8(0x03);
         let m4 = _mm_set1_epi8(0x0f);
@@ -533,7 +661,12 @@ pub unsafe fn q2_k(w: &[u8], a: &Q8Acts) -> f32 {
             let lanes = scale_lanes(scales16);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let qv = [load(b.add(16)), load(b.add(48))];
-            let sumi = planes_dot(&lanes, qa, |h, s| _mm256_and_si256(shr16(qv[h], 2 * s), m2));
+            let sumi = planes_dot(
+                &lanes,
+                qa,
+                #[inline(always)]
+                |h, s| _mm256_and_si256(shr16(qv[h], 2 * s), m2),
+            );
             let da = a.d[i];
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(80)) * da), _mm256_cvtepi32_ps(sumi), acc);
             let msum = scaled_bsums(mins16, a, i);
@@ -549,6 +682,12 @@ pub unsafe fn q2_k(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 110-byte blocks and Q8_K activations.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { q3_k_body::<false>(w, a) }
+}
+
+/// The body of [`q3_k`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q3_k_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let m2 = _mm256_set1_epi8(0x03);
         let m4b = _mm256_set1_epi8(0x04);
@@ -556,21 +695,25 @@ pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
         for i in 0..w.len() / 110 {
             let b = w.as_ptr().add(110 * i);
             prefetch_ahead(b, 110);
-            let sc = q3k_scales(std::slice::from_raw_parts(b.add(96), 12));
-            let scales16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(sc.as_ptr() as *const __m128i));
+            let scales16 = _mm256_cvtepi8_epi16(q3k_scales(b.add(96)));
             let lanes = scale_lanes(scales16);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
             let hv = load(b);
             // Codes u = low | high << 2 are 0..7 for weights −4..3: subtract 4 × Σ scale × bsum.
             let qv = [load(b.add(32)), load(b.add(64))];
             // Move mask bit k straight to bit 2 of each byte (one shift and one mask).
-            let dots = planes_dot(&lanes, qa, |h, s| {
-                let low = _mm256_and_si256(shr16(qv[h], 2 * s), m2);
-                let k = 4 * h + s;
-                let moved =
-                    if k >= 2 { shr16(hv, k - 2) } else { _mm256_sll_epi16(hv, _mm_cvtsi32_si128((2 - k) as i32)) };
-                _mm256_or_si256(low, _mm256_and_si256(moved, m4b))
-            });
+            let dots = planes_dot(
+                &lanes,
+                qa,
+                #[inline(always)]
+                |h, s| {
+                    let low = _mm256_and_si256(shr16(qv[h], 2 * s), m2);
+                    let k = 4 * h + s;
+                    let moved =
+                        if k >= 2 { shr16(hv, k - 2) } else { _mm256_sll_epi16(hv, _mm_cvtsi32_si128((2 - k) as i32)) };
+                    _mm256_or_si256(low, _mm256_and_si256(moved, m4b))
+                },
+            );
             let sumi = _mm256_sub_epi32(dots, _mm256_slli_epi32(scaled_bsums(scales16, a, i), 2));
             acc = _mm256_fmadd_ps(_mm256_set1_ps(f16(b.add(108)) * a.d[i]), _mm256_cvtepi32_ps(sumi), acc);
         }
@@ -584,27 +727,35 @@ pub unsafe fn q3_k(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 66-byte blocks and Q8_K activations.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn tq2_0(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { tq2_0_body::<false>(w, a) }
+}
+
+/// The body of [`tq2_0`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn tq2_0_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
         let m2 = _mm256_set1_epi8(0x03);
-        let ones = _mm256_set1_epi16(1);
         let mut acc = _mm256_setzero_ps();
         let mut side = 0f32;
         for i in 0..w.len() / 66 {
             let b = w.as_ptr().add(66 * i);
             prefetch_ahead(b, 66);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
-            let mut sum16 = _mm256_setzero_si256();
+            let mut sum = _mm256_setzero_si256();
             for h in 0..2 {
                 let qv = load(b.add(32 * h));
                 for s in 0..4 {
                     let u = _mm256_and_si256(shr16(qv, 2 * s), m2);
-                    sum16 = _mm256_add_epi16(sum16, dot_us16(u, load(qa.add(128 * h + 32 * s))));
+                    sum = _mm256_add_epi32(
+                        sum,
+                        dot_us::<VNNI>(_mm256_setzero_si256(), u, load(qa.add(128 * h + 32 * s))),
+                    );
                 }
             }
             // Codes are trit + 1: subtract d_w × (d_a Σ activations) once per block.
             let dw = f16(b.add(64));
             side -= dw * a.dsums[i];
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * a.d[i]), _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16, ones)), acc);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * a.d[i]), _mm256_cvtepi32_ps(sum), acc);
         }
         hsum(acc) + side
     }
@@ -635,20 +786,28 @@ unsafe fn top_trit_flipped(f: __m256i) -> __m256i {
 /// As [`q8_0`], with 54-byte blocks and Q8_K activations.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { tq1_0_body::<false>(w, a) }
+}
+
+/// The body of [`tq1_0`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn tq1_0_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe {
-        let ones = _mm256_set1_epi16(1);
         let mut acc = _mm256_setzero_ps();
         let mut side = 0f32;
         for i in 0..w.len() / 54 {
             let b = w.as_ptr().add(54 * i);
             prefetch_ahead(b, 54);
             let qa = a.qs.as_ptr().add(256 * i) as *const u8;
-            let mut sum16 = _mm256_setzero_si256();
+            let mut sum = _mm256_setzero_si256();
             // Weights 0..160: trit t of the 32 bytes qs[0..32], multiplying by 3 each step.
             let flip = _mm256_set1_epi8(-128);
             let mut v = _mm256_xor_si256(load(b), flip);
             for t in 0..5 {
-                sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit_flipped(v), load(qa.add(32 * t))));
+                sum = _mm256_add_epi32(
+                    sum,
+                    dot_us::<VNNI>(_mm256_setzero_si256(), top_trit_flipped(v), load(qa.add(32 * t))),
+                );
                 v = times3(v);
             }
             // Weights 160..240 (qs[32..48], 5 trits) and 240..256 (qh, 4 trits): one vector
@@ -668,11 +827,14 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
                 0x80,
             );
             for (k, v) in [pair01, pair23, tail].into_iter().enumerate() {
-                sum16 = _mm256_add_epi16(sum16, dot_us16(top_trit_flipped(v), load(qa.add(160 + 32 * k))));
+                sum = _mm256_add_epi32(
+                    sum,
+                    dot_us::<VNNI>(_mm256_setzero_si256(), top_trit_flipped(v), load(qa.add(160 + 32 * k))),
+                );
             }
             let dw = f16(b.add(52));
             side -= dw * a.dsums[i];
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * a.d[i]), _mm256_cvtepi32_ps(_mm256_madd_epi16(sum16, ones)), acc);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(dw * a.d[i]), _mm256_cvtepi32_ps(sum), acc);
         }
         hsum(acc) + side
     }
@@ -684,6 +846,12 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 176-byte blocks and Q8_K activations.
 #[target_feature(enable = "avx2,fma,f16c")]
 pub unsafe fn q5_k(w: &[u8], a: &Q8Acts) -> f32 {
+    unsafe { q5_k_body::<false>(w, a) }
+}
+
+/// The body of [`q5_k`]; `VNNI` takes `vpdpbusd` for its byte dots where it has any.
+#[inline(always)]
+pub(super) unsafe fn q5_k_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe { q45_k(w, a, 176, true) }
 }
 
