@@ -27,6 +27,7 @@ def validate(
     host: str | os.PathLike[str] | None = None,
     table: str | os.PathLike[str] | None = None,
     tokens: int = 8,
+    repeats: int = 3,
     only: str | Sequence[str] | None = None,
 ):
     """Check predictions against measurements. ``devices=True``: leave-one-device-out over
@@ -36,7 +37,9 @@ def validate(
     predicted, in-sample and roofline tok/s, and ``.excluded`` lists the rows set aside. ``host=PATH``: run memwall's engine here on the
     validation designs (those whose id contains ``only``, or one of a list of substrings)
     and predict each with the host
-    profile at PATH (``PATH.engine.toml`` beside it). ``energy=True``: published power and
+    profile at PATH (``PATH.engine.toml`` beside it); each design is timed ``repeats`` times,
+    interleaved with the others in rounds, and reported as the median with ``noise`` (the
+    relative half-range of its runs) and ``measured_min_tok_s``/``measured_max_tok_s``. ``energy=True``: published power and
     energy per token (``table``, default the shipped ``energy_measurements.csv``) against
     memwall's, each at the boundary its source measured (``boundary``: ``battery_above_idle``,
     ``board``, ``package``, ``units``), with ``.excluded`` the rows set aside.
@@ -65,7 +68,11 @@ def validate(
         return r
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
         raise _bad("tokens", repr(tokens), f"invalid `tokens` = {tokens!r}: time at least one token")
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise _bad("repeats", repr(repeats), f"invalid `repeats` = {repeats!r}: time every design at least once")
     if only is None or isinstance(only, str):
-        return Results(table=pa.table(_native.validate_host(os.fspath(host), tokens=tokens, only=only)))
-    parts = [pa.table(_native.validate_host(os.fspath(host), tokens=tokens, only=o)) for o in only]
+        return Results(
+            table=pa.table(_native.validate_host(os.fspath(host), tokens=tokens, repeats=repeats, only=only))
+        )
+    parts = [pa.table(_native.validate_host(os.fspath(host), tokens=tokens, repeats=repeats, only=o)) for o in only]
     return Results(table=pa.concat_tables(parts))

@@ -62,6 +62,7 @@ def test_objects_come_from_presets_files_dicts_and_keywords():
         (lambda: memwall.sweep({"model": "llama-3.2-1b"}, engine="des"), "engine", "des"),
         (lambda: memwall.calibrate(), "llama_bench", None),
         (lambda: memwall.validate(host="x.toml", tokens=0), "tokens", "0"),
+        (lambda: memwall.validate(host="x.toml", repeats=0), "repeats", "0"),
     ],
 )
 def test_bad_designs_raise_spec_errors_naming_the_field(call, field, value):
@@ -201,9 +202,11 @@ def test_validation_reports_measured_against_predicted():
     # Prefill rows are reported beside the decode rows.
     assert set(t.column("phase").to_pylist()) == {"decode", "prefill"}
     assert all(len(x) == 2 for x in r.excluded)
-    host = memwall.validate(host=ROOT / "datasets/hosts/zen-2c.toml", only="mha-tiny", tokens=2).to_pyarrow()
+    host = memwall.validate(host=ROOT / "datasets/hosts/zen-2c.toml", only="mha-tiny", tokens=2, repeats=2).to_pyarrow()
     row = host.to_pylist()[0]
     assert host.num_rows == 1 and row["measured_tok_s"] > 0 and row["estimated_tok_s"] > 0
+    assert row["repeats"] == 2 and row["measured_min_tok_s"] <= row["measured_tok_s"] <= row["measured_max_tok_s"]
+    assert row["noise"] >= 0
     with pytest.raises(memwall.SpecError):
         memwall.validate(host=ROOT / "datasets/hosts/zen-2c.toml", only="no-such-design")
 

@@ -82,10 +82,13 @@ fn t975(dof: usize) -> f64 {
 }
 
 /// The cluster the kernels run on here: 256-bit SIMD on the AVX2 path (int8 through
-/// `vpmaddubsw`, no dot-product instruction), 128-bit NEON with SDOT where the CPU has it.
+/// `vpmaddubsw`, no dot-product instruction), 512-bit with `vpdpbusd` on the AVX-512 path,
+/// 128-bit NEON with SDOT where the CPU has it.
 fn host_cluster(info: &HostInfo) -> ClusterSpec {
     let (simd_bits, int8_dot) = match info.isa.as_str() {
         "avx2" => (256, false),
+        // AVX-512 with VNNI (`Isa::Avx512` requires it): 512-bit registers, `vpdpbusd`.
+        "avx512" => (512, true),
         "neon" => (128, info.features.iter().any(|f| f == "asimddp")),
         _ => (128, false),
     };

@@ -9,7 +9,7 @@ use memwall_sim::des::{VecSink, simulate};
 use memwall_spec::{DeviceSpec, EngineSpec, KvQuant, ModelSpec, QuantFormat, WeightQuant};
 
 use crate::CalibError;
-use crate::host::check_memory;
+use crate::host::{check_memory, meminfo_bytes};
 use crate::hostfit::{HostProfile, host_scenario};
 use memwall_decode::weights::planned_bytes;
 
@@ -183,17 +183,20 @@ pub struct HostRow {
     pub weights: String,
     /// KV format.
     pub kv: String,
-    /// Context before the timed tokens.
+    /// Context before the timed tokens of the first repeat.
     pub context: u64,
     /// Threads.
     pub threads: u32,
     /// Weight bytes.
     pub weight_bytes: u64,
-    /// Measured decode tok/s.
+    /// Measured decode tok/s: the median of the repeats.
     pub measured_tok_s: f64,
-    /// The estimator's prediction.
+    /// Each repeat's measured tok/s, in the order they ran.
+    pub measured_runs: Vec<f64>,
+    /// The estimator's prediction: the median of its prediction for each repeat (each at the
+    /// context that repeat decoded at).
     pub estimated_tok_s: f64,
-    /// The simulator's prediction (effects off).
+    /// The simulator's prediction (effects off), as the estimator's.
     pub simulated_tok_s: f64,
     /// Which term binds in the estimate (`memory`, `compute`, ...).
     pub binding: String,
@@ -209,15 +212,73 @@ impl HostRow {
     pub fn sim_error(&self) -> f64 {
         self.simulated_tok_s / self.measured_tok_s - 1.0
     }
+
+    /// Run-to-run noise of the measurement, [`relative_half_range`] of the repeats.
+    pub fn noise(&self) -> f64 {
+        relative_half_range(&self.measured_runs)
+    }
+
+    /// Slowest and fastest repeat, tok/s.
+    pub fn measured_range(&self) -> (f64, f64) {
+        let lo = self.measured_runs.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = self.measured_runs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        (lo, hi)
+    }
 }
 
-/// Run `c` on the engine and predict it with `p`. `load` resolves preset model names.
-pub fn run_config(
+/// Median of `v` (the mean of the two middle values for an even count); NaN when empty.
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => s[n / 2],
+        n => 0.5 * (s[n / 2 - 1] + s[n / 2]),
+    }
+}
+
+/// Run-to-run noise of repeated measurements: `(max − min) / (2 × median)`, the relative
+/// half-range (0 for one measurement). With the median as the reported value, a prediction
+/// within this of it cannot be told from the measurement by these repeats.
+pub fn relative_half_range(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (hi - lo) / (2.0 * median(v))
+}
+
+/// A design built on the engine, its context filled and warmed up, ready to be timed.
+struct Prepared {
+    config: HostConfig,
+    model: ModelSpec,
+    weights: WeightQuant,
+    kv: KvQuant,
+    threads: usize,
+    engine: Engine,
+    /// The token the next timed run starts from, and the context it starts at.
+    next: u32,
+    context: usize,
+    /// (context at its start, tok/s) of each timed run.
+    runs: Vec<(usize, f64)>,
+}
+
+/// Bytes a design holds while it waits for its turn: its weights and its KV cache after every
+/// repeat.
+fn held_bytes(cfg: &EngineConfig, c: &HostConfig, tokens: usize, repeats: usize) -> u64 {
+    let weights = planned_bytes(&cfg.model, &cfg.weights);
+    let cached = c.context.saturating_add(2).saturating_add(tokens.saturating_mul(repeats)) as u64;
+    let kv = memwall_sim::footprint::kv_cache_bytes(&cfg.model, cfg.kv.k, cfg.kv.v, cached, 1, 1);
+    weights.saturating_add(u64::try_from(kv).unwrap_or(u64::MAX))
+}
+
+/// The engine configuration of `c` on profile `p`: model, formats, threads.
+fn engine_config(
     p: &HostProfile,
     c: &HostConfig,
     load: &dyn Fn(&str) -> Result<ModelSpec, String>,
-    tokens: usize,
-) -> Result<HostRow, CalibError> {
+) -> Result<(EngineConfig, ModelSpec, WeightQuant, KvQuant, usize), CalibError> {
     let probe = |e: String| CalibError::Probe(format!("{}: {e}", c.id));
     let model: ModelSpec = if c.model.starts_with("name =") {
         toml::from_str(c.model).map_err(|e| probe(e.to_string()))?
@@ -229,49 +290,140 @@ pub fn run_config(
     let kv = KvQuant { k: kvf, v: kvf };
     let threads = if c.threads == 0 { p.device.clusters[0].cores as usize } else { c.threads };
     let cfg = EngineConfig { threads, seed: 9, ..EngineConfig::new(model.clone(), weights.clone(), kv) };
+    Ok((cfg, model, weights, kv, threads))
+}
+
+/// Build `c` on the engine, fill its context and decode two untimed tokens.
+fn prepare(
+    cfg: EngineConfig,
+    c: &HostConfig,
+    parts: (ModelSpec, WeightQuant, KvQuant, usize),
+) -> Result<Prepared, CalibError> {
+    let probe = |e: String| CalibError::Probe(format!("{}: {e}", c.id));
     check_memory(c.id, planned_bytes(&cfg.model, &cfg.weights))?;
-    let mut e = Engine::new(cfg).map_err(|e| probe(e.to_string()))?;
-    check_memory(c.id, e.kv_bytes_at(c.context.saturating_add(2).saturating_add(tokens) as u64))?;
-    e.fill_context(c.context).map_err(|e| probe(e.to_string()))?;
-    let warm = e.generate(1, 2, 0.0).map_err(|e| probe(e.to_string()))?;
-    let first = *warm.tokens.last().expect("two tokens");
-    let g = e.generate(first, tokens, 0.0).map_err(|e| probe(e.to_string()))?;
-    // The timed tokens start after the context and the two warm-up tokens.
-    let s = host_scenario(p, model.clone(), weights, kv, (c.context + 2) as u64, tokens as u64, threads as u32);
-    let est = memwall_sim::estimate(&s).map_err(|e| CalibError::Scenario { id: c.id.into(), source: e })?;
-    let sim = simulate(&s, &mut VecSink::default()).map_err(|e| CalibError::Scenario { id: c.id.into(), source: e })?;
-    Ok(HostRow {
-        id: c.id.into(),
-        what: c.what.into(),
-        model: model.name.clone(),
-        weights: c.weights.into(),
-        kv: c.kv.into(),
-        context: c.context as u64,
-        threads: threads as u32,
-        weight_bytes: e.weight_bytes(),
-        measured_tok_s: g.tok_s(),
-        estimated_tok_s: est.decode_tok_s,
-        simulated_tok_s: sim.decode_tok_s.ok_or_else(|| {
-            probe(format!("the simulation of {tokens} tokens decoded none in {:.3} s", sim.duration_s))
-        })?,
-        binding: est.binding.name().to_string(),
+    let mut engine = Engine::new(cfg).map_err(|e| probe(e.to_string()))?;
+    engine.fill_context(c.context).map_err(|e| probe(e.to_string()))?;
+    let warm = engine.generate(1, 2, 0.0).map_err(|e| probe(e.to_string()))?;
+    let next = *warm.tokens.last().expect("two tokens");
+    let (model, weights, kv, threads) = parts;
+    Ok(Prepared {
+        config: c.clone(),
+        model,
+        weights,
+        kv,
+        threads,
+        engine,
+        next,
+        context: c.context + 2,
+        runs: Vec::new(),
     })
 }
 
-/// Run every config of `configs`, reporting each row through `progress`.
+/// Time `tokens` tokens of a prepared design.
+fn time_run(d: &mut Prepared, tokens: usize) -> Result<(), CalibError> {
+    let g = d.engine.generate(d.next, tokens, 0.0).map_err(|e| CalibError::Probe(format!("{}: {e}", d.config.id)))?;
+    d.runs.push((d.context, g.tok_s()));
+    d.next = *g.tokens.last().expect("at least one token");
+    d.context += tokens;
+    Ok(())
+}
+
+/// Predict every run of a timed design with `p` and make its row.
+fn finish(p: &HostProfile, d: &Prepared, tokens: usize) -> Result<HostRow, CalibError> {
+    let c = &d.config;
+    let (mut est, mut sim, mut binding) = (Vec::new(), Vec::new(), String::new());
+    for &(context, _) in &d.runs {
+        let s =
+            host_scenario(p, d.model.clone(), d.weights.clone(), d.kv, context as u64, tokens as u64, d.threads as u32);
+        let e = memwall_sim::estimate(&s).map_err(|e| CalibError::Scenario { id: c.id.into(), source: e })?;
+        let r =
+            simulate(&s, &mut VecSink::default()).map_err(|e| CalibError::Scenario { id: c.id.into(), source: e })?;
+        est.push(e.decode_tok_s);
+        sim.push(r.decode_tok_s.ok_or_else(|| {
+            CalibError::Probe(format!(
+                "{}: the simulation of {tokens} tokens decoded none in {:.3} s",
+                c.id, r.duration_s
+            ))
+        })?);
+        binding = e.binding.name().to_string();
+    }
+    let runs: Vec<f64> = d.runs.iter().map(|r| r.1).collect();
+    Ok(HostRow {
+        id: c.id.into(),
+        what: c.what.into(),
+        model: d.model.name.clone(),
+        weights: c.weights.into(),
+        kv: c.kv.into(),
+        context: c.context as u64,
+        threads: d.threads as u32,
+        weight_bytes: d.engine.weight_bytes(),
+        measured_tok_s: median(&runs),
+        measured_runs: runs,
+        estimated_tok_s: median(&est),
+        simulated_tok_s: median(&sim),
+        binding,
+    })
+}
+
+/// The order in which a group of `n` designs is timed: `repeats` rounds of one run each.
+fn rounds(n: usize, repeats: usize) -> impl Iterator<Item = usize> {
+    (0..repeats).flat_map(move |_| 0..n)
+}
+
+/// Run `c` on the engine once and predict it with `p`. `load` resolves preset model names.
+pub fn run_config(
+    p: &HostProfile,
+    c: &HostConfig,
+    load: &dyn Fn(&str) -> Result<ModelSpec, String>,
+    tokens: usize,
+) -> Result<HostRow, CalibError> {
+    validate_host(p, std::slice::from_ref(c), load, tokens, 1, &mut |_, _| {}).map(|mut rows| rows.remove(0))
+}
+
+/// Run every config of `configs` `repeats` times, interleaved, reporting each row through
+/// `progress`: the designs are built in groups that fit in memory together (each design
+/// alone when memory is short), and each group is timed in `repeats` rounds of one run of
+/// every design, so that a drift of the machine (another load, a clock, the page cache) falls
+/// on every design alike instead of on whichever ran during it. A row's measurement is the
+/// median of its runs, with their spread ([`HostRow::noise`]); its predictions are the
+/// medians of a prediction per run.
 pub fn validate_host(
     p: &HostProfile,
     configs: &[HostConfig],
     load: &dyn Fn(&str) -> Result<ModelSpec, String>,
     tokens: usize,
+    repeats: usize,
     progress: &mut dyn FnMut(&HostRow, f64),
 ) -> Result<Vec<HostRow>, CalibError> {
+    if repeats == 0 {
+        return Err(CalibError::Probe("`repeats` = 0: time every design at least once".into()));
+    }
     let start = Instant::now();
+    let budget = meminfo_bytes("MemAvailable:").map_or(u64::MAX, |a| a / 10 * 9);
     let mut rows = Vec::new();
-    for c in configs {
-        let r = run_config(p, c, load, tokens)?;
-        progress(&r, start.elapsed().as_secs_f64());
-        rows.push(r);
+    let mut pending = configs.iter().peekable();
+    while pending.peek().is_some() {
+        // A group: designs while their held bytes fit together (always at least one).
+        let mut group: Vec<Prepared> = Vec::new();
+        let mut held = 0u64;
+        while let Some(c) = pending.peek() {
+            let (cfg, model, weights, kv, threads) = engine_config(p, c, load)?;
+            let bytes = held_bytes(&cfg, c, tokens, repeats);
+            if !group.is_empty() && held.saturating_add(bytes) > budget {
+                break;
+            }
+            held = held.saturating_add(bytes);
+            group.push(prepare(cfg, c, (model, weights, kv, threads))?);
+            pending.next();
+        }
+        for i in rounds(group.len(), repeats) {
+            time_run(&mut group[i], tokens)?;
+        }
+        for d in &group {
+            let r = finish(p, d, tokens)?;
+            progress(&r, start.elapsed().as_secs_f64());
+            rows.push(r);
+        }
     }
     Ok(rows)
 }
@@ -279,4 +431,54 @@ pub fn validate_host(
 /// A host profile from its device and engine files' contents (no measurements).
 pub fn profile_of(device: DeviceSpec, engine: EngineSpec) -> HostProfile {
     HostProfile { info: crate::host::host_info(), device, engine, fitted: Vec::new(), measurements: Vec::new() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Median and noise by hand: {10, 12, 11} → median 11, (12 − 10) / (2 × 11) = 1/11; an
+    /// even count averages the middle pair; one run has no spread.
+    #[test]
+    fn median_and_relative_half_range_by_hand() {
+        assert_eq!(median(&[10.0, 12.0, 11.0]), 11.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&[]).is_nan());
+        assert!((relative_half_range(&[10.0, 12.0, 11.0]) - 1.0 / 11.0).abs() < 1e-15);
+        assert_eq!(relative_half_range(&[7.0]), 0.0);
+    }
+
+    /// Two designs, three rounds: every design gets three runs, in rounds (the second design's
+    /// first run before the first design's second), and its row holds the median and the
+    /// spread of its runs.
+    #[test]
+    fn designs_are_timed_in_interleaved_rounds() {
+        let dense = HostConfig {
+            id: "a",
+            what: "tiny MHA",
+            model: TINY_DENSE,
+            weights: "Q8_0",
+            kv: "f16",
+            context: 16,
+            threads: 1,
+        };
+        let other = HostConfig { id: "b", context: 40, ..dense.clone() };
+        let p = profile_of(
+            toml::from_str(include_str!("../../../datasets/hosts/xeon-2c.toml")).unwrap(),
+            toml::from_str(include_str!("../../../datasets/hosts/xeon-2c.engine.toml")).unwrap(),
+        );
+        let none = |n: &str| Err(format!("no preset {n}"));
+        let mut order = Vec::new();
+        let rows = validate_host(&p, &[dense, other], &none, 4, 3, &mut |r, _| order.push(r.id.clone())).unwrap();
+        assert_eq!(order, ["a", "b"]);
+        for r in &rows {
+            assert_eq!(r.measured_runs.len(), 3, "{}", r.id);
+            assert_eq!(r.measured_tok_s, median(&r.measured_runs));
+            let (lo, hi) = r.measured_range();
+            assert!(lo <= r.measured_tok_s && r.measured_tok_s <= hi);
+            assert!(r.noise() >= 0.0 && r.estimated_tok_s > 0.0 && r.simulated_tok_s > 0.0);
+        }
+        // Rounds: one run of every design, `repeats` times.
+        assert_eq!(rounds(2, 3).collect::<Vec<_>>(), [0, 1, 0, 1, 0, 1]);
+    }
 }

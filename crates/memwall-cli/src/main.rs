@@ -200,6 +200,10 @@ enum Command {
         /// With --host: tokens timed per design.
         #[arg(long, default_value_t = 8, value_parser = whole::<usize>)]
         tokens: usize,
+        /// With --host: timed runs per design, interleaved across the designs in rounds; a
+        /// design's measurement is their median, its noise their relative half-range.
+        #[arg(long, default_value_t = 3, value_parser = whole::<usize>)]
+        repeats: usize,
         /// With --host: only the designs whose id contains this.
         #[arg(long)]
         only: Option<String>,
@@ -271,13 +275,13 @@ fn main() -> ExitCode {
                 (None, None, None) => cmd::calibrate::host(out, engine_out.as_deref(), *quick, *threads),
             }
         }
-        Command::Validate { devices, energy, sustained, host, tokens, only, table, out, write_engines } => {
+        Command::Validate { devices, energy, sustained, host, tokens, repeats, only, table, out, write_engines } => {
             if *energy {
                 cmd::validate::validate_energy(table.as_deref(), out.as_deref())
             } else if *sustained {
                 cmd::validate::validate_sustained(table.as_deref(), out.as_deref())
             } else if let Some(h) = host {
-                cmd::calibrate::validate_host(h, *tokens, only.as_deref(), out.as_deref())
+                cmd::calibrate::validate_host(h, *tokens, *repeats, only.as_deref(), out.as_deref())
             } else if *devices {
                 cmd::validate::validate(table.as_deref(), out.as_deref(), write_engines.as_deref())
             } else {

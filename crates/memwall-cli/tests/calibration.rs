@@ -191,14 +191,20 @@ fn validate_host_runs_designs_on_the_engine_against_the_shipped_host_profile() {
     let host = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/hosts/xeon-2c.toml");
     let host = host.to_str().unwrap();
     let o = memwall(
-        &["validate", "--host", host, "--only", "mha-tiny", "--tokens", "4", "--out", "host.parquet"],
+        &["validate", "--host", host, "--only", "mha-tiny", "--tokens", "4", "--repeats", "2", "--out", "host.parquet"],
         dir.path(),
     );
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("mha-tiny") && out.contains("median absolute error"), "{out}");
+    assert!(out.contains("run-to-run noise: median ±") && out.contains("over 2 run(s)"), "{out}");
     let reader = SerializedFileReader::new(std::fs::File::open(dir.path().join("host.parquet")).unwrap()).unwrap();
     assert_eq!(reader.metadata().file_metadata().num_rows(), 1);
+    let columns: Vec<String> =
+        reader.metadata().file_metadata().schema().get_fields().iter().map(|f| f.name().to_string()).collect();
+    for c in ["repeats", "noise", "measured_min_tok_s", "measured_max_tok_s"] {
+        assert!(columns.iter().any(|n| n == c), "{c} in {columns:?}");
+    }
     // A design id that matches nothing, and a host profile without its engine beside it.
     let o = memwall(&["validate", "--host", host, "--only", "nothing"], dir.path());
     assert_eq!(o.status.code(), Some(2));

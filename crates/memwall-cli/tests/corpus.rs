@@ -964,6 +964,7 @@ fn flag_numbers() -> Vec<Case> {
         case("quality --seed -1", &[], &["quality", "--seed", "-1"], &["--seed"]),
         case("calibrate --threads -1", &[], &["calibrate", "--out", "h.toml", "--threads", "-1"], &["--threads"]),
         case("validate --tokens -1", &[], &["validate", "--host", "h.toml", "--tokens", "-1"], &["--tokens"]),
+        case("validate --repeats -1", &[], &["validate", "--host", "h.toml", "--repeats", "-1"], &["--repeats"]),
         case(
             "solve --target-tok-s -5",
             &[],

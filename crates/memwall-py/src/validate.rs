@@ -55,10 +55,17 @@ pub(crate) fn validate_sustained(py: Python<'_>, table: Option<&str>) -> Result<
 /// (all when None) and predict each with the host profile at `host` (its `.engine.toml`
 /// beside it) ([`memwall_lab::report::validate_host`]): the rows of `memwall validate --host --out`.
 #[pyfunction]
-#[pyo3(signature = (host, tokens=8, only=None))]
-pub(crate) fn validate_host(py: Python<'_>, host: &str, tokens: usize, only: Option<&str>) -> Result<ArrowStream> {
+#[pyo3(signature = (host, tokens=8, repeats=3, only=None))]
+pub(crate) fn validate_host(
+    py: Python<'_>,
+    host: &str,
+    tokens: usize,
+    repeats: usize,
+    only: Option<&str>,
+) -> Result<ArrowStream> {
     let r = py.detach(|| -> memwall_lab::Result<_> {
-        let v = memwall_lab::report::validate_host(std::path::Path::new(host), tokens, only, &[], &mut |_, _| {})?;
+        let v =
+            memwall_lab::report::validate_host(std::path::Path::new(host), tokens, repeats, only, &[], &mut |_, _| {})?;
         memwall_lab::columns::batch_of(memwall_lab::columns::HOST_REPORT_COLUMNS, &v.rows)
     });
     Ok(one_batch(r?))

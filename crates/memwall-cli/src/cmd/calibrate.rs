@@ -52,15 +52,18 @@ pub fn host(out: &Path, engine_out: Option<&Path>, quick: bool, threads: Option<
 
 /// `memwall validate --host` ([`memwall_lab::report::validate_host`]): run the designs, print
 /// predicted against measured, the median and maximum absolute error, and write the report.
-pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option<&Path>) -> Result<()> {
+pub fn validate_host(host: &Path, tokens: usize, repeats: usize, only: Option<&str>, out: Option<&Path>) -> Result<()> {
     let outputs: Vec<(&str, &Path)> = out.map(|p| ("--out", p)).into_iter().collect();
-    eprintln!("running the host-validation designs on this machine...");
+    eprintln!(
+        "running the host-validation designs on this machine, {repeats} interleaved run(s) of {tokens} tokens each..."
+    );
     let pct = |e: f64| format!("{:+.1}%", 100.0 * e);
-    let v = memwall_lab::report::validate_host(host, tokens, only, &outputs, &mut |r, t| {
+    let v = memwall_lab::report::validate_host(host, tokens, repeats, only, &outputs, &mut |r, t| {
         eprintln!(
-            "[{t:6.1} s] {:<18} measured {:8.2} tok/s, estimated {:8.2} ({}), simulated {:8.2} ({})",
+            "[{t:6.1} s] {:<18} measured {:8.2} tok/s ±{:.1}%, estimated {:8.2} ({}), simulated {:8.2} ({})",
             r.id,
             r.measured_tok_s,
+            100.0 * r.noise(),
             r.estimated_tok_s,
             pct(r.error()),
             r.simulated_tok_s,
@@ -77,6 +80,7 @@ pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option
         "thr",
         "GB",
         "measured",
+        "noise",
         "estimated",
         "error",
         "simulated",
@@ -97,6 +101,7 @@ pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option
                 r.threads.to_string(),
                 format!("{:.3}", r.weight_bytes as f64 / 1e9),
                 format!("{:.2}", r.measured_tok_s),
+                format!("±{:.1}%", 100.0 * r.noise()),
                 format!("{:.2}", r.estimated_tok_s),
                 pct(r.error()),
                 format!("{:.2}", r.simulated_tok_s),
@@ -114,6 +119,21 @@ pub fn validate_host(host: &Path, tokens: usize, only: Option<&str>, out: Option
         100.0 * v.median_abs_error,
         100.0 * v.max_abs_error,
         100.0 * v.sim_max_abs_error
+    );
+    // The protocol's own targets: an error the noise cannot explain, and on quiet rows 5 %.
+    let within = v.median_abs_error <= 1.5 * v.median_noise;
+    println!(
+        "run-to-run noise: median ±{:.1}% over {repeats} run(s); median |error| {} 1.5 × the noise{}",
+        100.0 * v.median_noise,
+        if within { "within" } else { "beyond" },
+        match v.quiet_median_abs_error {
+            Some(e) => format!(
+                "; on the {} row(s) with noise under 3 %: median |error| {:.1}% (target 5%)",
+                v.quiet_rows,
+                100.0 * e
+            ),
+            None => "; no row was measured with noise under 3 %".into(),
+        }
     );
     if let Some(path) = out {
         let batch = memwall_lab::columns::batch_of(memwall_lab::columns::HOST_REPORT_COLUMNS, rows)?;

@@ -175,6 +175,13 @@ pub struct HostValidation {
     pub max_abs_error: f64,
     /// Largest |simulated ÷ measured − 1|.
     pub sim_max_abs_error: f64,
+    /// Median run-to-run noise of the measurements ([`HostRow::noise`]).
+    pub median_noise: f64,
+    /// Median |estimated ÷ measured − 1| over the rows whose noise is under 3 % (`None` when
+    /// no row is that quiet).
+    pub quiet_median_abs_error: Option<f64>,
+    /// How many rows have noise under 3 %.
+    pub quiet_rows: usize,
 }
 
 impl HostValidation {
@@ -198,6 +205,7 @@ pub fn host_engine_path(host: &Path) -> std::path::PathBuf {
 pub fn validate_host(
     host: &Path,
     tokens: usize,
+    repeats: usize,
     only: Option<&str>,
     outputs: &[(&str, &Path)],
     on_row: &mut dyn FnMut(&HostRow, f64),
@@ -207,6 +215,9 @@ pub fn validate_host(
     if tokens == 0 {
         return Err(SpecError::invalid("tokens", 0, "time at least one token").into());
     }
+    if repeats == 0 {
+        return Err(SpecError::invalid("repeats", 0, "time every design at least once").into());
+    }
     let configs: Vec<_> = HOST_CONFIGS.iter().filter(|c| only.is_none_or(|o| c.id.contains(o))).cloned().collect();
     if configs.is_empty() {
         return Err(SpecError::invalid("only", only.unwrap_or_default(), "no design id contains it").into());
@@ -215,7 +226,7 @@ pub fn validate_host(
     let engine = crate::load_engine(&engine_path.display().to_string())?;
     let profile = profile_of(device, engine);
     let load = |name: &str| crate::load_model(name).map_err(|e| e.to_string());
-    let rows = memwall_calib::hostval::validate_host(&profile, &configs, &load, tokens, on_row)?;
+    let rows = memwall_calib::hostval::validate_host(&profile, &configs, &load, tokens, repeats, on_row)?;
     // The errors of every row as one group: `summarize`'s first summary is `all`.
     let all = |f: fn(&HostRow) -> f64| {
         let predicted: Vec<f64> = rows.iter().map(f).collect();
@@ -223,8 +234,13 @@ pub fn validate_host(
         memwall_calib::summarize(&predicted, &measured, &vec![String::new(); rows.len()]).remove(0)
     };
     let (estimated, simulated) = (all(|r| r.estimated_tok_s), all(|r| r.simulated_tok_s));
+    let noises: Vec<f64> = rows.iter().map(HostRow::noise).collect();
+    let quiet: Vec<f64> = rows.iter().filter(|r| r.noise() < 0.03).map(|r| r.error().abs()).collect();
     Ok(HostValidation {
         profile,
+        median_noise: memwall_calib::hostval::median(&noises),
+        quiet_median_abs_error: (!quiet.is_empty()).then(|| memwall_calib::hostval::median(&quiet)),
+        quiet_rows: quiet.len(),
         median_abs_error: estimated.median,
         max_abs_error: estimated.max,
         sim_max_abs_error: simulated.max,
@@ -239,11 +255,14 @@ mod tests {
     #[test]
     fn host_validation_refuses_before_running_anything() {
         let host = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../datasets/hosts/xeon-2c.toml");
-        let e = validate_host(&host, 0, None, &[], &mut |_, _| panic!("nothing runs")).unwrap_err();
+        let e = validate_host(&host, 0, 3, None, &[], &mut |_, _| panic!("nothing runs")).unwrap_err();
         assert!(e.to_string().contains("`tokens` = 0"), "{e}");
-        let e = validate_host(&host, 4, Some("no-such-design"), &[], &mut |_, _| panic!("nothing runs")).unwrap_err();
+        let e = validate_host(&host, 4, 0, None, &[], &mut |_, _| panic!("nothing runs")).unwrap_err();
+        assert!(e.to_string().contains("`repeats` = 0"), "{e}");
+        let e =
+            validate_host(&host, 4, 3, Some("no-such-design"), &[], &mut |_, _| panic!("nothing runs")).unwrap_err();
         assert!(e.to_string().contains("no design id contains it"), "{e}");
-        let e = validate_host(&host, 4, None, &[("--out", &host)], &mut |_, _| panic!("nothing runs")).unwrap_err();
+        let e = validate_host(&host, 4, 3, None, &[("--out", &host)], &mut |_, _| panic!("nothing runs")).unwrap_err();
         assert!(e.to_string().contains("writing it would destroy it"), "{e}");
     }
 
