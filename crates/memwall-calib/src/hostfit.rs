@@ -90,6 +90,7 @@ fn host_cluster(info: &HostInfo) -> ClusterSpec {
         // AVX-512 with VNNI (`Isa::Avx512` requires it): 512-bit registers, `vpdpbusd`.
         "avx512" => (512, true),
         "neon" => (128, info.features.iter().any(|f| f == "asimddp")),
+        "neon-dotprod" => (128, true),
         _ => (128, false),
     };
     ClusterSpec {

@@ -218,6 +218,7 @@ impl Simd {
     fn resolve(format: GgmlType, isa: Isa) -> (Simd, Isa) {
         match (Self::table(format, isa), isa) {
             (Simd::None, Isa::Avx512) => (Self::table(format, Isa::Avx2), Isa::Avx2),
+            (Simd::None, Isa::NeonDot) => (Self::table(format, Isa::Neon), Isa::Neon),
             (s, isa) => (s, isa),
         }
     }
@@ -282,6 +283,17 @@ impl Simd {
                     G::Q4_0 => Simd::Q8(neon::q4_0),
                     G::Q4_K => Simd::Q8(neon::q4_k),
                     G::Q6_K => Simd::Q8(neon::q6_k),
+                    _ => Simd::None,
+                }
+            }
+            #[cfg(target_arch = "aarch64")]
+            Isa::NeonDot => {
+                use crate::simd::neon;
+                match format {
+                    G::Q8_0 => Simd::Q8(neon::q8_0_dotprod),
+                    G::Q4_0 => Simd::Q8(neon::q4_0_dotprod),
+                    G::Q4_K => Simd::Q8(neon::q4_k_dotprod),
+                    G::Q6_K => Simd::Q8(neon::q6_k_dotprod),
                     _ => Simd::None,
                 }
             }

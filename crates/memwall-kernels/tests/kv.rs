@@ -140,8 +140,7 @@ fn tiled_attention_equals_the_reference_on_the_dequantized_cache_on_every_path()
     use memwall_kernels::kv::merge_spans;
     use memwall_kernels::simd::Isa;
     use memwall_kernels::{dequantize, quantize};
-    let isas: Vec<Isa> =
-        [Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon].into_iter().filter(|i| i.supported()).collect();
+    let isas: Vec<Isa> = Isa::ALL.into_iter().filter(|i| i.supported()).collect();
     let mut rng = rand::rngs::StdRng::seed_from_u64(11);
     let through = |t: GgmlType, x: &[f32]| dequantize(t, &quantize(t, x).unwrap(), x.len()).unwrap();
     for (kf, vf, head_dim) in [

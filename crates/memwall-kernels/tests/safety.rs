@@ -17,7 +17,7 @@ fn ramp(n: usize) -> Vec<f32> {
 }
 
 fn paths() -> Vec<Isa> {
-    [Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon].into_iter().filter(|i| i.supported()).collect()
+    Isa::ALL.into_iter().filter(|i| i.supported()).collect()
 }
 
 #[test]

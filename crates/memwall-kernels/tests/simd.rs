@@ -25,7 +25,7 @@ fn data(rng: &mut rand::rngs::StdRng, n: usize) -> Vec<f32> {
 #[test]
 fn simd_dots_match_the_scalar_reference() {
     // Every SIMD path this CPU has (none on a CPU without AVX2 or NEON).
-    let isas: Vec<Isa> = [Isa::Avx2, Isa::Avx512, Isa::Neon].into_iter().filter(|i| i.supported()).collect();
+    let isas: Vec<Isa> = Isa::ALL.into_iter().filter(|i| *i != Isa::Scalar && i.supported()).collect();
     for (isa, &t) in isas.iter().flat_map(|i| SUPPORTED.iter().filter(|t| **t != GgmlType::Q8_K).map(move |t| (*i, t)))
     {
         let fast = Kernel::with_isa(t, isa).unwrap();
@@ -64,7 +64,7 @@ fn avx2_formats_resolve_to_their_kernels() {
 #[test]
 fn simd_activation_quantizers_are_bit_identical() {
     use memwall_kernels::acts::{ActKind, Acts};
-    let isas: Vec<Isa> = [Isa::Avx2, Isa::Avx512, Isa::Neon].into_iter().filter(|i| i.supported()).collect();
+    let isas: Vec<Isa> = Isa::ALL.into_iter().filter(|i| *i != Isa::Scalar && i.supported()).collect();
     for isa in isas {
         for seed in 0..300u64 {
             let mut rng = rand::rngs::StdRng::seed_from_u64(seed);

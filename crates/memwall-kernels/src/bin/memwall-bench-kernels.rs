@@ -42,7 +42,7 @@ fn parse_args() -> Result<Args, String> {
         formats: SUPPORTED.iter().copied().filter(|t| *t != GgmlType::Q8_K && *t != GgmlType::F32).collect(),
         reps: 7,
         attention: true,
-        isas: [Isa::Avx512, Isa::Avx2, Isa::Neon].into_iter().filter(|i| i.supported()).collect(),
+        isas: Isa::ALL.into_iter().rev().filter(|i| *i != Isa::Scalar && i.supported()).collect(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,10 +55,10 @@ fn parse_args() -> Result<Args, String> {
                 a.isas = value()?
                     .split(',')
                     .map(|n| {
-                        let isa = [Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon]
+                        let isa = Isa::ALL
                             .into_iter()
                             .find(|i| i.name() == n.trim())
-                            .ok_or(format!("--isas: unknown path `{n}` (scalar, avx2, avx512, neon)"))?;
+                            .ok_or(format!("--isas: unknown path `{n}` (scalar, avx2, avx512, neon, neon-dotprod)"))?;
                         if isa.supported() { Ok(isa) } else { Err(format!("--isas: this CPU cannot run `{n}`")) }
                     })
                     .collect::<Result<_, String>>()?;
@@ -156,7 +156,7 @@ fn main() {
     }
     println!("(DRAM ratios: median over {} back-to-back pairs of a GEMV and a bandwidth run)", args.reps);
     println!(
-        "{:<8} {:<6} {:>9} {:>7} {:>10} {:>9} {:>7} {:>10} {:>9} {:>7}",
+        "{:<8} {:<12} {:>9} {:>7} {:>10} {:>9} {:>7} {:>10} {:>9} {:>7}",
         "format", "isa", "size", "1t GB/s", "1t GFLOP/s", "1t ratio", "nt GB/s", "nt GFLOP/s", "nt ratio", "binds"
     );
     for &t in &args.formats {
@@ -201,7 +201,7 @@ fn main() {
                 // its unpacking and arithmetic (dequantization), not by memory.
                 let binds = if dram { if rn >= 0.9 { "memory" } else { "dequant" } } else { "-" };
                 println!(
-                    "{:<8} {:<6} {:>9} {:>7.2} {:>10.1} {:>9.2} {:>7.2} {:>10.1} {:>9.2} {:>7}",
+                    "{:<8} {:<12} {:>9} {:>7.2} {:>10.1} {:>9.2} {:>7.2} {:>10.1} {:>9.2} {:>7}",
                     t.name(),
                     k.isa().name(),
                     format!("{label} {}", human(data.len())),

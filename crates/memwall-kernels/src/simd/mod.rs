@@ -22,9 +22,15 @@ pub enum Isa {
     Avx512,
     /// AArch64 NEON (baseline; no optional extension).
     Neon,
+    /// AArch64 NEON with the dot-product extension (`sdot`, Armv8.2 `dotprod`).
+    NeonDot,
 }
 
 impl Isa {
+    /// Every path, the scalar reference first (tests and benchmarks filter it by
+    /// [`Isa::supported`]).
+    pub const ALL: [Isa; 5] = [Isa::Scalar, Isa::Avx2, Isa::Avx512, Isa::Neon, Isa::NeonDot];
+
     /// The best path this CPU supports.
     pub fn best() -> Isa {
         #[cfg(target_arch = "x86_64")]
@@ -36,7 +42,7 @@ impl Isa {
             return Isa::Avx2;
         }
         #[cfg(target_arch = "aarch64")]
-        return Isa::Neon;
+        return if neon::dotprod_available() { Isa::NeonDot } else { Isa::Neon };
         #[allow(unreachable_code)]
         Isa::Scalar
     }
@@ -52,6 +58,10 @@ impl Isa {
             #[cfg(not(target_arch = "x86_64"))]
             Isa::Avx2 | Isa::Avx512 => false,
             Isa::Neon => cfg!(target_arch = "aarch64"),
+            #[cfg(target_arch = "aarch64")]
+            Isa::NeonDot => neon::dotprod_available(),
+            #[cfg(not(target_arch = "aarch64"))]
+            Isa::NeonDot => false,
         }
     }
 
@@ -62,6 +72,7 @@ impl Isa {
             Isa::Avx2 => "avx2",
             Isa::Avx512 => "avx512",
             Isa::Neon => "neon",
+            Isa::NeonDot => "neon-dotprod",
         }
     }
 }
