@@ -14,7 +14,12 @@ Steps (see scripts/bench/llamacpp/README.md):
   3. time llama.cpp's decode through its low-level C API (llama_decode, greedy argmax);
   4. beside each measurement, run `memwall estimate` with the llama.cpp CPU engine profile on
      the calibrated host profile, and `memwall decode` (memwall's own engine) on the same shapes;
-  5. print one table and write a CSV.
+  5. print one table and write a CSV;
+  6. kernels: build ggml_gemv.c (beside this file) against the libggml of the same build and
+     the headers of the same source distribution, and time, per weight format on one thread,
+     ggml's CPU dot product over a matrix at cache size and at DRAM size against
+     memwall-bench-kernels on the same sizes, alternating the two in rounds (medians), with
+     memwall's ratio to the read probe at DRAM size; a second table and CSV.
 
 This file is run with any Python 3.9+; the steps that need llama_cpp, gguf or numpy re-run
 this file with the virtual environment's interpreter (hidden `_worker` sub-commands), one
@@ -227,6 +232,144 @@ def ensure_vocab(py: Path, spec: str, model_dir: Path) -> Path:
         tmp.replace(vocab)
     log(f"tokenizer: {VOCAB_IN_SDIST} from {sdist.name}")
     return vocab
+
+
+# --------------------------------------------------------------------------------------------
+# Kernels against ggml's CPU backend
+# --------------------------------------------------------------------------------------------
+
+GGML_INCLUDE_IN_SDIST = "vendor/llama.cpp/ggml/include/"
+KERNEL_FORMATS = ["f16", "bf16", "q8_0", "q6_K", "q5_K", "q4_K", "q4_0", "iq4_nl", "q3_K", "q2_K",
+                  "tq2_0", "tq1_0"]
+
+
+def ensure_ggml_gemv(py: Path, spec: str, model_dir: Path) -> Path:
+    """ggml_gemv.c built against the venv's libggml and the sdist's ggml headers (cached by
+    the source's and the library's identity)."""
+    lib = Path(subprocess.run([str(py), "-c", "import llama_cpp, os; print(os.path.dirname(llama_cpp.__file__))"],
+                              capture_output=True, text=True, check=True).stdout.strip()) / "lib"
+    if not (lib / "libggml-cpu.so").exists():
+        sys.exit(f"error: no libggml-cpu.so in {lib}")
+    src = HERE / "ggml_gemv.c"
+    inc = model_dir / "ggml-include"
+    if not (inc / "ggml-cpu.h").exists():
+        sdist = download_sdist(py, spec, model_dir / "sdist")
+        inc.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(sdist) as tar:
+            for m in tar.getmembers():
+                i = m.name.find(GGML_INCLUDE_IN_SDIST)
+                if i >= 0 and m.isfile() and m.name.endswith(".h"):
+                    with open(inc / Path(m.name).name, "wb") as out:
+                        shutil.copyfileobj(tar.extractfile(m), out)
+    out = model_dir / "ggml_gemv"
+    stamp = f"{src.stat().st_mtime_ns} {(lib / 'libggml-cpu.so').stat().st_mtime_ns}"
+    marker = model_dir / "ggml_gemv.built"
+    if out.exists() and marker.exists() and marker.read_text() == stamp:
+        return out
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        sys.exit("error: no C compiler (cc, gcc or clang) to build ggml_gemv.c")
+    subprocess.run([cc, "-O2", "-std=c11", f"-I{inc}", str(src), f"-L{lib}", "-lggml-base", "-lggml-cpu",
+                    f"-Wl,-rpath,{lib}", "-o", str(out)], check=True)
+    marker.write_text(stamp)
+    return out
+
+
+def ggml_gbps(exe: Path, fmt_name: str, nbytes: int, reps: int) -> float | None:
+    r = subprocess.run([str(exe), fmt_name, str(nbytes), str(reps)], capture_output=True, text=True)
+    if r.returncode != 0:
+        log(f"  ggml {fmt_name}: {r.stderr.strip()}")
+        return None
+    return float(r.stdout.split()[2])
+
+
+def memwall_kernel_gbps(exe: Path, fmt_name: str, cache_kib: int, dram_mib: int, reps: int) -> dict | None:
+    """One memwall-bench-kernels run of one format on its best path: one-thread GB/s at cache
+    and DRAM size, and the DRAM ratio to the read probe."""
+    r = subprocess.run([str(exe), "--formats", fmt_name, "--reps", str(reps), "--no-attention",
+                        "--cache-kib", str(cache_kib), "--dram-mib", str(dram_mib)],
+                       capture_output=True, text=True)
+    got = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        # format isa label size 1t-GB/s 1t-GFLOP/s 1t-ratio nt-GB/s nt-GFLOP/s nt-ratio [binds]
+        if len(f) >= 10 and f[0] == fmt_name and f[2] in ("cache", "dram") and f[2] not in got:
+            got[f[2]] = {"isa": f[1], "gbps": float(f[4]), "ratio": float(f[6])}
+    if set(got) != {"cache", "dram"}:
+        log(f"  memwall-bench-kernels {fmt_name}: no result\n    " + (r.stdout + r.stderr)[-600:])
+        return None
+    return {"isa": got["cache"]["isa"], "cache": got["cache"]["gbps"], "dram": got["dram"]["gbps"],
+            "dram_vs_read": got["dram"]["ratio"]}
+
+
+def compare_kernels(py: Path, spec: str, model_dir: Path, bench: Path, formats: list[str], rounds: int,
+                    cache_kib: int, dram_mib: int, out_csv: Path) -> None:
+    exe = ensure_ggml_gemv(py, spec, model_dir)
+    rows = []
+    for f in formats:
+        mw, gc, gd = [], [], []
+        for _ in range(rounds):
+            # Alternate the two programs within a round: a drift of the machine falls on both.
+            gc.append(ggml_gbps(exe, f, cache_kib << 10, 200))
+            m = memwall_kernel_gbps(bench, f, cache_kib, dram_mib, 3)
+            gd.append(ggml_gbps(exe, f, dram_mib << 20, 3))
+            if m is not None:
+                mw.append(m)
+        gc = [x for x in gc if x is not None]
+        gd = [x for x in gd if x is not None]
+        med = statistics.median
+        row = {
+            "format": f,
+            "memwall_isa": mw[0]["isa"] if mw else "",
+            "memwall_cache_gbps": med([m["cache"] for m in mw]) if mw else None,
+            "ggml_cache_gbps": med(gc) if gc else None,
+            "memwall_dram_gbps": med([m["dram"] for m in mw]) if mw else None,
+            "ggml_dram_gbps": med(gd) if gd else None,
+            "memwall_dram_vs_read": med([m["dram_vs_read"] for m in mw]) if mw else None,
+        }
+        for size in ("cache", "dram"):
+            a, b = row[f"memwall_{size}_gbps"], row[f"ggml_{size}_gbps"]
+            row[f"{size}_ratio"] = a / b if a is not None and b else None
+        rows.append(row)
+        log(f"kernels {f}: cache memwall {fmt(row['memwall_cache_gbps'], '.2f')} ggml "
+            f"{fmt(row['ggml_cache_gbps'], '.2f')} GB/s; DRAM memwall {fmt(row['memwall_dram_gbps'], '.2f')} "
+            f"ggml {fmt(row['ggml_dram_gbps'], '.2f')} GB/s")
+    header = ["format", "memwall path", "cache: memwall GB/s", "ggml GB/s", "memwall / ggml",
+              "DRAM: memwall GB/s", "ggml GB/s", "memwall / ggml", "memwall / read probe"]
+    log("")
+    log(f"kernels, one thread, {rounds} alternating rounds (medians); cache {cache_kib} KiB, DRAM {dram_mib} MiB; "
+        "ggml: vec_dot per row in its plain layout")
+    log("| " + " | ".join(header) + " |")
+    log("| " + " | ".join("---" for _ in header) + " |")
+    for r in rows:
+        log("| " + " | ".join([r["format"], r["memwall_isa"], fmt(r["memwall_cache_gbps"], ".2f"),
+                               fmt(r["ggml_cache_gbps"], ".2f"), fmt(r["cache_ratio"], ".2f"),
+                               fmt(r["memwall_dram_gbps"], ".2f"), fmt(r["ggml_dram_gbps"], ".2f"),
+                               fmt(r["dram_ratio"], ".2f"), fmt(r["memwall_dram_vs_read"], ".2f")]) + " |")
+    cache = [r["cache_ratio"] for r in rows if r["cache_ratio"] is not None]
+    probe = [r["memwall_dram_vs_read"] for r in rows if r["memwall_dram_vs_read"] is not None]
+    if cache:
+        log(f"cache size: memwall / ggml median {statistics.median(cache):.2f}, min {min(cache):.2f}, "
+            f"{sum(x >= 1.2 for x in cache)}/{len(cache)} at 1.2 or more (target: all)")
+    if probe:
+        log(f"DRAM size: memwall / read probe median {statistics.median(probe):.2f}, min {min(probe):.2f}, "
+            f"{sum(x >= 0.9 for x in probe)}/{len(probe)} at 0.9 or more (target: all)")
+    write_csv(out_csv, rows)
+    log(f"wrote {out_csv} ({len(rows)} rows)")
+
+
+def write_csv(out: Path, rows: list[dict]) -> None:
+    """Write `rows` to `out` through a temporary file renamed into place."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".part")
+    with os.fdopen(fd, "w", newline="") as fh:
+        fields = list(rows[0].keys()) if rows else ["model"]
+        wr = csv.DictWriter(fh, fieldnames=fields)
+        wr.writeheader()
+        for r in rows:
+            wr.writerow({k: ("" if v is None else (f"{v:.4f}" if isinstance(v, float) else v))
+                         for k, v in r.items()})
+    os.replace(tmp, out)
 
 
 # --------------------------------------------------------------------------------------------
@@ -586,7 +729,25 @@ def main() -> None:
     ap.add_argument("--no-engine", action="store_true", help="skip memwall's own engine")
     ap.add_argument("--out", default=str(REPO / "results/llamacpp_compare.csv"),
                     help="CSV written (default: results/llamacpp_compare.csv)")
+    ap.add_argument("--no-decode", action="store_true", help="skip the decode comparison (kernels only)")
+    ap.add_argument("--no-kernels", action="store_true", help="skip the kernel comparison against ggml")
+    ap.add_argument("--kernel-formats", default=",".join(KERNEL_FORMATS),
+                    help="comma list of weight formats for the kernel comparison (ggml's names)")
+    ap.add_argument("--kernel-rounds", type=int, default=3,
+                    help="alternating rounds of ggml and memwall per format (default 3)")
+    ap.add_argument("--cache-kib", type=int, default=512, help="cache-size matrix, KiB (default 512)")
+    ap.add_argument("--dram-mib", type=int, default=512, help="DRAM-size matrix, MiB (default 512)")
+    ap.add_argument("--bench-kernels", default=str(REPO / "target/release/memwall-bench-kernels"),
+                    help="memwall-bench-kernels binary (cargo build --release -p memwall-kernels --bins)")
+    ap.add_argument("--kernels-out", default=str(REPO / "results/kernels_vs_ggml.csv"),
+                    help="kernel CSV written (default: results/kernels_vs_ggml.csv)")
     args = ap.parse_args()
+    kernel_formats = [f.strip() for f in args.kernel_formats.split(",") if f.strip()]
+    if args.kernel_rounds < 1 or args.cache_kib < 1 or args.dram_mib < 1:
+        sys.exit("error: --kernel-rounds, --cache-kib and --dram-mib must be at least 1")
+    if not args.no_kernels and not Path(args.bench_kernels).exists():
+        sys.exit(f"error: --bench-kernels: {args.bench_kernels} does not exist "
+                 "(cargo build --release -p memwall-kernels --bins)")
 
     keys = [k.strip() for k in args.models.split(",") if k.strip()]
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
@@ -614,6 +775,8 @@ def main() -> None:
     info = run_worker(py, ["info"], "llama.cpp info") or {}
     log(f"llama-cpp-python {info.get('version', '?')}: {info.get('system_info', '?')}")
 
+    if args.no_decode:
+        keys = []
     need_base = any(not (model_dir / f"{k}-F16.gguf").exists() and
                     any(not (model_dir / f"{k}-{f}.gguf").exists() for f in formats)
                     for k in keys)
@@ -709,19 +872,15 @@ def main() -> None:
         log(f"engine: median {statistics.median(ratios):.2f} x llama.cpp, min {min(ratios):.2f}, "
             f"{sum(x >= 1 for x in ratios)}/{len(ratios)} at least as fast (target: all)")
 
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name, suffix=".part")
-    with os.fdopen(fd, "w", newline="") as fh:
-        fields = list(rows[0].keys()) if rows else ["model"]
-        wr = csv.DictWriter(fh, fieldnames=fields)
-        wr.writeheader()
-        for r in rows:
-            wr.writerow({k: ("" if v is None else (f"{v:.4f}" if isinstance(v, float) else v))
-                         for k, v in r.items()})
-    os.replace(tmp, out)
-    log(f"\nwrote {out} ({len(rows)} rows); setup (install, models) {t_models - t_start:.0f} s, "
-        f"measurements {time.time() - t_models:.0f} s")
+    if not args.no_decode:
+        out = Path(args.out)
+        write_csv(out, rows)
+        log(f"\nwrote {out} ({len(rows)} rows); setup (install, models) {t_models - t_start:.0f} s, "
+            f"measurements {time.time() - t_models:.0f} s")
+    if not args.no_kernels:
+        log("")
+        compare_kernels(py, args.llama_cpp_python, model_dir, Path(args.bench_kernels), kernel_formats,
+                        args.kernel_rounds, args.cache_kib, args.dram_mib, Path(args.kernels_out))
 
 
 def worker_main(argv: list[str]) -> None:
