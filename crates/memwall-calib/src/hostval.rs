@@ -183,7 +183,7 @@ pub struct HostRow {
     pub weights: String,
     /// KV format.
     pub kv: String,
-    /// Context before the timed tokens of the first repeat.
+    /// Tokens of context filled before the two warm-up tokens and the timed runs.
     pub context: u64,
     /// Threads.
     pub threads: u32,
@@ -238,11 +238,12 @@ pub fn median(v: &[f64]) -> f64 {
 }
 
 /// Run-to-run noise of repeated measurements: `(max − min) / (2 × median)`, the relative
-/// half-range (0 for one measurement). With the median as the reported value, a prediction
-/// within this of it cannot be told from the measurement by these repeats.
+/// half-range; NaN for fewer than two (one run measures no noise). With the median as the
+/// reported value, a prediction within this of it cannot be told from the measurement by
+/// these repeats.
 pub fn relative_half_range(v: &[f64]) -> f64 {
     if v.len() < 2 {
-        return 0.0;
+        return f64::NAN;
     }
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
@@ -268,7 +269,7 @@ struct Prepared {
 /// repeat.
 fn held_bytes(cfg: &EngineConfig, c: &HostConfig, tokens: usize, repeats: usize) -> u64 {
     let weights = planned_bytes(&cfg.model, &cfg.weights);
-    let cached = c.context.saturating_add(2).saturating_add(tokens.saturating_mul(repeats)) as u64;
+    let cached = c.context.saturating_add(2).saturating_add(tokens.saturating_add(1).saturating_mul(repeats)) as u64;
     let kv = memwall_sim::footprint::kv_cache_bytes(&cfg.model, cfg.kv.k, cfg.kv.v, cached, 1, 1);
     weights.saturating_add(u64::try_from(kv).unwrap_or(u64::MAX))
 }
@@ -319,9 +320,14 @@ fn prepare(
     })
 }
 
-/// Time `tokens` tokens of a prepared design.
+/// Time `tokens` tokens of a prepared design, after one untimed token: the other designs ran
+/// since this one's last run, so its pool's workers sleep and its weights left the caches.
 fn time_run(d: &mut Prepared, tokens: usize) -> Result<(), CalibError> {
-    let g = d.engine.generate(d.next, tokens, 0.0).map_err(|e| CalibError::Probe(format!("{}: {e}", d.config.id)))?;
+    let err = |e: memwall_decode::EngineError| CalibError::Probe(format!("{}: {e}", d.config.id));
+    let wake = d.engine.generate(d.next, 1, 0.0).map_err(err)?;
+    d.next = *wake.tokens.last().expect("one token");
+    d.context += 1;
+    let g = d.engine.generate(d.next, tokens, 0.0).map_err(err)?;
     d.runs.push((d.context, g.tok_s()));
     d.next = *g.tokens.last().expect("at least one token");
     d.context += tokens;
@@ -412,6 +418,9 @@ pub fn validate_host(
             if !group.is_empty() && held.saturating_add(bytes) > budget {
                 break;
             }
+            // Alone, its weights and the cache it grows to must fit (the first of a group is
+            // never refused by the group's budget).
+            check_memory(c.id, bytes)?;
             held = held.saturating_add(bytes);
             group.push(prepare(cfg, c, (model, weights, kv, threads))?);
             pending.next();
@@ -445,7 +454,7 @@ mod tests {
         assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
         assert!(median(&[]).is_nan());
         assert!((relative_half_range(&[10.0, 12.0, 11.0]) - 1.0 / 11.0).abs() < 1e-15);
-        assert_eq!(relative_half_range(&[7.0]), 0.0);
+        assert!(relative_half_range(&[7.0]).is_nan());
     }
 
     /// Two designs, three rounds: every design gets three runs, in rounds (the second design's

@@ -10,6 +10,8 @@
 //! and portable Rust, and chosen at run time. [`crate::kv::attend_f32`] on the dequantized
 //! cache is its oracle on every path this CPU has (tests/kv.rs).
 
+#![allow(unsafe_code)]
+
 use std::ops::Range;
 
 use memwall_spec::GgmlType;
@@ -64,29 +66,41 @@ pub(crate) fn attend(
     match isa {
         // SAFETY: the CPU has the features the function is compiled for (`supported`).
         #[cfg(target_arch = "x86_64")]
-        #[allow(unsafe_code)]
         Isa::Avx512 if isa.supported() => unsafe { x86::avx512(rows, n_heads, heads, q, tokens, state) },
         #[cfg(target_arch = "x86_64")]
-        #[allow(unsafe_code)]
         Isa::Avx2 if isa.supported() => unsafe { x86::avx2(rows, n_heads, heads, q, tokens, state) },
-        _ if cfg!(target_arch = "aarch64") => body::<Portable<true>>(rows, n_heads, heads, q, tokens, state),
-        _ => body::<Portable<false>>(rows, n_heads, heads, q, tokens, state),
+        // SAFETY: the portable operations use no path-specific instruction.
+        _ if cfg!(target_arch = "aarch64") => unsafe { body::<Portable<true>>(rows, n_heads, heads, q, tokens, state) },
+        _ => unsafe { body::<Portable<false>>(rows, n_heads, heads, q, tokens, state) },
     }
 }
 
 /// The vector operations of the tile loop, one implementation per path. Every slice holds at
 /// least `q.len()` (`o.len()`) elements.
-trait Ops {
+///
+/// # Safety
+/// An implementation's methods may use its path's instructions: they are called only from
+/// code compiled with that path's features, on a CPU that has them.
+unsafe trait Ops {
     /// Whether `a·b + c` is one fused instruction on this path.
     const FUSED: bool;
     /// `q · k` for four keys.
-    fn dot4(q: &[f32], keys: [&[f32]; 4]) -> [f32; 4];
+    ///
+    /// # Safety
+    /// As the trait's.
+    unsafe fn dot4(q: &[f32], keys: [&[f32]; 4]) -> [f32; 4];
     /// `o += Σ w_i v_i` over four value rows.
-    fn axpy4(o: &mut [f32], w: [f32; 4], v: [&[f32]; 4]);
+    ///
+    /// # Safety
+    /// As the trait's.
+    unsafe fn axpy4(o: &mut [f32], w: [f32; 4], v: [&[f32]; 4]);
     /// One cached row in `format` (F16, Q8_0 or Q4_0) to f32, exactly as
     /// [`crate::formats::dequantize`] gives it (`b` holds exactly `out.len()` elements).
+    ///
+    /// # Safety
+    /// As the trait's.
     #[inline(always)]
-    fn dequantize_row(format: GgmlType, b: &[u8], out: &mut [f32]) {
+    unsafe fn dequantize_row(format: GgmlType, b: &[u8], out: &mut [f32]) {
         dequantize_row(format, b, out)
     }
 }
@@ -94,16 +108,17 @@ trait Ops {
 /// Plain Rust (the baseline x86-64 without FMA, and AArch64 where FMA is baseline).
 struct Portable<const FUSED: bool>;
 
-impl<const F: bool> Ops for Portable<F> {
+// SAFETY: plain Rust; no path-specific instruction.
+unsafe impl<const F: bool> Ops for Portable<F> {
     const FUSED: bool = F;
 
     #[inline(always)]
-    fn dot4(q: &[f32], keys: [&[f32]; 4]) -> [f32; 4] {
+    unsafe fn dot4(q: &[f32], keys: [&[f32]; 4]) -> [f32; 4] {
         keys.map(|k| q.iter().zip(k).fold(0f32, |s, (a, b)| fma(F, *a, *b, s)))
     }
 
     #[inline(always)]
-    fn axpy4(o: &mut [f32], w: [f32; 4], v: [&[f32]; 4]) {
+    unsafe fn axpy4(o: &mut [f32], w: [f32; 4], v: [&[f32]; 4]) {
         for (d, o) in o.iter_mut().enumerate() {
             let a = fma(F, w[0], v[0][d], *o);
             let b = fma(F, w[1], v[1][d], w[2] * v[2][d]);
@@ -113,7 +128,6 @@ impl<const F: bool> Ops for Portable<F> {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
 mod x86 {
     use super::*;
 
@@ -126,7 +140,8 @@ mod x86 {
         tokens: Range<usize>,
         state: State,
     ) {
-        body::<Avx512>(rows, n_heads, heads, q, tokens, state)
+        // SAFETY: compiled with AVX-512's features; the caller checked the CPU has them.
+        unsafe { body::<Avx512>(rows, n_heads, heads, q, tokens, state) }
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
@@ -138,7 +153,8 @@ mod x86 {
         tokens: Range<usize>,
         state: State,
     ) {
-        body::<Avx2>(rows, n_heads, heads, q, tokens, state)
+        // SAFETY: as above, for AVX2.
+        unsafe { body::<Avx2>(rows, n_heads, heads, q, tokens, state) }
     }
 
     /// The four-key dot and the four-row update on `$w`-lane registers: `$load`, `$fmadd`,
@@ -148,11 +164,13 @@ mod x86 {
         ($name:ident, $w:expr, $load:ident, $fmadd:ident, $mul:ident, $add:ident, $set1:ident, $store:ident, $zero:ident, $sum:path, $deq:path) => {
             pub(super) struct $name;
 
-            impl Ops for $name {
+            // SAFETY: reached only through `body::<$name>` in the function of this module
+            // compiled with the width's features, called on a CPU that has them.
+            unsafe impl Ops for $name {
                 const FUSED: bool = true;
 
                 #[inline(always)]
-                fn dequantize_row(format: GgmlType, b: &[u8], out: &mut [f32]) {
+                unsafe fn dequantize_row(format: GgmlType, b: &[u8], out: &mut [f32]) {
                     let bytes = out.len() / format.block_size() as usize * format.type_size() as usize;
                     assert!(b.len() == bytes && out.len().is_multiple_of(format.block_size() as usize));
                     // SAFETY: the caller runs on a CPU with this width's features; `b` holds
@@ -161,7 +179,7 @@ mod x86 {
                 }
 
                 #[inline(always)]
-                fn dot4(q: &[f32], keys: [&[f32]; 4]) -> [f32; 4] {
+                unsafe fn dot4(q: &[f32], keys: [&[f32]; 4]) -> [f32; 4] {
                     let n = q.len();
                     assert!(keys.iter().all(|k| k.len() >= n));
                     let whole = n / $w * $w;
@@ -191,7 +209,7 @@ mod x86 {
                 }
 
                 #[inline(always)]
-                fn axpy4(o: &mut [f32], w: [f32; 4], v: [&[f32]; 4]) {
+                unsafe fn axpy4(o: &mut [f32], w: [f32; 4], v: [&[f32]; 4]) {
                     let n = o.len();
                     assert!(v.iter().all(|r| r.len() >= n));
                     let whole = n / $w * $w;
@@ -363,7 +381,6 @@ fn prefetch(b: &[u8]) {
     for off in (0..b.len()).step_by(64) {
         // SAFETY: a prefetch of an address inside `b` (SSE, baseline on x86-64) neither faults
         // nor changes memory.
-        #[allow(unsafe_code)]
         unsafe {
             std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(b.as_ptr().add(off) as *const i8)
         };
@@ -379,8 +396,17 @@ fn fma(fused: bool, a: f32, b: f32, c: f32) -> f32 {
     if fused { a.mul_add(b, c) } else { a * b + c }
 }
 
+/// # Safety
+/// As [`Ops`]: called from code compiled with `O`'s features, on a CPU that has them.
 #[inline(always)]
-fn body<O: Ops>(rows: &Rows, n_heads: usize, heads: Range<usize>, q: &[f32], tokens: Range<usize>, state: State) {
+unsafe fn body<O: Ops>(
+    rows: &Rows,
+    n_heads: usize,
+    heads: Range<usize>,
+    q: &[f32],
+    tokens: Range<usize>,
+    state: State,
+) {
     let hd = rows.head_dim;
     let group = n_heads / rows.n_kv_heads;
     let (token_k, token_v) = (rows.n_kv_heads * rows.row_k, rows.n_kv_heads * rows.row_v);
@@ -403,7 +429,8 @@ fn body<O: Ops>(rows: &Rows, n_heads: usize, heads: Range<usize>, q: &[f32], tok
             let hs = (kvh * group).max(heads.start) - heads.start..((kvh + 1) * group).min(heads.end) - heads.start;
             for (j, t) in (start..start + n).enumerate() {
                 let kb = &rows.k[t * token_k + kvh * rows.row_k..][..rows.row_k];
-                O::dequantize_row(rows.k_format, kb, &mut kt[j * hd..(j + 1) * hd]);
+                // SAFETY: this function's own contract.
+                unsafe { O::dequantize_row(rows.k_format, kb, &mut kt[j * hd..(j + 1) * hd]) };
             }
             for (g, h) in hs.clone().enumerate() {
                 let qh = &q[h * hd..(h + 1) * hd];
@@ -411,11 +438,13 @@ fn body<O: Ops>(rows: &Rows, n_heads: usize, heads: Range<usize>, q: &[f32], tok
                 let mut j = 0;
                 while j + 4 <= n {
                     let key = |i: usize| &kt[(j + i) * hd..(j + i + 1) * hd];
-                    s[j..j + 4].copy_from_slice(&O::dot4(qh, [key(0), key(1), key(2), key(3)]));
+                    // SAFETY: as above.
+                    s[j..j + 4].copy_from_slice(&unsafe { O::dot4(qh, [key(0), key(1), key(2), key(3)]) });
                     j += 4;
                 }
                 for (j, s) in s.iter_mut().enumerate().skip(j) {
-                    *s = O::dot4(qh, [&kt[j * hd..(j + 1) * hd]; 4])[0];
+                    // SAFETY: as above.
+                    *s = unsafe { O::dot4(qh, [&kt[j * hd..(j + 1) * hd]; 4]) }[0];
                 }
                 let tile_max = s.iter().fold(f32::NEG_INFINITY, |m, &x| m.max(x));
                 let m = state.max[h].max(tile_max);
@@ -436,7 +465,8 @@ fn body<O: Ops>(rows: &Rows, n_heads: usize, heads: Range<usize>, q: &[f32], tok
             }
             for (j, t) in (start..start + n).enumerate() {
                 let vb = &rows.v[t * token_v + kvh * rows.row_v..][..rows.row_v];
-                O::dequantize_row(rows.v_format, vb, &mut vt[j * hd..(j + 1) * hd]);
+                // SAFETY: as above.
+                unsafe { O::dequantize_row(rows.v_format, vb, &mut vt[j * hd..(j + 1) * hd]) };
             }
             for (g, h) in hs.enumerate() {
                 let o = &mut state.out[h * hd..(h + 1) * hd];
@@ -445,12 +475,14 @@ fn body<O: Ops>(rows: &Rows, n_heads: usize, heads: Range<usize>, q: &[f32], tok
                 let mut j = 0;
                 while j + 4 <= n {
                     let v = |i: usize| &vt[(j + i) * hd..(j + i + 1) * hd];
-                    O::axpy4(o, [w[j], w[j + 1], w[j + 2], w[j + 3]], [v(0), v(1), v(2), v(3)]);
+                    // SAFETY: as above.
+                    unsafe { O::axpy4(o, [w[j], w[j + 1], w[j + 2], w[j + 3]], [v(0), v(1), v(2), v(3)]) };
                     j += 4;
                 }
                 for j in j..n {
                     let v = &vt[j * hd..(j + 1) * hd];
-                    O::axpy4(o, [w[j], 0.0, 0.0, 0.0], [v; 4]);
+                    // SAFETY: as above.
+                    unsafe { O::axpy4(o, [w[j], 0.0, 0.0, 0.0], [v; 4]) };
                 }
             }
         }

@@ -132,8 +132,8 @@ fn attention_split_by_tokens_and_merged_equals_the_whole() {
 
 /// The tiled attention equals the f32 reference run on the cache's own dequantized rows, on
 /// every path this CPU has: token counts around the tile of 32 (one token, a partial tile,
-/// whole tiles, whole tiles and a tail, past the 4-key step), head sizes that are not a
-/// multiple of a register (80 in F16, 96), MHA/GQA/MQA, mixed K and V formats, and spans split
+/// whole tiles, whole tiles and a tail, past the 4-key step), head sizes that leave a tail
+/// after the last whole register (72 and 20 in F16) and that do not (32 … 128), MHA/GQA/MQA, mixed K and V formats, and spans split
 /// at an arbitrary token and merged.
 #[test]
 fn tiled_attention_equals_the_reference_on_the_dequantized_cache_on_every_path() {
@@ -149,6 +149,9 @@ fn tiled_attention_equals_the_reference_on_the_dequantized_cache_on_every_path()
         (GgmlType::Q4_0, GgmlType::Q4_0, 64),
         (GgmlType::Q8_0, GgmlType::Q4_0, 128),
         (GgmlType::F16, GgmlType::Q8_0, 32),
+        // Register tails: 72 = 4 × 16 + 8 (AVX-512), 20 = 2 × 8 + 4 (AVX2 and AVX-512).
+        (GgmlType::F16, GgmlType::F16, 72),
+        (GgmlType::F16, GgmlType::F16, 20),
     ] {
         for (n_heads, n_kv) in [(4, 4), (8, 2), (6, 1)] {
             for tokens in [1, 3, 31, 32, 33, 70, 129] {

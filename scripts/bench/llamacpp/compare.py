@@ -283,17 +283,35 @@ def ggml_gbps(exe: Path, fmt_name: str, nbytes: int, reps: int) -> float | None:
     return float(r.stdout.split()[2])
 
 
+_BEST_ISA: dict[str, str] = {}
+
+
+def best_isa(exe: Path) -> str:
+    """The fastest SIMD path memwall-bench-kernels picks on this CPU (its header line)."""
+    if str(exe) not in _BEST_ISA:
+        r = subprocess.run([str(exe), "--formats", "q8_0", "--reps", "1", "--no-attention",
+                            "--cache-kib", "64", "--dram-mib", "1", "--isas", "scalar"],
+                           capture_output=True, text=True)
+        m = re.search(r"ISA (\S+)", r.stdout)
+        if m is None:
+            sys.exit(f"error: {exe} printed no ISA line:\n{r.stdout[-400:]}{r.stderr[-400:]}")
+        _BEST_ISA[str(exe)] = m.group(1)
+    return _BEST_ISA[str(exe)]
+
+
 def memwall_kernel_gbps(exe: Path, fmt_name: str, cache_kib: int, dram_mib: int, reps: int) -> dict | None:
     """One memwall-bench-kernels run of one format on its best path: one-thread GB/s at cache
     and DRAM size, and the DRAM ratio to the read probe."""
+    isa = best_isa(exe)
     r = subprocess.run([str(exe), "--formats", fmt_name, "--reps", str(reps), "--no-attention",
-                        "--cache-kib", str(cache_kib), "--dram-mib", str(dram_mib)],
+                        "--isas", isa, "--cache-kib", str(cache_kib), "--dram-mib", str(dram_mib)],
                        capture_output=True, text=True)
     got = {}
     for line in r.stdout.splitlines():
         f = line.split()
         # format isa label size 1t-GB/s 1t-GFLOP/s 1t-ratio nt-GB/s nt-GFLOP/s nt-ratio [binds]
-        if len(f) >= 10 and f[0] == fmt_name and f[2] in ("cache", "dram") and f[2] not in got:
+        if (len(f) >= 10 and f[0].lower() == fmt_name.lower() and f[2] in ("cache", "dram")
+                and f[2] not in got):
             got[f[2]] = {"isa": f[1], "gbps": float(f[4]), "ratio": float(f[6])}
     if set(got) != {"cache", "dram"}:
         log(f"  memwall-bench-kernels {fmt_name}: no result\n    " + (r.stdout + r.stderr)[-600:])

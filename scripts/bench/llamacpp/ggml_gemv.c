@@ -5,7 +5,7 @@
 // against the libggml of the llama-cpp-python build it compares with.
 //
 // Usage: ggml_gemv TYPE BYTES REPS   (TYPE as ggml names it: q4_0, q4_K, tq1_0, f16, ...)
-// Prints one line: `TYPE BYTES GB/s` with the best of REPS passes over the matrix.
+// Prints one line: `TYPE BYTES GB/s CHECKSUM`, GB/s the best of REPS passes over the matrix.
 
 #define _POSIX_C_SOURCE 199309L
 
@@ -68,7 +68,8 @@ int main(int argc, char **argv) {
     }
     ggml_cpu_init();
     const struct ggml_type_traits_cpu *tc = ggml_get_type_traits_cpu(t);
-    if (!tc->vec_dot || (t != GGML_TYPE_F32 && !tc->from_float && tc->vec_dot_type != GGML_TYPE_F32)) {
+    if (!tc->vec_dot ||
+        (tc->vec_dot_type != GGML_TYPE_F32 && !ggml_get_type_traits_cpu(tc->vec_dot_type)->from_float)) {
         fprintf(stderr, "ggml_gemv: `%s` has no CPU dot product\n", argv[1]);
         return 2;
     }

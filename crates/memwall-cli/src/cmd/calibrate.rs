@@ -58,12 +58,13 @@ pub fn validate_host(host: &Path, tokens: usize, repeats: usize, only: Option<&s
         "running the host-validation designs on this machine, {repeats} interleaved run(s) of {tokens} tokens each..."
     );
     let pct = |e: f64| format!("{:+.1}%", 100.0 * e);
+    let noise = |n: f64| if n.is_nan() { "n/a".to_string() } else { format!("±{:.1}%", 100.0 * n) };
     let v = memwall_lab::report::validate_host(host, tokens, repeats, only, &outputs, &mut |r, t| {
         eprintln!(
-            "[{t:6.1} s] {:<18} measured {:8.2} tok/s ±{:.1}%, estimated {:8.2} ({}), simulated {:8.2} ({})",
+            "[{t:6.1} s] {:<18} measured {:8.2} tok/s {}, estimated {:8.2} ({}), simulated {:8.2} ({})",
             r.id,
             r.measured_tok_s,
-            100.0 * r.noise(),
+            noise(r.noise()),
             r.estimated_tok_s,
             pct(r.error()),
             r.simulated_tok_s,
@@ -101,7 +102,7 @@ pub fn validate_host(host: &Path, tokens: usize, repeats: usize, only: Option<&s
                 r.threads.to_string(),
                 format!("{:.3}", r.weight_bytes as f64 / 1e9),
                 format!("{:.2}", r.measured_tok_s),
-                format!("±{:.1}%", 100.0 * r.noise()),
+                noise(r.noise()),
                 format!("{:.2}", r.estimated_tok_s),
                 pct(r.error()),
                 format!("{:.2}", r.simulated_tok_s),
@@ -121,6 +122,10 @@ pub fn validate_host(host: &Path, tokens: usize, repeats: usize, only: Option<&s
         100.0 * v.sim_max_abs_error
     );
     // The protocol's own targets: an error the noise cannot explain, and on quiet rows 5 %.
+    if v.median_noise.is_nan() {
+        println!("run-to-run noise: not measured (one run a design; --repeats 2 or more measures it)");
+        return write_host_report(out, &v);
+    }
     let within = v.median_abs_error <= 1.5 * v.median_noise;
     println!(
         "run-to-run noise: median ±{:.1}% over {repeats} run(s); median |error| {} 1.5 × the noise{}",
@@ -135,10 +140,15 @@ pub fn validate_host(host: &Path, tokens: usize, repeats: usize, only: Option<&s
             None => "; no row was measured with noise under 3 %".into(),
         }
     );
+    write_host_report(out, &v)
+}
+
+/// Write the `validate --host` report as Parquet when `--out` asks for it.
+fn write_host_report(out: Option<&Path>, v: &memwall_lab::report::HostValidation) -> Result<()> {
     if let Some(path) = out {
-        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::HOST_REPORT_COLUMNS, rows)?;
+        let batch = memwall_lab::columns::batch_of(memwall_lab::columns::HOST_REPORT_COLUMNS, &v.rows)?;
         memwall_lab::write_parquet(path, &batch, &v.metadata())?;
-        println!("report: {} ({} rows)", path.display(), rows.len());
+        println!("report: {} ({} rows)", path.display(), v.rows.len());
     }
     Ok(())
 }

@@ -313,7 +313,7 @@ unsafe fn prefetch_ahead(b: *const u8, bytes: usize) {
     unsafe {
         let mut off = 0;
         while off < bytes {
-            _mm_prefetch::<_MM_HINT_T0>(b.add(PREFETCH_AHEAD + off) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(b.wrapping_add(PREFETCH_AHEAD + off) as *const i8);
             off += 64;
         }
     }
@@ -943,8 +943,8 @@ pub unsafe fn stream_read(buf: &[u8]) -> u64 {
         let mut acc = [_mm256_setzero_si256(); 4];
         let mut i = 0;
         while i < n {
-            _mm_prefetch::<_MM_HINT_T0>(p.add(i + PREFETCH_AHEAD) as *const i8);
-            _mm_prefetch::<_MM_HINT_T0>(p.add(i + PREFETCH_AHEAD + 64) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(i + PREFETCH_AHEAD) as *const i8);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(i + PREFETCH_AHEAD + 64) as *const i8);
             for (k, a) in acc.iter_mut().enumerate() {
                 *a = _mm256_add_epi64(*a, load(p.add(i + 32 * k)));
             }

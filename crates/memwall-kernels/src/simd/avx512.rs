@@ -89,7 +89,7 @@ unsafe fn float_dot(
         while i + 64 <= n {
             let mut off = 0;
             while off < 64 * width {
-                _mm_prefetch::<_MM_HINT_T0>(w.add(width * i + avx2::PREFETCH_AHEAD + off) as *const i8);
+                _mm_prefetch::<_MM_HINT_T0>(w.wrapping_add(width * i + avx2::PREFETCH_AHEAD + off) as *const i8);
                 off += 64;
             }
             for (k, a) in acc.iter_mut().enumerate() {

@@ -19,8 +19,9 @@ pub fn dotprod_available() -> bool {
 
 /// Σ of 16 signed byte products, accumulated into four i32 lanes: one `sdot` with `SDOT`
 /// (written as assembly: its intrinsic is not stable in Rust), `smull` and pairwise adds
-/// without. Both give the same lanes' sums (each lane the four products of its bytes; the
-/// pairwise version sums the same 4 products per lane, since `smull` pairs bytes 2k, 2k + 1).
+/// without. The two spread the products over the lanes differently (`sdot`: bytes 4i..4i+3
+/// in lane i; pairwise: bytes 2i, 2i + 1, 8 + 2i, 9 + 2i) but agree on the sum over the lanes,
+/// which is all every caller uses (a reduction, or one scale for all four lanes).
 #[inline(always)]
 unsafe fn dot16<const SDOT: bool>(acc: int32x4_t, x: int8x16_t, y: int8x16_t) -> int32x4_t {
     unsafe {

@@ -175,7 +175,8 @@ pub struct HostValidation {
     pub max_abs_error: f64,
     /// Largest |simulated ÷ measured − 1|.
     pub sim_max_abs_error: f64,
-    /// Median run-to-run noise of the measurements ([`HostRow::noise`]).
+    /// Median run-to-run noise of the measurements ([`HostRow::noise`]); NaN with one run a
+    /// design.
     pub median_noise: f64,
     /// Median |estimated ÷ measured − 1| over the rows whose noise is under 3 % (`None` when
     /// no row is that quiet).
@@ -234,7 +235,7 @@ pub fn validate_host(
         memwall_calib::summarize(&predicted, &measured, &vec![String::new(); rows.len()]).remove(0)
     };
     let (estimated, simulated) = (all(|r| r.estimated_tok_s), all(|r| r.simulated_tok_s));
-    let noises: Vec<f64> = rows.iter().map(HostRow::noise).collect();
+    let noises: Vec<f64> = rows.iter().map(HostRow::noise).filter(|n| !n.is_nan()).collect();
     let quiet: Vec<f64> = rows.iter().filter(|r| r.noise() < 0.03).map(|r| r.error().abs()).collect();
     Ok(HostValidation {
         profile,
