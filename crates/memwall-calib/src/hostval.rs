@@ -371,9 +371,15 @@ fn finish(p: &HostProfile, d: &Prepared, tokens: usize) -> Result<HostRow, Calib
     })
 }
 
-/// The order in which a group of `n` designs is timed: `repeats` rounds of one run each.
-fn rounds(n: usize, repeats: usize) -> impl Iterator<Item = usize> {
-    (0..repeats).flat_map(move |_| 0..n)
+/// Run `f` on every item, `repeats` rounds of one call each (the order a group of designs is
+/// timed in), stopping at the first error.
+fn interleave<T, E>(items: &mut [T], repeats: usize, mut f: impl FnMut(&mut T) -> Result<(), E>) -> Result<(), E> {
+    for _ in 0..repeats {
+        for item in items.iter_mut() {
+            f(item)?;
+        }
+    }
+    Ok(())
 }
 
 /// Run `c` on the engine once and predict it with `p`. `load` resolves preset model names.
@@ -425,9 +431,7 @@ pub fn validate_host(
             group.push(prepare(cfg, c, (model, weights, kv, threads))?);
             pending.next();
         }
-        for i in rounds(group.len(), repeats) {
-            time_run(&mut group[i], tokens)?;
-        }
+        interleave(&mut group, repeats, |d| time_run(d, tokens))?;
         for d in &group {
             let r = finish(p, d, tokens)?;
             progress(&r, start.elapsed().as_secs_f64());
@@ -487,7 +491,19 @@ mod tests {
             assert!(lo <= r.measured_tok_s && r.measured_tok_s <= hi);
             assert!(r.noise() >= 0.0 && r.estimated_tok_s > 0.0 && r.simulated_tok_s > 0.0);
         }
-        // Rounds: one run of every design, `repeats` times.
-        assert_eq!(rounds(2, 3).collect::<Vec<_>>(), [0, 1, 0, 1, 0, 1]);
+        // The loop that times a group: one call per item per round, stopping at an error.
+        let mut seen = Vec::new();
+        interleave(&mut [0, 1, 2], 2, |x| {
+            seen.push(*x);
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert_eq!(seen, [0, 1, 2, 0, 1, 2]);
+        let mut calls = 0;
+        let stop = interleave(&mut [0, 1, 2], 3, |x| {
+            calls += 1;
+            if *x == 1 { Err(*x) } else { Ok(()) }
+        });
+        assert_eq!((stop, calls), (Err(1), 2));
     }
 }
