@@ -52,6 +52,7 @@ pub(crate) struct State<'a> {
 /// `1/sqrt(head_dim)`. Tiles of tokens are the outer loop and the KV heads the inner one,
 /// so that memory is read in contiguous runs of whole tokens. The caller has checked every
 /// extent against the cache.
+///
 /// `isa` picks the path; one this CPU lacks (and NEON, whose FMA is baseline) runs the portable
 /// body.
 pub(crate) fn attend(

@@ -357,13 +357,10 @@ def compare_kernels(py: Path, spec: str, model_dir: Path, bench: Path, formats: 
     log("")
     log(f"kernels, one thread, {rounds} alternating rounds (medians); cache {cache_kib} KiB, DRAM {dram_mib} MiB; "
         "ggml: vec_dot per row in its plain layout")
-    log("| " + " | ".join(header) + " |")
-    log("| " + " | ".join("---" for _ in header) + " |")
-    for r in rows:
-        log("| " + " | ".join([r["format"], r["memwall_isa"], fmt(r["memwall_cache_gbps"], ".2f"),
-                               fmt(r["ggml_cache_gbps"], ".2f"), fmt(r["cache_ratio"], ".2f"),
-                               fmt(r["memwall_dram_gbps"], ".2f"), fmt(r["ggml_dram_gbps"], ".2f"),
-                               fmt(r["dram_ratio"], ".2f"), fmt(r["memwall_dram_vs_read"], ".2f")]) + " |")
+    log_table(header, [[r["format"], r["memwall_isa"], fmt(r["memwall_cache_gbps"], ".2f"),
+                        fmt(r["ggml_cache_gbps"], ".2f"), fmt(r["cache_ratio"], ".2f"),
+                        fmt(r["memwall_dram_gbps"], ".2f"), fmt(r["ggml_dram_gbps"], ".2f"),
+                        fmt(r["dram_ratio"], ".2f"), fmt(r["memwall_dram_vs_read"], ".2f")] for r in rows])
     cache = [r["cache_ratio"] for r in rows if r["cache_ratio"] is not None]
     probe = [r["memwall_dram_vs_read"] for r in rows if r["memwall_dram_vs_read"] is not None]
     if cache:
@@ -374,6 +371,14 @@ def compare_kernels(py: Path, spec: str, model_dir: Path, bench: Path, formats: 
             f"{sum(x >= 0.9 for x in probe)}/{len(probe)} at 0.9 or more (target: all)")
     write_csv(out_csv, rows)
     log(f"wrote {out_csv} ({len(rows)} rows)")
+
+
+def log_table(header: list[str], lines: list[list[str]]) -> None:
+    """Print a Markdown table."""
+    log("| " + " | ".join(header) + " |")
+    log("| " + " | ".join("---" for _ in header) + " |")
+    for line in lines:
+        log("| " + " | ".join(line) + " |")
 
 
 def write_csv(out: Path, rows: list[dict]) -> None:
@@ -877,10 +882,7 @@ def main() -> None:
               "n/a" if r["engine_vs_llamacpp"] is None else f"{r['engine_vs_llamacpp']:.2f}"]
              for r in rows]
     log("")
-    log("| " + " | ".join(header) + " |")
-    log("| " + " | ".join("---" for _ in header) + " |")
-    for t in table:
-        log("| " + " | ".join(t) + " |")
+    log_table(header, table)
     errs = [abs(r["pred_error_pct"]) for r in rows if r["pred_error_pct"] is not None]
     ratios = [r["engine_vs_llamacpp"] for r in rows if r["engine_vs_llamacpp"] is not None]
     if errs:

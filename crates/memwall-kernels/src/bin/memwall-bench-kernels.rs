@@ -173,15 +173,15 @@ fn main() {
         for (label, bytes) in [("cache", args.cache_kib << 10), ("dram", dram_bytes)] {
             let (data, rows) = matrix(t, bytes);
             let m = QMatrix::new(t, rows, COLS, &data).expect("matrix");
+            let x: Vec<f32> = (0..COLS).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
+            let mut y = vec![0f32; rows];
+            let reps = if label == "cache" { args.reps * 50 } else { args.reps };
+            // At DRAM size, pair every GEMV run with a bandwidth run right after it and report
+            // the median of the per-pair ratios: the machine's bandwidth drifts, a pair does not.
+            let dram = label == "dram";
+            let gb = |s: f64| data.len() as f64 / s / 1e9;
+            let gflop = |s: f64| 2.0 * (rows * COLS) as f64 / s / 1e9;
             for k in &kernels {
-                let x: Vec<f32> = (0..COLS).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
-                let mut y = vec![0f32; rows];
-                let reps = if label == "cache" { args.reps * 50 } else { args.reps };
-                // At DRAM size, pair every GEMV run with a bandwidth run right after it and report
-                // the median of the per-pair ratios: the machine's bandwidth drifts, a pair does not.
-                let dram = label == "dram";
-                let gb = |s: f64| data.len() as f64 / s / 1e9;
-                let gflop = |s: f64| 2.0 * (rows * COLS) as f64 / s / 1e9;
                 let (t1, tn, r1, rn) = if dram {
                     let (mut t1, mut tn, mut r1s, mut rns) = (f64::INFINITY, f64::INFINITY, Vec::new(), Vec::new());
                     for _ in 0..args.reps {

@@ -44,6 +44,28 @@ unsafe fn dot16<const SDOT: bool>(acc: int32x4_t, x: int8x16_t, y: int8x16_t) ->
     }
 }
 
+/// Each kernel's `sdot` variant: `dotprod: kernel => body` makes `dotprod`, the kernel's body
+/// with `SDOT`, compiled with the extension.
+macro_rules! with_sdot {
+    ($($dot:ident: $name:ident => $body:ident),* $(,)?) => {$(
+        #[doc = concat!("[`", stringify!($name), "`] with `sdot`.")]
+        ///
+        /// # Safety
+        #[doc = concat!("As [`", stringify!($name), "`], on a CPU with the dot-product extension ([`dotprod_available`]).")]
+        #[target_feature(enable = "dotprod")]
+        pub unsafe fn $dot(w: &[u8], a: &Q8Acts) -> f32 {
+            unsafe { $body::<true>(w, a) }
+        }
+    )*};
+}
+
+with_sdot!(
+    q8_0_dotprod: q8_0 => q8_0_body,
+    q4_0_dotprod: q4_0 => q4_0_body,
+    q4_k_dotprod: q4_k => q4_k_body,
+    q6_k_dotprod: q6_k => q6_k_body,
+);
+
 #[inline(always)]
 unsafe fn ld(p: *const u8) -> int8x16_t {
     unsafe { vld1q_s8(p as *const i8) }
@@ -55,15 +77,6 @@ unsafe fn ld(p: *const u8) -> int8x16_t {
 /// `w` holds `a.qs.len() / 32` blocks of 34 bytes (NEON is always present on AArch64).
 pub unsafe fn q8_0(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe { q8_0_body::<false>(w, a) }
-}
-
-/// [`q8_0`] with `sdot`.
-///
-/// # Safety
-/// As [`q8_0`], on a CPU with the dot-product extension ([`dotprod_available`]).
-#[target_feature(enable = "dotprod")]
-pub unsafe fn q8_0_dotprod(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe { q8_0_body::<true>(w, a) }
 }
 
 #[inline(always)]
@@ -86,15 +99,6 @@ unsafe fn q8_0_body<const SDOT: bool>(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 18-byte blocks.
 pub unsafe fn q4_0(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe { q4_0_body::<false>(w, a) }
-}
-
-/// [`q4_0`] with `sdot`.
-///
-/// # Safety
-/// As [`q4_0`], on a CPU with the dot-product extension ([`dotprod_available`]).
-#[target_feature(enable = "dotprod")]
-pub unsafe fn q4_0_dotprod(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe { q4_0_body::<true>(w, a) }
 }
 
 #[inline(always)]
@@ -122,15 +126,6 @@ unsafe fn q4_0_body<const SDOT: bool>(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 144-byte blocks and Q8_K activations.
 pub unsafe fn q4_k(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe { q4_k_body::<false>(w, a) }
-}
-
-/// [`q4_k`] with `sdot`.
-///
-/// # Safety
-/// As [`q4_k`], on a CPU with the dot-product extension ([`dotprod_available`]).
-#[target_feature(enable = "dotprod")]
-pub unsafe fn q4_k_dotprod(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe { q4_k_body::<true>(w, a) }
 }
 
 #[inline(always)]
@@ -171,15 +166,6 @@ unsafe fn q4_k_body<const SDOT: bool>(w: &[u8], a: &Q8Acts) -> f32 {
 /// As [`q8_0`], with 210-byte blocks and Q8_K activations.
 pub unsafe fn q6_k(w: &[u8], a: &Q8Acts) -> f32 {
     unsafe { q6_k_body::<false>(w, a) }
-}
-
-/// [`q6_k`] with `sdot`.
-///
-/// # Safety
-/// As [`q6_k`], on a CPU with the dot-product extension ([`dotprod_available`]).
-#[target_feature(enable = "dotprod")]
-pub unsafe fn q6_k_dotprod(w: &[u8], a: &Q8Acts) -> f32 {
-    unsafe { q6_k_body::<true>(w, a) }
 }
 
 #[inline(always)]

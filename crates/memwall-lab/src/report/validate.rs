@@ -237,11 +237,12 @@ pub fn validate_host(
     let (estimated, simulated) = (all(|r| r.estimated_tok_s), all(|r| r.simulated_tok_s));
     let noises: Vec<f64> = rows.iter().map(HostRow::noise).filter(|n| !n.is_nan()).collect();
     let quiet: Vec<f64> = rows.iter().filter(|r| r.noise() < 0.03).map(|r| r.error().abs()).collect();
+    let (median, quiet_rows) = (crate::defaults::median, quiet.len());
     Ok(HostValidation {
         profile,
-        median_noise: memwall_calib::hostval::median(&noises),
-        quiet_median_abs_error: (!quiet.is_empty()).then(|| memwall_calib::hostval::median(&quiet)),
-        quiet_rows: quiet.len(),
+        median_noise: median(noises).unwrap_or(f64::NAN),
+        quiet_median_abs_error: median(quiet),
+        quiet_rows,
         median_abs_error: estimated.median,
         max_abs_error: estimated.max,
         sim_max_abs_error: simulated.max,
