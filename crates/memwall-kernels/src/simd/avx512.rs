@@ -72,7 +72,7 @@ pub unsafe fn tq1_0(w: &[u8], a: &Q8Acts) -> f32 {
 
 /// Float rows (`width`-byte weights) · f32 activations: 16 weights per step into four
 /// accumulators, the tail of fewer than 16 through a masked load (no read past the row), the
-/// row prefetched [`avx2::PREFETCH_AHEAD`] bytes ahead.
+/// row prefetched [`avx2::PREFETCH_AHEAD`] bytes ahead into L2 ([`avx2::prefetch_ahead_to`]).
 #[inline(always)]
 unsafe fn float_dot(
     n: usize,
@@ -87,11 +87,7 @@ unsafe fn float_dot(
         let mut acc = [_mm512_setzero_ps(); 4];
         let mut i = 0;
         while i + 64 <= n {
-            let mut off = 0;
-            while off < 64 * width {
-                _mm_prefetch::<_MM_HINT_T0>(w.wrapping_add(width * i + avx2::PREFETCH_AHEAD + off) as *const i8);
-                off += 64;
-            }
+            avx2::prefetch_ahead_to::<_MM_HINT_T1>(w.wrapping_add(width * i), 64 * width);
             for (k, a) in acc.iter_mut().enumerate() {
                 *a = _mm512_fmadd_ps(load16(i + 16 * k, all), _mm512_loadu_ps(xp.add(i + 16 * k)), *a);
             }
