@@ -112,7 +112,14 @@ impl ClusterSpec {
     /// Int8 multiply-accumulates per cycle per core: `pipes × simd_bits / 8`, a quarter of
     /// that without dot-product instructions (widening multiplies and adds instead).
     pub fn int8_macs_per_cycle(&self) -> f64 {
-        let lanes = self.simd_pipes as f64 * self.simd_bits as f64 / 8.0;
+        self.int8_macs_per_cycle_at(self.simd_bits)
+    }
+
+    /// [`ClusterSpec::int8_macs_per_cycle`] of kernels that use registers of `bits`
+    /// (at most the core's): `pipes × min(bits, simd_bits) / 8`, a quarter without
+    /// dot-product instructions.
+    pub fn int8_macs_per_cycle_at(&self, bits: u32) -> f64 {
+        let lanes = self.simd_pipes as f64 * bits.min(self.simd_bits) as f64 / 8.0;
         if self.int8_dot { lanes } else { lanes / 4.0 }
     }
 

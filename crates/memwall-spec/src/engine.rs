@@ -123,6 +123,15 @@ pub struct UnitCosts {
     /// Empty: every format shares its unpacking, on every core.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gemm_formats: Vec<String>,
+    /// CPU: the widest SIMD registers the engine's quantized dot products use, bits. A core
+    /// with wider registers runs those kernels at this width: its int8 multiply-adds per
+    /// cycle and its unpacking are those of a core this wide ([`crate::ClusterSpec`]), its
+    /// float kernels keep the full width. ggml's x86 quantized `vec_dot` kernels are
+    /// written for 256-bit registers (`__m256i`, VNNI as `_mm256_dpbusd_epi32`) and run so
+    /// on an AVX-512 core, where its f32/f16/bf16 dot products use 512-bit ones. Absent:
+    /// the core's width.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quantized_simd_bits: Option<u32>,
     /// Share of the unit's full-load power this engine's decode draws (a memory-bound kernel
     /// set leaves ALUs idle; an NPU runtime draws far less than a GPU one), multiplying the
     /// device's power figure for the unit (the CPU clusters' per-core power, the GPU's or
@@ -216,6 +225,12 @@ impl UnitCosts {
         }
         crate::bounds::at_most("attention_kv_reads", self.attention_kv_reads, 1e3, "reads of the KV cache per step")?;
         non_negative("dequant_ops_per_weight", self.dequant_ops_per_weight)?;
+        if let Some(b) = self.quantized_simd_bits {
+            if b == 0 || b % 64 != 0 {
+                return Err(SpecError::invalid("quantized_simd_bits", b, "must be a positive multiple of 64"));
+            }
+            crate::bounds::at_most("quantized_simd_bits", b, crate::bounds::MAX_SIMD_BITS, "bits, SVE's maximum")?;
+        }
         if let Some(o) = self.overlap
             && !(0.0..=1.0).contains(&o)
         {
@@ -421,6 +436,7 @@ impl EngineSpec {
             max_rows: BTreeMap::new(),
             mixer_s: BTreeMap::new(),
             gemm_formats: Vec::new(),
+            quantized_simd_bits: None,
             power_scale: None,
             error_ratio: None,
             error_ratio_stated: None,

@@ -242,9 +242,8 @@ impl TensorPlan {
         let weights = WeightBytes::new(m, &s.weights);
         let lead = s.device.fastest_cluster();
         let cpu = s.engine.unit(Backend::Cpu);
-        let measured = cpu.map(|u| &u.dequant_cycles);
         let table = TokenTable::new(s, &weights, &|f| {
-            let (arith, dequant) = cluster_cycles_per_weight(f, lead, c, measured, 1.0);
+            let (arith, dequant) = cluster_cycles_per_weight(f, lead, c, cpu, true, 1.0);
             (arith, dequant, cpu.is_none_or(|u| u.shares_unpacking(f, lead.int8_dot)))
         });
         let dense = table.sum(|o| o.kind != OpKind::Experts);
@@ -313,24 +312,33 @@ impl TensorPlan {
 
 /// CPU cycles per weight of format `f` on one core of `cl`: [`cycles_per_weight`] with the
 /// cluster's SIMD figures; the dequantization cost is the scenario's override (for a 128-bit,
-/// 2-pipe core, scaled), else the cycles the engine measured for itself on the CPU
-/// (`measured`, [`memwall_spec::UnitCosts::dequant_cycles`], taken as they are), else the
-/// cost model's table (scaled).
+/// 2-pipe core, scaled), else, where `measured`, the cycles the engine measured for itself
+/// on the CPU ([`memwall_spec::UnitCosts::dequant_cycles`] of `cpu`, the engine's CPU
+/// figures, taken as they are), else the cost model's table (scaled). A quantized format
+/// runs at the engine's [`memwall_spec::UnitCosts::quantized_simd_bits`] where the core is
+/// wider.
 fn cluster_cycles_per_weight(
     f: QuantFormat,
     cl: &memwall_spec::ClusterSpec,
     c: &memwall_spec::CostModel,
-    measured: Option<&std::collections::BTreeMap<String, f64>>,
+    cpu: Option<&memwall_spec::UnitCosts>,
+    measured: bool,
     eff: f64,
 ) -> (f64, f64) {
-    let measured = c.dequant_override(f).is_none().then(|| measured.and_then(|m| m.get(&f.to_string()))).flatten();
+    let measured = (measured && c.dequant_override(f).is_none())
+        .then(|| cpu.and_then(|u| u.dequant_cycles.get(&f.to_string())))
+        .flatten();
+    let bits = match cpu.and_then(|u| u.quantized_simd_bits) {
+        Some(b) if f.is_quantized() => b.min(cl.simd_bits),
+        _ => cl.simd_bits,
+    };
     let (arith, dequant) = cycles_per_weight(
         f.is_quantized(),
-        cl.int8_macs_per_cycle(),
+        cl.int8_macs_per_cycle_at(bits),
         cl.f32_fmas_per_cycle(),
         eff,
         c.dequant_cycles(f),
-        cl.simd_bits,
+        bits,
         cl.simd_pipes,
     );
     (arith, measured.copied().unwrap_or(dequant))
@@ -390,13 +398,14 @@ impl CostPlan {
         // Relative speed of each cluster on a Q4_K-like reference mix.
         let reference = QuantFormat::Ggml(memwall_spec::GgmlType::Q4_K);
         let cpw = |cl| {
-            let (a, q) = cluster_cycles_per_weight(reference, cl, c, None, u.compute_efficiency);
+            let (a, q) = cluster_cycles_per_weight(reference, cl, c, Some(u), false, u.compute_efficiency);
             a + q
         };
         let lead_cpw = cpw(lead);
         let cycles_rate: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * lead_cpw / cpw(cl)).sum();
         let cpu_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
-        let q40 = cluster_cycles_per_weight(QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0), lead, c, None, 1.0).1;
+        let q40 =
+            cluster_cycles_per_weight(QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0), lead, c, None, false, 1.0).1;
         let accel_dequant_macs_per_cycle = if q40 > 0.0 { u.dequant_ops_per_weight / 2.0 / q40 } else { 0.0 };
         // The unit's power at full clock as this engine draws it; a unit without a figure
         // (and no assumed default) adds none here, and the thermal simulator refuses it.
