@@ -60,6 +60,9 @@ pub struct HostInfo {
     pub available_bytes: u64,
     /// UTC date of the probe (`YYYY-MM-DD`).
     pub date: String,
+    /// The core's microarchitecture as [`memwall_spec::cores::core_figures`] names it
+    /// (`zen4`), where the CPU identifies itself ([`core_from_cpuid`]); None elsewhere.
+    pub core: Option<String>,
 }
 
 impl HostInfo {
@@ -171,6 +174,11 @@ pub fn host_info() -> HostInfo {
         }
     }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let number = |name: &str| field(name).and_then(|v| v.parse::<u32>().ok());
+    let core = match (field("vendor_id"), number("cpu family"), number("model")) {
+        (Some(vendor), Some(family), Some(model)) => core_from_cpuid(&vendor, family, model),
+        _ => None,
+    };
     HostInfo {
         cpu_model: field("model name").unwrap_or_else(|| std::env::consts::ARCH.to_string()),
         isa: Isa::best().name().to_string(),
@@ -181,7 +189,33 @@ pub fn host_info() -> HostInfo {
         ram_bytes: meminfo_bytes("MemTotal:").unwrap_or(0),
         available_bytes: meminfo_bytes("MemAvailable:").unwrap_or(0),
         date: utc_date(now),
+        core,
     }
+}
+
+/// The microarchitecture of an x86 core from its CPUID vendor, family and model (as
+/// `/proc/cpuinfo` prints them), named as [`memwall_spec::cores::core_figures`] knows it;
+/// None for a core it cannot tell (every Intel core: one family 6 model number covers
+/// server and client parts whose vector units differ).
+///
+/// AMD (family and model numbers from AMD's processor programming references, as the Linux
+/// kernel and LLVM's `getAMDProcessorTypeAndSubtype` list them): family 17h is Zen/Zen 2;
+/// family 19h is Zen 4 for models 10h–1Fh (Genoa, Storm Peak), 60h–7Fh (Raphael, Phoenix)
+/// and A0h–AFh (Bergamo), Zen 3 otherwise; family 1Ah is Zen 5, its monolithic mobile chips
+/// (Strix Point 20h–2Fh, Krackan Point 60h–6Fh) on 256-bit datapaths.
+pub fn core_from_cpuid(vendor: &str, family: u32, model: u32) -> Option<String> {
+    if vendor != "AuthenticAMD" {
+        return None;
+    }
+    let name = match family {
+        0x17 => "zen2",
+        0x19 if matches!(model, 0x10..=0x1f | 0x60..=0x7f | 0xa0..=0xaf) => "zen4",
+        0x19 => "zen3",
+        0x1a if matches!(model, 0x20..=0x2f | 0x60..=0x6f) => "zen5-mobile",
+        0x1a => "zen5",
+        _ => return None,
+    };
+    Some(name.to_string())
 }
 
 /// A mean with its 95 % confidence interval.

@@ -81,9 +81,12 @@ fn t975(dof: usize) -> f64 {
     StudentsT::new(0.0, 1.0, dof.max(1) as f64).map_or(2.0, |d| d.inverse_cdf(0.975))
 }
 
-/// The cluster the kernels run on here: 256-bit SIMD on the AVX2 path (int8 through
-/// `vpmaddubsw`, no dot-product instruction), 512-bit with `vpdpbusd` on the AVX-512 path,
-/// 128-bit NEON with SDOT where the CPU has it.
+/// The cluster the kernels run on here. The path sets the registers and the int8 product:
+/// 256-bit on the AVX2 path (int8 through `vpmaddubsw`, no dot-product instruction), 512-bit
+/// with `vpdpbusd` on the AVX-512 path, 128-bit NEON with SDOT where the CPU has it. A core
+/// the CPU names ([`HostInfo::core`]) caps the width at its datapaths and sets the pipes
+/// ([`memwall_spec::cores::core_figures`]): Zen 4 runs a 512-bit operation as two 256-bit
+/// halves, so its AVX-512 path does the work of 256 bits × 2 pipes a cycle.
 fn host_cluster(info: &HostInfo) -> ClusterSpec {
     let (simd_bits, int8_dot) = match info.isa.as_str() {
         "avx2" => (256, false),
@@ -93,12 +96,13 @@ fn host_cluster(info: &HostInfo) -> ClusterSpec {
         "neon-dotprod" => (128, true),
         _ => (128, false),
     };
+    let core = info.core.as_deref().and_then(memwall_spec::cores::core_figures);
     ClusterSpec {
         name: "host".into(),
         cores: info.cpus as u32,
         max_ghz: info.max_ghz,
-        simd_bits,
-        simd_pipes: 2,
+        simd_bits: core.map_or(simd_bits, |c| c.simd_bits.min(simd_bits)),
+        simd_pipes: core.map_or(2, |c| c.simd_pipes),
         int8_dot,
         power_w_per_core: 5.0,
     }
@@ -288,8 +292,15 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
     sources.insert(
         "clusters".into(),
         format!(
-            "{measured}: {} CPUs of {} at {:.2} GHz, kernels on the {} path",
-            info.cpus, info.cpu_model, info.max_ghz, info.isa
+            "{measured}: {} CPUs of {} at {:.2} GHz, kernels on the {} path{}",
+            info.cpus,
+            info.cpu_model,
+            info.max_ghz,
+            info.isa,
+            match &info.core {
+                Some(c) => format!("; SIMD width and pipes of a {c} core (CPUID), memwall_spec::cores"),
+                None => String::new(),
+            }
         ),
     );
     sources.insert("clusters.power_w_per_core".into(), "estimate (5 W per server core); not measured".into());
@@ -367,6 +378,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             max_rows: std::collections::BTreeMap::new(),
             mixer_s: std::collections::BTreeMap::new(),
             gemm_formats: Vec::new(),
+            quantized_simd_bits: None,
             power_scale: None,
             error_ratio: None,
             error_ratio_stated: None,
@@ -581,6 +593,44 @@ pub fn measurements_csv(rows: &[Measurement]) -> String {
 #[cfg(test)]
 mod tests {
     use super::Fitted;
+
+    #[test]
+    fn a_named_core_sets_the_width_and_pipes_its_path_runs_at() {
+        use crate::host::{HostInfo, core_from_cpuid};
+        let info = |isa: &str, core: Option<String>| HostInfo {
+            cpu_model: "AMD EPYC".into(),
+            isa: isa.into(),
+            features: Vec::new(),
+            cpus: 2,
+            max_ghz: 2.6,
+            caches: Vec::new(),
+            ram_bytes: 1 << 30,
+            available_bytes: 1 << 30,
+            date: "2026-12-07".into(),
+            core,
+        };
+        // This development machine's CPUID: AuthenticAMD, family 25 (19h), model 17 (11h).
+        let zen4 = core_from_cpuid("AuthenticAMD", 25, 17);
+        assert_eq!(zen4.as_deref(), Some("zen4"));
+        assert_eq!(core_from_cpuid("AuthenticAMD", 25, 0x21).as_deref(), Some("zen3"));
+        assert_eq!(core_from_cpuid("AuthenticAMD", 26, 0x24).as_deref(), Some("zen5-mobile"));
+        assert_eq!(core_from_cpuid("AuthenticAMD", 26, 0x44).as_deref(), Some("zen5"));
+        assert_eq!(core_from_cpuid("GenuineIntel", 6, 0x8f), None);
+        // Zen 4's AVX-512 path: 512-bit registers on 256-bit datapaths, two of them, vpdpbusd:
+        // 2 × 256 / 8 = 64 int8 MACs a cycle, half of what the registers alone would say.
+        let c = super::host_cluster(&info("avx512", zen4.clone()));
+        assert_eq!((c.simd_bits, c.simd_pipes, c.int8_dot), (256, 2, true));
+        assert_eq!(c.int8_macs_per_cycle(), 64.0);
+        // Its AVX2 path stays at 256 bits without a dot-product instruction.
+        let c = super::host_cluster(&info("avx2", zen4));
+        assert_eq!((c.simd_bits, c.int8_dot), (256, false));
+        // A core the CPU does not name keeps the path's registers.
+        let c = super::host_cluster(&info("avx512", None));
+        assert_eq!((c.simd_bits, c.simd_pipes), (512, 2));
+        // Desktop Zen 5 has full 512-bit datapaths.
+        let c = super::host_cluster(&info("avx512", Some("zen5".into())));
+        assert_eq!(c.simd_bits, 512);
+    }
 
     fn f(raw: f64, lo: f64, hi: f64) -> (f64, f64, f64, bool) {
         let x = Fitted::non_negative("x".into(), raw, lo, hi, "how".into());

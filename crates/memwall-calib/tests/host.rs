@@ -84,6 +84,7 @@ fn synthetic() -> (HostInfo, Vec<Measurement>) {
         ram_bytes: 16 << 30,
         available_bytes: 12 << 30,
         date: "2026-12-03".into(),
+        core: None,
     };
     let dram = 256u64 << 20;
     let mut rows = Vec::new();

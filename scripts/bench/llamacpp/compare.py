@@ -742,8 +742,9 @@ def main() -> None:
     ap.add_argument("--n-ctx", type=int, default=512, help="llama.cpp context size (default 512)")
     ap.add_argument("--repeats", type=int, default=1,
                     help="measurements per row, the median reported (default 1)")
-    ap.add_argument("--host", default=str(REPO / "datasets/hosts/xeon-2c.toml"),
-                    help="memwall host profile (default: datasets/hosts/xeon-2c.toml)")
+    ap.add_argument("--host", default=None,
+                    help="memwall host profile of this machine (default: calibrate this machine "
+                         "with `memwall calibrate` into results/compare-host.toml, about 20 s)")
     ap.add_argument("--engine", default="llama.cpp", help="memwall engine profile (default llama.cpp)")
     ap.add_argument("--context", type=int, default=64,
                     help="context memwall's estimate allocates the KV cache for (default 64)")
@@ -784,8 +785,8 @@ def main() -> None:
     memwall = Path(args.memwall)
     if not memwall.exists():
         sys.exit(f"error: --memwall: {memwall} does not exist (cargo build --release)")
-    host = Path(args.host)
-    if not host.exists():
+    host = Path(args.host) if args.host else None
+    if host is not None and not host.exists():
         sys.exit(f"error: --host: {host} does not exist")
     model_dir = Path(args.model_dir)
     model_dir.mkdir(parents=True, exist_ok=True)
@@ -807,6 +808,16 @@ def main() -> None:
     nthread = max(threads)
     paths = ensure_models(py, keys, formats, model_dir, vocab, nthread)
     t_models = time.time()
+
+    if keys and host is None:
+        # Predictions are of this machine: a profile of another would measure the profile.
+        host = REPO / "results" / "compare-host.toml"
+        host.parent.mkdir(parents=True, exist_ok=True)
+        log(f"calibrating this machine into {host} (memwall calibrate) ...")
+        out = subprocess.run([str(memwall), "calibrate", "--out", str(host)], capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"error: memwall calibrate failed:\n{out.stderr.strip()}")
+        log("  " + next((l for l in out.stdout.splitlines() if " in " in l and "device" in l), "done"))
 
     rows = []
     for key in keys:
