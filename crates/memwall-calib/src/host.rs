@@ -199,20 +199,23 @@ pub fn host_info() -> HostInfo {
 /// server and client parts whose vector units differ).
 ///
 /// AMD (family and model numbers from AMD's processor programming references, as the Linux
-/// kernel and LLVM's `getAMDProcessorTypeAndSubtype` list them): family 17h is Zen/Zen 2;
+/// kernel and LLVM's `getAMDProcessorTypeAndSubtype` list them): family 17h models 30h and
+/// up are Zen 2 (below, Zen and Zen+, whose 128-bit datapaths the table does not list: None);
 /// family 19h is Zen 4 for models 10h–1Fh (Genoa, Storm Peak), 60h–7Fh (Raphael, Phoenix)
-/// and A0h–AFh (Bergamo), Zen 3 otherwise; family 1Ah is Zen 5, its monolithic mobile chips
-/// (Strix Point 20h–2Fh, Krackan Point 60h–6Fh) on 256-bit datapaths.
+/// and A0h–AFh (Bergamo), Zen 3 otherwise; family 1Ah is Zen 5 for models 00h–1Fh (Turin),
+/// 40h–4Fh (Granite Ridge) and 70h–7Fh (Strix Halo), its monolithic mobile chips (Strix
+/// Point 20h–2Fh, Krackan Point 60h–6Fh) on 256-bit datapaths, and None for the other models
+/// of the family, which later cores take.
 pub fn core_from_cpuid(vendor: &str, family: u32, model: u32) -> Option<String> {
     if vendor != "AuthenticAMD" {
         return None;
     }
     let name = match family {
-        0x17 => "zen2",
+        0x17 if model >= 0x30 => "zen2",
         0x19 if matches!(model, 0x10..=0x1f | 0x60..=0x7f | 0xa0..=0xaf) => "zen4",
         0x19 => "zen3",
         0x1a if matches!(model, 0x20..=0x2f | 0x60..=0x6f) => "zen5-mobile",
-        0x1a => "zen5",
+        0x1a if matches!(model, 0x00..=0x1f | 0x40..=0x4f | 0x70..=0x7f) => "zen5",
         _ => return None,
     };
     Some(name.to_string())

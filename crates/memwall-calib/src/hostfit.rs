@@ -108,6 +108,14 @@ fn host_cluster(info: &HostInfo) -> ClusterSpec {
     }
 }
 
+/// The widest registers memwall's quantized kernels use on the path `info` names: 256 bits
+/// on x86, where the AVX-512 path runs the AVX2 bodies (`__m256i`, `vpdpbusd` on 256 bits)
+/// compiled for AVX-512; its float rows alone use 512-bit registers. None elsewhere (the
+/// path's registers are the kernels').
+fn quantized_bits(info: &HostInfo) -> Option<u32> {
+    (info.isa == "avx512").then_some(256)
+}
+
 /// Fit the device figures (bandwidths, caches, per-format and attention cycles) and the
 /// engine's overlap from the probes; the engine's fixed costs are fitted afterwards by
 /// [`fit_overheads`].
@@ -200,6 +208,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
     }
     // Per-format cycles per weight beyond the multiply-add, 1 thread, in cache.
     let cluster = host_cluster(info);
+    let quant_bits = quantized_bits(info);
     let mut dequant_cycles = BTreeMap::new();
     let mut attention_cycles = BTreeMap::new();
     let hz = info.max_ghz * 1e9;
@@ -207,8 +216,11 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
     for m in rows.iter().filter(|m| m.probe == "gemv" && m.detail == "cache" && m.threads == 1) {
         let f: GgmlType =
             GgmlType::parse(&m.format).ok_or_else(|| CalibError::Probe(format!("format {}", m.format)))?;
-        let arith =
-            if f.is_quantized() { 1.0 / cluster.int8_macs_per_cycle() } else { 1.0 / cluster.f32_fmas_per_cycle() };
+        let arith = if f.is_quantized() {
+            1.0 / cluster.int8_macs_per_cycle_at(cluster.width_at_most(quant_bits))
+        } else {
+            1.0 / cluster.f32_fmas_per_cycle()
+        };
         let c = |t: f64| t * hz / m.work;
         let total = c(m.seconds.mean);
         cycles_per_weight.insert(m.format.clone(), total);
@@ -378,7 +390,7 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
             max_rows: std::collections::BTreeMap::new(),
             mixer_s: std::collections::BTreeMap::new(),
             gemm_formats: Vec::new(),
-            quantized_simd_bits: None,
+            quantized_simd_bits: quant_bits,
             power_scale: None,
             error_ratio: None,
             error_ratio_stated: None,
@@ -616,6 +628,10 @@ mod tests {
         assert_eq!(core_from_cpuid("AuthenticAMD", 26, 0x24).as_deref(), Some("zen5-mobile"));
         assert_eq!(core_from_cpuid("AuthenticAMD", 26, 0x44).as_deref(), Some("zen5"));
         assert_eq!(core_from_cpuid("GenuineIntel", 6, 0x8f), None);
+        // Zen and Zen+ (128-bit datapaths, not in the table) and unlisted Zen 5-family models.
+        assert_eq!(core_from_cpuid("AuthenticAMD", 23, 0x08), None);
+        assert_eq!(core_from_cpuid("AuthenticAMD", 23, 0x31).as_deref(), Some("zen2"));
+        assert_eq!(core_from_cpuid("AuthenticAMD", 26, 0x50), None);
         // Zen 4's AVX-512 path: 512-bit registers on 256-bit datapaths, two of them, vpdpbusd:
         // 2 × 256 / 8 = 64 int8 MACs a cycle, half of what the registers alone would say.
         let c = super::host_cluster(&info("avx512", zen4.clone()));

@@ -717,7 +717,8 @@ fn a_matrix_product_past_the_units_row_limit_runs_on_the_cpu() {
 }
 
 /// An engine whose quantized kernels use narrower registers than the core
-/// (`quantized_simd_bits`) runs them as on a core that wide, its float kernels at full width.
+/// (`quantized_simd_bits`) runs them as on a core that wide, its float kernels and its
+/// attention at full width.
 /// By hand, on the big cluster widened to 512 bits (4 pipes, int8 dot): Q4_0 at 256 bits is
 /// `4 × 256 / 8 = 128` int8 MACs a cycle, so `1 / 128` cycles of arithmetic per weight, and
 /// its unpacking `0.04 × (128 / 256) × (2 / 4) = 0.01` cycles (the table's 0.04 at 128 bits,
@@ -743,17 +744,24 @@ fn an_engines_quantized_kernels_run_at_their_own_width() {
     assert!((a_capped - 1.0 / 128.0).abs() < 1e-12, "{a_capped}");
     assert!((a_wide - 1.0 / 256.0).abs() < 1e-12, "{a_wide}");
     assert!((d_capped / d_wide - 2.0).abs() < 1e-9, "{d_capped} {d_wide}");
-    // The capped 512-bit core decodes Q4_0 as the 256-bit one does.
-    let (e_capped, e_narrow) = (estimate(&capped).unwrap(), estimate(&narrow).unwrap());
-    assert!((e_capped.decode_tok_s / e_narrow.decode_tok_s - 1.0).abs() < 1e-12);
-    assert!(estimate(&wide).unwrap().decode_terms.t_arith < e_capped.decode_terms.t_arith);
+    // The capped 512-bit core multiplies Q4_0 weights as the 256-bit one does, and attends
+    // (float arithmetic, no cap) as the uncapped 512-bit one does.
+    assert_eq!(work(&capped), work(&narrow));
+    let t = |s: &Scenario| estimate(s).unwrap().decode_terms;
+    assert_eq!(t(&capped).t_attention, t(&wide).t_attention);
+    assert!(t(&wide).t_arith < t(&capped).t_arith && t(&capped).t_arith < t(&narrow).t_arith);
     // F16 weights keep the full width: the cap changes nothing.
     let mut f16 = wide.clone();
     f16.weights = WeightQuant::new("pure-f16".parse().unwrap());
     let mut f16_capped = f16.clone();
     f16_capped.engine = capped.engine.clone();
     assert_eq!(estimate(&f16).unwrap().decode_tok_s, estimate(&f16_capped).unwrap().decode_tok_s);
-    // A width that is not a multiple of 64 is refused, naming the field.
+    // A width that is not a multiple of 64 is refused, naming the field, and so is one
+    // stated for a GPU.
+    let mut gpu = capped.clone();
+    gpu.engine.gpu.as_mut().unwrap().quantized_simd_bits = Some(256);
+    let err = estimate(&gpu).unwrap_err().to_string();
+    assert!(err.contains("gpu.quantized_simd_bits"), "{err}");
     capped.engine.cpu.as_mut().unwrap().quantized_simd_bits = Some(100);
     let err = estimate(&capped).unwrap_err().to_string();
     assert!(err.contains("quantized_simd_bits") && err.contains("100"), "{err}");

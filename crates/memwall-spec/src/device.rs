@@ -116,11 +116,17 @@ impl ClusterSpec {
     }
 
     /// [`ClusterSpec::int8_macs_per_cycle`] of kernels that use registers of `bits`
-    /// (at most the core's): `pipes × min(bits, simd_bits) / 8`, a quarter without
-    /// dot-product instructions.
+    /// ([`ClusterSpec::width_at_most`]): `pipes × bits / 8`, a quarter without dot-product
+    /// instructions.
     pub fn int8_macs_per_cycle_at(&self, bits: u32) -> f64 {
-        let lanes = self.simd_pipes as f64 * bits.min(self.simd_bits) as f64 / 8.0;
+        let lanes = self.simd_pipes as f64 * bits as f64 / 8.0;
         if self.int8_dot { lanes } else { lanes / 4.0 }
+    }
+
+    /// The register width, bits, that kernels written for at most `cap` bits run at on this
+    /// core: `min(simd_bits, cap)`, the core's own without a cap.
+    pub fn width_at_most(&self, cap: Option<u32>) -> u32 {
+        cap.map_or(self.simd_bits, |c| c.min(self.simd_bits))
     }
 
     /// f32 fused multiply-adds per cycle per core: `pipes × simd_bits / 32`.

@@ -123,13 +123,12 @@ pub struct UnitCosts {
     /// Empty: every format shares its unpacking, on every core.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gemm_formats: Vec<String>,
-    /// CPU: the widest SIMD registers the engine's quantized dot products use, bits. A core
-    /// with wider registers runs those kernels at this width: its int8 multiply-adds per
-    /// cycle and its unpacking are those of a core this wide ([`crate::ClusterSpec`]), its
-    /// float kernels keep the full width. ggml's x86 quantized `vec_dot` kernels are
-    /// written for 256-bit registers (`__m256i`, VNNI as `_mm256_dpbusd_epi32`) and run so
-    /// on an AVX-512 core, where its f32/f16/bf16 dot products use 512-bit ones. Absent:
-    /// the core's width.
+    /// CPU: the widest SIMD registers the engine's quantized kernels use, bits. A core with
+    /// wider registers runs them at this width: its int8 multiply-adds per cycle and its
+    /// unpacking are those of a core this wide ([`crate::ClusterSpec::width_at_most`]), for
+    /// prompt chunks as for decode steps; float weights and the attention keep the full
+    /// width. The engine's `[sources]` say which kernels the figure describes. Absent: the
+    /// core's width. Refused on a GPU or NPU.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quantized_simd_bits: Option<u32>,
     /// Share of the unit's full-load power this engine's decode draws (a memory-bound kernel
@@ -502,6 +501,15 @@ impl EngineSpec {
         for (name, u) in [("cpu", &self.cpu), ("gpu", &self.gpu), ("npu", &self.npu)] {
             if let Some(u) = u {
                 u.validate().map_err(|e| e.within(name))?;
+                if name != "cpu"
+                    && let Some(b) = u.quantized_simd_bits
+                {
+                    return Err(SpecError::invalid(
+                        format!("{name}.quantized_simd_bits"),
+                        b,
+                        "a SIMD width is a CPU figure; state it under [cpu]",
+                    ));
+                }
             }
         }
         if self.cpu_from.as_deref().is_some_and(|f| f.trim().is_empty() || f == self.name) {

@@ -744,7 +744,7 @@ def main() -> None:
                     help="measurements per row, the median reported (default 1)")
     ap.add_argument("--host", default=None,
                     help="memwall host profile of this machine (default: calibrate this machine "
-                         "with `memwall calibrate` into results/compare-host.toml, about 20 s)")
+                         "with `memwall calibrate` into results/compare-host.toml, 16-20 s on 2 cores)")
     ap.add_argument("--engine", default="llama.cpp", help="memwall engine profile (default llama.cpp)")
     ap.add_argument("--context", type=int, default=64,
                     help="context memwall's estimate allocates the KV cache for (default 64)")
@@ -782,10 +782,11 @@ def main() -> None:
     for f in formats:
         if f not in FTYPE_NAME:
             sys.exit(f"error: --formats: unknown format {f!r} (known: {', '.join(FTYPE_NAME)})")
-    memwall = Path(args.memwall)
+    memwall = Path(args.memwall).resolve()
     if not memwall.exists():
         sys.exit(f"error: --memwall: {memwall} does not exist (cargo build --release)")
-    host = Path(args.host) if args.host else None
+    # memwall runs from the repository root: a relative path is the caller's, resolved here.
+    host = Path(args.host).resolve() if args.host else None
     if host is not None and not host.exists():
         sys.exit(f"error: --host: {host} does not exist")
     model_dir = Path(args.model_dir)

@@ -191,7 +191,8 @@ pub struct CostPlan {
 /// What a design's tensors cost per token, independent of the workload: per-tensor weight
 /// bytes, multiply-adds and CPU cycles on the device's fastest cluster, and the layer counts
 /// the KV cache and attention scale with. It depends on the model, the weight mix, the
-/// device's fastest cluster and the cost model only, so one plan serves every point of a
+/// device's fastest cluster, the cost model and the engine's CPU figures (its measured
+/// unpacking cycles and the width of its quantized kernels) only, so one plan serves every point of a
 /// sweep that varies context, KV format, batch, threads or workload over the same
 /// (model, device, mix) ([`crate::Estimator`] keeps it).
 #[derive(Debug, Clone)]
@@ -328,10 +329,7 @@ fn cluster_cycles_per_weight(
     let measured = (measured && c.dequant_override(f).is_none())
         .then(|| cpu.and_then(|u| u.dequant_cycles.get(&f.to_string())))
         .flatten();
-    let bits = match cpu.and_then(|u| u.quantized_simd_bits) {
-        Some(b) if f.is_quantized() => b.min(cl.simd_bits),
-        _ => cl.simd_bits,
-    };
+    let bits = cl.width_at_most(cpu.and_then(|u| u.quantized_simd_bits).filter(|_| f.is_quantized()));
     let (arith, dequant) = cycles_per_weight(
         f.is_quantized(),
         cl.int8_macs_per_cycle_at(bits),
@@ -345,6 +343,24 @@ fn cluster_cycles_per_weight(
 }
 
 impl CostPlan {
+    /// Arithmetic cycles per weight multiply-add of the dense weights at the core's full
+    /// width: what the attention's fallback cost is scaled from
+    /// ([`attention_cycles`]: float arithmetic, which no cap on the engine's quantized
+    /// kernels narrows). Where the engine's `quantized_simd_bits` narrows the lead core, the
+    /// weights' multiply-adds are re-costed at full width, routed experts at `top_k` included.
+    fn full_width_cycles_per_mac(s: &Scenario, tp: &TensorPlan, lead: &memwall_spec::ClusterSpec) -> f64 {
+        let cap = s.engine.unit(Backend::Cpu).and_then(|u| u.quantized_simd_bits);
+        if lead.width_at_most(cap) == lead.simd_bits {
+            return if tp.dense_elems > 0.0 { tp.dense_cycles.arith / tp.dense_elems } else { 0.0 };
+        }
+        let (mut cycles, mut macs) = (0.0, 0.0);
+        for &(f, _, _, m) in &tp.table.per_format {
+            cycles += m * cluster_cycles_per_weight(f, lead, &s.cost, None, false, 1.0).0;
+            macs += m;
+        }
+        if macs > 0.0 { cycles / macs } else { 0.0 }
+    }
+
     /// Precompute everything that does not depend on the context position.
     pub fn new(s: &Scenario) -> Result<Self, SimError> {
         s.validate()?;
@@ -404,8 +420,18 @@ impl CostPlan {
         let lead_cpw = cpw(lead);
         let cycles_rate: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.max_ghz * 1e9 * lead_cpw / cpw(cl)).sum();
         let cpu_w: f64 = placement.iter().map(|(cl, n)| *n as f64 * cl.power_w_per_core).sum();
-        let q40 =
-            cluster_cycles_per_weight(QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0), lead, c, None, false, 1.0).1;
+        // Unpacking cycles per Q4_0 weight as the token table counts them (the engine's CPU
+        // figures included), so that a step's unpacking cycles turn into the unit's
+        // operations in the ratio the table has.
+        let q40 = cluster_cycles_per_weight(
+            QuantFormat::Ggml(memwall_spec::GgmlType::Q4_0),
+            lead,
+            c,
+            s.engine.unit(Backend::Cpu),
+            true,
+            1.0,
+        )
+        .1;
         let accel_dequant_macs_per_cycle = if q40 > 0.0 { u.dequant_ops_per_weight / 2.0 / q40 } else { 0.0 };
         // The unit's power at full clock as this engine draws it; a unit without a figure
         // (and no assumed default) adds none here, and the thermal simulator refuses it.
@@ -446,11 +472,7 @@ impl CostPlan {
                 .as_ref()
                 .map_or(0.0, |mo| expected_distinct_experts(mo.n_experts, mo.top_k, wl.batch as u64, wl.routing_skew)),
             kv_formats: s.kv,
-            attn_cycles: attention_cycles(
-                u,
-                s.kv.k,
-                if tp.dense_elems > 0.0 { tp.dense_cycles.arith / tp.dense_elems } else { 0.0 },
-            ),
+            attn_cycles: attention_cycles(u, s.kv.k, Self::full_width_cycles_per_mac(s, tp, lead)),
             kv_reads: u.attention_kv_reads,
             kv_full_per_token: kv_sum(LayerKind::Full),
             kv_sliding_per_token: kv_sum(LayerKind::Sliding),
