@@ -539,9 +539,9 @@ pub(super) unsafe fn mxfp4_body<const VNNI: bool>(w: &[u8], a: &Q8Acts) -> f32 {
 /// Q4_K (`five_bit = false`) or Q5_K weights · Q8_K activations: 8 sub-blocks of 32 with
 /// 6-bit scales and mins; Q5_K adds a fifth bit per weight from its `qh` plane. The scales
 /// are widened to i16 in one register and each sub-block's is spread by a byte shuffle, as
-/// ggml's kernel does: taking them one at a time from general registers
-/// (`vmovd` + `vpbroadcastw` per sub-block) held Q4_K to three quarters of ggml's rate on
-/// Zen 4.
+/// ggml's kernel does, rather than moved one at a time from a general register
+/// (`vmovd` + `vpbroadcastw` per sub-block). On one Zen 4 thread at cache size both ran at
+/// 18–19 GB/s (memwall-bench-kernels): the kernel is bound by its multiply-adds there.
 #[inline(always)]
 unsafe fn q45_k(w: &[u8], a: &Q8Acts, bytes: usize, five_bit: bool) -> f32 {
     unsafe {
