@@ -2,8 +2,8 @@
 //!
 //! | figure | from | model |
 //! | --- | --- | --- |
-//! | `memory.per_core_gbps` | 1-thread read of 8 × LLC | bytes / s |
-//! | `memory` peak (× `achievable_fraction` = 1) | the best read of 8 × LLC over thread counts | bytes / s |
+//! | `memory.per_core_gbps` | 1-thread read of 8 × LLC, at the start and the end of the run ([`crate::host::merge_rounds`]) | bytes / s |
+//! | `memory` peak (× `achievable_fraction` = 1) | the best read of 8 × LLC over thread counts, both rounds | bytes / s |
 //! | last-level cache size and bandwidth | reads at LLC/2 | bytes / s at all threads |
 //! | engine `dequant_cycles[f]` | 1-thread GEMV of `f` in cache | `t × Hz / weights − 1/MACs per cycle` |
 //! | engine `attention_cycles[kv]` | attention, GQA and MHA, several contexts and threads | least squares `t × Hz × threads = a + c₁ MACs + c₂ KV bytes` |
@@ -143,14 +143,14 @@ pub fn fit_device(name: &str, info: &HostInfo, rows: &[Measurement], plan: Plan)
         value: per_core,
         lo: pc_lo,
         hi: pc_hi,
-        how: format!("1-thread read of {mib} MiB (8 × LLC)"),
+        how: format!("1-thread read of {mib} MiB (8 × LLC), at the start and the end of the run"),
     });
     fitted.push(Fitted {
         field: "memory peak (achievable) GB/s".into(),
         value: peak,
         lo: pk_lo,
         hi: pk_hi,
-        how: format!("best read of {mib} MiB over {threads:?} threads"),
+        how: format!("best read of {mib} MiB over {threads:?} threads, at the start and the end of the run"),
     });
     // Caches: the last level, at half its size with every thread; if that reads no faster
     // than DRAM (a virtual machine's share of a large host cache), the largest size that does.

@@ -1,11 +1,28 @@
 //! Host calibration without a host: the statistics, the fits on synthetic probes with known
 //! true parameters, and the profile it writes, loaded back.
 
-use memwall_calib::host::{HostInfo, Measurement, Plan, Stat, parse_cache_size, robust_stat, utc_date};
+use memwall_calib::host::{HostInfo, Measurement, Plan, Stat, merge_rounds, parse_cache_size, robust_stat, utc_date};
 use memwall_calib::hostfit::{fit_device, fit_share_overlap, least_squares};
 use memwall_sim::cost::formulas::overlap_time;
 use memwall_spec::DeviceSpec;
 use nalgebra::{DMatrix, DVector};
+
+/// Two rounds of a probe: the figure is the mean of their means and its interval holds both
+/// means, however tight each round's own interval; by hand, rounds of 10 ± 0.2 and 12 ± 0.2
+/// give 11 in [9.8, 12.2], and identical rounds give themselves.
+#[test]
+fn two_rounds_of_a_probe_give_an_interval_that_holds_both() {
+    let a = Stat { mean: 10.0, lo: 9.8, hi: 10.2, n: 5, outliers: 1 };
+    let b = Stat { mean: 12.0, lo: 11.8, hi: 12.2, n: 4, outliers: 0 };
+    let m = merge_rounds(a, b);
+    assert_eq!((m.mean, m.lo, m.hi, m.n, m.outliers), (11.0, 9.8, 12.2, 9, 1));
+    assert_eq!(merge_rounds(b, a), m);
+    let same = merge_rounds(a, a);
+    assert_eq!((same.mean, same.lo, same.hi), (a.mean, a.lo, a.hi));
+    // A round whose interval does not hold its mean (one sample: infinite) still bounds it.
+    let one = Stat { mean: 11.0, lo: f64::NEG_INFINITY, hi: f64::INFINITY, n: 1, outliers: 0 };
+    assert_eq!(merge_rounds(a, one).lo, f64::NEG_INFINITY);
+}
 
 #[test]
 fn sizes_dates_and_robust_intervals() {
