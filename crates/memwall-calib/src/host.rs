@@ -268,7 +268,7 @@ pub fn robust_stat(samples: &[f64]) -> Stat {
     Stat { mean, lo: mean - half, hi: mean + half, n, outliers: samples.len() - n }
 }
 
-/// Two rounds of one probe taken minutes apart as one figure: the mean of the rounds' means,
+/// Two rounds of one probe taken apart in time as one figure: the mean of the rounds' means,
 /// and an interval from the lower of their bounds to the higher, so that it holds both
 /// rounds' means, and a machine that drifted between them widens it rather than one round
 /// speaking for the whole calibration; kept and set-aside counts add.
