@@ -6,11 +6,13 @@
 //! One module per object of the Python package, each calling the one Rust function that the
 //! command line calls too: `specs` (Model, Device, Engine, presets), `experiment` (sweeps),
 //! `answers` (footprint, ops, compare, solve, Pareto), `simulate`, `calibrate`,
-//! `validate`; tables cross in `arrow` and errors become exceptions in `errors`.
+//! `validate`, and `cli`, the whole command line behind the `memwall` command the package
+//! installs; tables cross in `arrow` and errors become exceptions in `errors`.
 
 mod answers;
 mod arrow;
 mod calibrate;
+mod cli;
 mod errors;
 mod experiment;
 mod simulate;
@@ -49,6 +51,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(answers::compare, m)?)?;
     m.add_function(wrap_pyfunction!(answers::at_depths, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::write_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(cli::cli, m)?)?;
     m.add_class::<arrow::ArrowStream>()?;
     m.add_class::<experiment::Experiment>()?;
     m.add("MemwallError", py.get_type::<errors::MemwallError>())?;
