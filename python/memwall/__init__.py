@@ -30,11 +30,13 @@ MemwallError.field = None  # type: ignore[attr-defined]
 MemwallError.value = None  # type: ignore[attr-defined]
 
 __all__ = [
+    "Answer",
     "CalibrationError",
     "Calibration",
     "ConfigError",
     "Device",
     "Engine",
+    "Estimate",
     "Footprint",
     "GgufError",
     "MemwallError",
@@ -49,9 +51,12 @@ __all__ = [
     "calibrate",
     "compare",
     "design",
+    "device_presets",
     "devices",
+    "engines",
     "estimate",
     "footprint",
+    "models",
     "ops",
     "pareto",
     "presets",
@@ -70,5 +75,17 @@ from ._arrow import write_parquet  # noqa: E402
 from ._calibrate import Calibration, calibrate  # noqa: E402
 from ._experiment import PROGRESS_POINTS, Results, pareto, sweep  # noqa: E402
 from ._simulate import Simulation, seconds, simulate  # noqa: E402
-from ._specs import Device, Engine, Model, Quant, Workload, design, devices  # noqa: E402
+from ._specs import (  # noqa: E402
+    Device,
+    Engine,
+    Model,
+    Quant,
+    Workload,
+    design,
+    device_presets,
+    devices,
+    engines,
+    models,
+)
+from ._types import Answer, Estimate  # noqa: E402
 from ._validate import validate  # noqa: E402

@@ -4,12 +4,16 @@ estimate(), ops(), compare(), solve()."""
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import pyarrow
 
 from . import _native
 from ._errors import bad as _bad
 from ._experiment import _experiment_text, _objects_to_values
 from ._specs import design
+from ._types import Answer, Estimate
 
 
 class Footprint:
@@ -95,7 +99,7 @@ def footprint(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> Fo
 
 def estimate(
     model: Any, device: Any, weights: Any = None, *, depths: Sequence[int] | None = None, **kwargs: Any
-) -> dict:
+) -> Estimate:
     """One design point: footprint, decode and prefill speed, energy and the binding term, as a
     dict of the columns a sweep has (``decode_depth_tokens`` is the depth its per-token figures
     are taken at: a reply decodes at depths ``history_tokens + prompt_tokens`` onwards; unset,
@@ -123,7 +127,7 @@ def estimate(
     return row
 
 
-def ops(model: Any, device: Any, weights: Any = None, **kwargs: Any):
+def ops(model: Any, device: Any, weights: Any = None, **kwargs: Any) -> "pyarrow.Table":
     """Where a token's time goes (``memwall estimate --ops``): a pyarrow Table of every operator
     of a decoded token at the estimate's mean context — ``layer``, ``op`` (attn_projections,
     attention, ffn, router, experts, lm_head, ...), ``weight_bytes``, ``kv_bytes``, ``macs``,
@@ -136,7 +140,7 @@ def ops(model: Any, device: Any, weights: Any = None, **kwargs: Any):
     return table.replace_schema_metadata({"context_tokens": str(ctx)})
 
 
-def compare(*designs: Mapping[str, Any]):
+def compare(*designs: Mapping[str, Any]) -> "pyarrow.Table":
     """Two to eight designs (mappings from ``design``) side by side, as ``memwall compare``: a
     pyarrow Table with one row per design holding the input columns of a sweep and the
     estimate's (footprint, fit, decode and prefill rate, TTFT, energy, battery, binding term,
@@ -168,7 +172,7 @@ def solve(
     max_ppl_delta: float | None = None,
     max_ppl_increase_pct: float | None = None,
     **kwargs: Any,
-) -> Any:
+) -> Answer:
     """Answer a design question directly, as ``memwall solve`` does: ``"max_context"`` (the
     longest context that fits, one dict per KV format f16, q8_0, q4_0), ``"min_ram"``,
     ``"min_bandwidth"`` (needs ``target_tok_s``), ``"cheapest_fit"`` (the weight mix × KV

@@ -81,6 +81,7 @@ def calibrate(
         cb = (lambda line: print(line, flush=True)) if progress else None
         profiles, table = _native.calibrate_host(name=name, quick=quick, threads=threads, progress=cb)
         return Calibration(profiles, pa.table(table))
+    assert llama_bench is not None  # checked above: a file unless `host`
     for what, v in (("device", device), ("model", model)):
         if v is None:
             raise _bad(what, None, f"`{what}`: calibrating from llama-bench output needs the {what} it ran")

@@ -4,12 +4,17 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Sequence
+import html
+from typing import TYPE_CHECKING, Any, Mapping, Sequence, overload
+
+if TYPE_CHECKING:
+    import pandas
+    import pyarrow
 
 from . import _native
 from ._errors import bad
 from ._native import ArrowStream, MemwallIOError, parse_experiment
-from ._specs import Device, Engine, Model
+from ._specs import Device, Engine, Model, _Spec
 
 
 def _toml_value(v: Any, path: str) -> str:
@@ -25,6 +30,9 @@ def _toml_value(v: Any, path: str) -> str:
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_toml_value(x, f"{path}[{i}]") for i, x in enumerate(v)) + "]"
+    if isinstance(v, _Spec):
+        # A Model, Device or Engine wherever a name goes (a grid axis of objects).
+        return _toml_value(v._value(), path)
     if isinstance(v, Mapping):
         # None is "not set" (TOML has no null).
         items = [(k, x) for k, x in v.items() if x is not None]
@@ -74,18 +82,20 @@ def _experiment_text(
 class Results:
     """The rows of a sweep, simulation or validation. Arrow consumers take it directly
     (``pyarrow.table(r)``, ``polars.DataFrame(r)``) through ``__arrow_c_stream__``; the columns
-    move, not copy. A result is read once; ``to_pyarrow()`` keeps the table. ``metadata`` is
-    what memwall writes into Parquet files beside the rows (version, commit, the experiment's
-    TOML and seed, the specs it resolved to); ``write_parquet`` writes both."""
+    move from Rust into one pyarrow Table on first use (no copy), which every later read
+    shares: a result can be read any number of times. ``metadata`` is what memwall writes
+    into Parquet files beside the rows (version, commit, the experiment's TOML and seed, the
+    specs it resolved to); ``write_parquet`` writes both. In a notebook it shows its first
+    rows; ``head(n)`` gives them as a table."""
 
-    def __init__(self, stream: ArrowStream | None = None, table=None, metadata=None):
+    def __init__(self, stream: ArrowStream | None = None, table: "pyarrow.Table | None" = None, metadata: Any = None):
         self._stream = stream
         self._table = table
         self._metadata = metadata
         self.excluded: list = []
 
     @property
-    def metadata(self) -> dict:
+    def metadata(self) -> dict[str, str]:
         """Key-value metadata of these rows (computed on first use)."""
         m = self._metadata
         if callable(m):
@@ -93,27 +103,57 @@ class Results:
         return dict(m or {})
 
     def __len__(self) -> int:
-        return self._table.num_rows if self._table is not None else len(self._stream)
+        return self._table.num_rows if self._table is not None else len(self._stream)  # type: ignore[arg-type]
 
-    def __arrow_c_stream__(self, requested_schema=None):
-        if self._table is not None:
-            return self._table.__arrow_c_stream__(requested_schema)
-        return self._stream.__arrow_c_stream__(requested_schema)
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        return self.to_pyarrow().__arrow_c_stream__(requested_schema)
 
-    def to_pyarrow(self):
-        """The rows as a ``pyarrow.Table`` (read once, then kept)."""
+    def to_pyarrow(self) -> "pyarrow.Table":
+        """The rows as a ``pyarrow.Table`` (moved from Rust once, then kept)."""
         if self._table is None:
             import pyarrow as pa
 
             self._table = pa.table(self._stream)
+            self._stream = None
         return self._table
 
-    def to_pandas(self):
-        """The rows as a pandas DataFrame (through pyarrow)."""
+    def to_pandas(self) -> "pandas.DataFrame":
+        """The rows as a pandas DataFrame (through pyarrow; needs pandas)."""
         return self.to_pyarrow().to_pandas()
 
+    @property
+    def columns(self) -> list[str]:
+        """The column names."""
+        return list(self.to_pyarrow().column_names)
+
+    def head(self, n: int = 5) -> "pyarrow.Table":
+        """The first ``n`` rows."""
+        return self.to_pyarrow().slice(0, n)
+
     def __repr__(self) -> str:
-        return f"<memwall.Results: {len(self)} rows>"
+        t = self.to_pyarrow()
+        shown = ", ".join(t.column_names[:6]) + (", ..." if t.num_columns > 6 else "")
+        return f"<memwall.Results: {t.num_rows} rows × {t.num_columns} columns ({shown})>"
+
+    def _repr_html_(self, rows: int = 10) -> str:
+        """The first ``rows`` rows as an HTML table (a notebook's display), scrollable sideways."""
+        t = self.to_pyarrow()
+
+        def cell(v: Any) -> str:
+            if isinstance(v, float):
+                return f"{v:.4g}"
+            return html.escape("" if v is None else str(v))
+
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in t.column_names)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row.values()) + "</tr>"
+            for row in t.slice(0, rows).to_pylist()
+        )
+        more = f"<p>{t.num_rows - rows} more rows</p>" if t.num_rows > rows else ""
+        return (
+            f"<p><b>memwall.Results</b>: {t.num_rows} rows × {t.num_columns} columns</p>"
+            f'<div style="overflow-x:auto"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>{more}'
+        )
 
 
 def _sweep_part(text: str, origin: str, start: int, end: int, out: str | None, part: int, method: str = "analytic"):
@@ -167,7 +207,7 @@ def pareto(
     by: str | Sequence[str] | None = None,
     objectives: Sequence[str] | None = None,
     max_ppl_increase_pct: float | None = None,
-):
+) -> "pyarrow.Table":
     """``table`` (a pyarrow Table, ``Results``, anything with ``__arrow_c_stream__``) with its
     ``pareto`` column set (appended, or replaced) to the Pareto fronts of one question, as
     ``memwall run`` marks them (README, "Pareto front"): ``by`` names the columns whose values
@@ -235,19 +275,51 @@ def _local(text: str, origin: str, progress: bool | None) -> Results:
     return Results(stream, metadata=meta)
 
 
+@overload
 def sweep(
-    base: Mapping[str, Any] | str | os.PathLike,
+    base: Mapping[str, Any] | str | os.PathLike[str],
     grid: Mapping[str, Sequence[Any]] | None = None,
     *,
     name: str = "python",
-    client=None,
+    client: Any = None,
     partitions: int | None = None,
-    out: str | os.PathLike | None = None,
+    out: None = None,
     progress: bool | None = None,
     method: str = "analytic",
     pareto: Mapping[str, Any] | None = None,
     engine: Any = None,
-):
+) -> Results: ...
+
+
+@overload
+def sweep(
+    base: Mapping[str, Any] | str | os.PathLike[str],
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    name: str = "python",
+    client: Any = None,
+    partitions: int | None = None,
+    out: str | os.PathLike[str],
+    progress: bool | None = None,
+    method: str = "analytic",
+    pareto: Mapping[str, Any] | None = None,
+    engine: Any = None,
+) -> list[str]: ...
+
+
+def sweep(
+    base: Mapping[str, Any] | str | os.PathLike[str],
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    *,
+    name: str = "python",
+    client: Any = None,
+    partitions: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+    method: str = "analytic",
+    pareto: Mapping[str, Any] | None = None,
+    engine: Any = None,
+) -> Results | list[str]:
     """Evaluate every point of ``grid`` (dotted paths of the scenario to lists of values) over
     the ``base`` scenario (a mapping, e.g. from ``design()``) with the analytic estimator, or
     with ``method="des"`` the discrete-event simulator (one summary row per point: sustained

@@ -80,6 +80,7 @@ def simulate(
         base["sim"] = dict(base.get("sim") or {}, duration_s=duration_s)
     try:
         if text is None:
+            assert base is not None  # a design or a base mapping, when no experiment file
             text = _experiment_text(base, grid or {}, "simulate")
             exp = _native.parse_experiment(text, "python")
         else:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import copy
 import json
 import os
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, TypeVar, cast
+
+if TYPE_CHECKING:
+    import pyarrow
 
 from . import _native
 from ._errors import bad as _bad
@@ -23,8 +26,38 @@ def _merge(into: dict, fields: Mapping[str, Any], path: str) -> None:
             into[k] = copy.deepcopy(dict(v)) if isinstance(v, Mapping) else copy.deepcopy(v)
 
 
+def _leaves(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Every non-table value of ``d`` by its dotted path."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping):
+            out.update(_leaves(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _variant_name(name: str, before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """The name of a spec changed from one called ``name``: ``name[path=value, ...]`` over the
+    values that differ (``qwen3-4b[n_layers=24]``), so that variants never share a label in a
+    sweep's ``model``/``device`` column; ``name`` itself when nothing differs. A ``name=``
+    given with the change replaces it."""
+    old, new = _leaves(before), _leaves(after)
+    missing = object()
+
+    def text(v: Any) -> str:
+        return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+    diff = [f"{p}={text(v)}" for p, v in new.items() if p != "name" and old.get(p, missing) != v]
+    diff += [f"{p}=unset" for p in old if p not in new]
+    return f"{name}[{', '.join(diff)}]" if diff else name
+
+
 def _gb(b: float) -> str:
     return f"{b / 1e9:.2f} GB"
+
+
+_S = TypeVar("_S", bound="_Spec")
 
 
 class _Spec:
@@ -57,10 +90,13 @@ class _Spec:
         self._changed: list[str] = list(source._changed) if isinstance(source, _Spec) else []
         if fields:
             if self._fields is None:
-                self._fields = json.loads(_native.spec_json(self._kind, self._source))
+                self._fields = json.loads(_native.spec_json(self._kind, cast(str, self._source)))
                 self._source = None
+            before = copy.deepcopy(self._fields)
             _merge(self._fields, fields, self._kind)
             self._changed += [k for k in fields if k not in self._changed]
+            if "name" not in fields and isinstance(before.get("name"), str):
+                self._fields["name"] = _variant_name(before["name"], before, self._fields)
         self._info = json.loads(
             _native.describe(self._kind, source=self._source)
             if self._source is not None
@@ -73,7 +109,7 @@ class _Spec:
             self._info["experts"] = tuple(self._info["experts"])
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]):
+    def from_file(cls: type[_S], path: str | os.PathLike[str]) -> _S:
         """The spec in a file."""
         p = os.fspath(path)
         if not os.path.exists(p):
@@ -83,7 +119,7 @@ class _Spec:
         return cls(p)
 
     @classmethod
-    def from_dict(cls, fields: Mapping[str, Any]):
+    def from_dict(cls: type[_S], fields: Mapping[str, Any]) -> _S:
         """A spec from all its fields."""
         return cls(dict(fields))
 
@@ -101,10 +137,11 @@ class _Spec:
         """Every field, as the spec file has them (a copy: change it with ``replace``)."""
         if self._fields is not None:
             return copy.deepcopy(self._fields)
-        return json.loads(_native.spec_json(self._kind, self._source))
+        return json.loads(_native.spec_json(self._kind, cast(str, self._source)))
 
-    def replace(self, **fields: Any):
-        """A copy with ``fields`` changed (a dict value merges into that table)."""
+    def replace(self: _S, **fields: Any) -> _S:
+        """A copy with ``fields`` changed (a dict value merges into that table), named after
+        what changed (``qwen3-4b[n_layers=24]``) unless ``name=`` is among them."""
         return type(self)(self, **fields)
 
     def _value(self) -> Any:
@@ -115,6 +152,8 @@ class _Spec:
     def _origin(self) -> str:
         if self._source is not None:
             return repr(self._source)
+        if self._changed and self.name.endswith("]"):
+            return repr(self.name)
         changed = f" with {', '.join(self._changed)} changed" if self._changed else " from fields"
         return f"{self.name!r}{changed}"
 
@@ -209,7 +248,7 @@ class Workload:
         return "Workload(" + ", ".join(f"{k}={v!r}" for k, v in self.fields.items()) + ")"
 
 
-def _spec_value(cls: type, v: Any, what: str) -> Any:
+def _spec_value(cls: type[_Spec], v: Any, what: str) -> Any:
     if isinstance(v, cls):
         return v._value()
     if isinstance(v, _Spec):
@@ -281,3 +320,43 @@ def devices(query: str | None = None) -> "pyarrow.Table":
     from ._native import device_database
 
     return pa.Table.from_pylist(json.loads(device_database(query)))
+
+
+def _facts_table(kind: str) -> "pyarrow.Table":
+    import pyarrow as pa
+
+    rows = json.loads(_native.preset_facts(kind))
+    for r in rows:
+        # Pairs as readable columns: "16 full + 4 sliding"; experts and top-k apart.
+        if "layer_kinds" in r:
+            r["layer_kinds"] = " + ".join(f"{n} {k}" for k, n in r["layer_kinds"])
+        if "experts" in r:
+            experts = r.pop("experts")
+            r["experts"], r["experts_top_k"] = (experts[0], experts[1]) if experts else (None, None)
+    # A key some rows omit (an engine's `version`) is a column of every row.
+    keys = list(dict.fromkeys(k for r in rows for k in r))
+    return pa.Table.from_pylist([{k: r.get(k) for k in keys} for r in rows])
+
+
+def models() -> "pyarrow.Table":
+    """The model presets with their figures, one row each (``memwall presets models --json``):
+    ``name``, ``layers``, ``hidden``, ``heads``, ``kv_heads``, ``head_dim``, ``ffn``, ``vocab``,
+    ``params``, ``active_params``, ``layer_kinds``, ``sliding_window``, ``experts`` and
+    ``experts_top_k``, ``mla``, ``max_context``. ``.to_pandas()`` gives a DataFrame."""
+    return _facts_table("models")
+
+
+def device_presets() -> "pyarrow.Table":
+    """The device presets with their figures, one row each (``memwall presets devices
+    --json``): ``name``, ``kind``, ``os``, ``ram_bytes``, ``available_bytes``, ``peak_gbps``,
+    ``achievable_fraction``, cores, clock, units, cooling, memory and power modes. The chips
+    behind them, and the names users type, are ``devices()``."""
+    return _facts_table("devices")
+
+
+def engines() -> "pyarrow.Table":
+    """The inference engine presets, one row each (``memwall presets engines --json``):
+    ``name``, the compute ``units`` it runs on, the ``aliases`` it answers to, a
+    ``description`` and, for a dated profile, the ``version`` of the builds it describes
+    (None for current builds)."""
+    return _facts_table("engines")

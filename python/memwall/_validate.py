@@ -66,6 +66,7 @@ def validate(
         r = Results(table=pa.table(report))
         r.excluded = excluded
         return r
+    assert host is not None  # one of the four was given, checked above
     if isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 1:
         raise _bad("tokens", repr(tokens), f"invalid `tokens` = {tokens!r}: time at least one token")
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:

@@ -54,17 +54,19 @@ def test_estimate_is_the_sweeps_row():
     assert e["decode_tok_s"] > 0 and e["fits"] is True
 
 
-def test_a_result_is_read_once_then_kept():
-    r = memwall.sweep(BASE)
-    t1 = r.to_pyarrow()
-    t2 = r.to_pyarrow()
-    assert t1 is t2
-    bare = memwall.sweep(BASE)
+def test_a_result_can_be_read_again_and_shows_itself():
     import pyarrow as pa
 
-    pa.table(bare)
-    with pytest.raises(memwall.MemwallError, match="already consumed"):
-        pa.table(bare)
+    r = memwall.sweep(BASE, grid={"workload.batch": [1, 2, 3]})
+    t1 = pa.table(r)
+    t2 = pa.table(r)
+    assert t1.equals(t2) and r.to_pyarrow() is r.to_pyarrow() and len(r) == 3
+    assert r.head(2).num_rows == 2 and "decode_tok_s" in r.columns
+    assert "3 rows × " in repr(r) and "point, model, device" in repr(r)
+    page = r._repr_html_()
+    assert page.count("<tr>") == 4 and "<th>decode_tok_s</th>" in page and "memwall.Results" in page
+    many = memwall.sweep(BASE, grid={"workload.batch": list(range(1, 13))})
+    assert "2 more rows" in many._repr_html_()
 
 
 @pytest.mark.parametrize(

@@ -63,6 +63,10 @@ enum Command {
     Presets {
         /// Only `models`, `devices` or `engines`.
         kind: Option<String>,
+        /// One JSON document (`memwall.presets`: `models`, `devices`, `engines`, each a list of
+        /// the figures the table shows and more) instead of the tables.
+        #[arg(long)]
+        json: bool,
     },
     /// The device database: chips of phones, laptops, desktops, boards and modules from their
     /// spec sheets, with the names users type for them (`--device "Galaxy S24 Ultra"`).
@@ -264,7 +268,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>, handle_signals: bool) -> u8
         }
     };
     let result = match &cli.command {
-        Command::Presets { kind } => cmd::presets::presets(kind.as_deref()),
+        Command::Presets { kind, json } => cmd::presets::presets(kind.as_deref(), *json),
         Command::Devices { query, json } => cmd::presets::devices(query.as_deref(), *json),
         Command::Footprint(a) => cmd::footprint::footprint(a),
         Command::Estimate(a) => cmd::estimate::estimate(a),

@@ -229,6 +229,17 @@ fn estimate_and_footprint_report_the_basics() {
     let o = memwall(&["presets"], dir.path());
     let (out, _) = text(&o);
     assert!(out.contains("qwen3-30b-a3b") && out.contains("raspberry-pi-5-8gb"));
+    // The same presets as one JSON document, a row per line of the tables.
+    let o = memwall(&["presets", "--json"], dir.path());
+    let doc: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["schema"], "memwall.presets");
+    for (kind, header) in [("models", "model "), ("devices", "device "), ("engines", "engine ")] {
+        let table = text(&memwall(&["presets", kind], dir.path())).0;
+        let rows = table.lines().filter(|l| !l.trim().is_empty() && !l.starts_with(header)).count();
+        assert_eq!(doc[kind].as_array().unwrap().len(), rows, "{kind}");
+    }
+    let moe = doc["models"].as_array().unwrap().iter().find(|m| m["name"] == "qwen3-30b-a3b").unwrap();
+    assert_eq!(moe["experts"], serde_json::json!([128, 8]));
 }
 
 const SIM: &str = r#"

@@ -135,6 +135,20 @@ pub(crate) fn presets(py: Python<'_>, kind: &str) -> Result<Vec<String>> {
     Ok(names.chain(p.devices.into_iter().map(|d| d.name)).chain(p.engines.into_iter().map(|e| e.name)).collect())
 }
 
+/// The presets of `kind` (`models`, `devices` or `engines`) with their figures
+/// ([`memwall_lab::report::presets`], the document `memwall presets --json` prints), as a JSON
+/// list.
+#[pyfunction]
+pub(crate) fn preset_facts(py: Python<'_>, kind: &str) -> Result<String> {
+    let p = py.detach(|| memwall_lab::report::presets(Some(kind)))?;
+    let rows = match kind {
+        "models" => serde_json::to_value(&p.models),
+        "devices" => serde_json::to_value(&p.devices),
+        _ => serde_json::to_value(&p.engines),
+    };
+    rows.map(|v| v.to_string()).map_err(|e| Error::from(memwall_spec::SpecError::invalid(kind, "rows", e.to_string())))
+}
+
 /// The device database (chips with what their sheets state, whether memwall predicts them, and
 /// the names users type), those matching `query` when given, as JSON rows
 /// ([`memwall_lab::report::device_database`]).

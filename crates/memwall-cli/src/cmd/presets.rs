@@ -4,9 +4,13 @@
 use anyhow::Result;
 use memwall_spec::units::to_gb;
 
-/// `memwall presets`.
-pub(crate) fn presets(kind: Option<&str>) -> Result<()> {
+/// `memwall presets`, as tables or one JSON document.
+pub(crate) fn presets(kind: Option<&str>, json: bool) -> Result<()> {
     let p = memwall_lab::report::presets(kind)?;
+    if json {
+        crate::json::print("presets", crate::json::value(&p));
+        return Ok(());
+    }
     let mut blocks = 0;
     let mut gap = || {
         if blocks > 0 {
