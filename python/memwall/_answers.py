@@ -4,7 +4,7 @@ estimate(), ops(), compare(), solve()."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 if TYPE_CHECKING:
     import pyarrow
@@ -108,8 +108,6 @@ def estimate(
     rate started at each depth (llama-bench's ``tg@d``), with its 80 % range and binding term.
     Arguments as ``design`` (``kv="q8_0"``, ``engine="llama.cpp"``, workload fields such as
     ``context_tokens=8192``)."""
-    import pyarrow as pa
-
     if depths is not None and (
         isinstance(depths, (str, bytes))
         or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in depths)
@@ -118,7 +116,7 @@ def estimate(
     try:
         # One experiment for the row and the depths: the sweep's row of this one point.
         exp, _ = _native_experiment(_objects_to_values(design(model, device, weights, **kwargs)), None, "estimate")
-        row = pa.table(exp.sweep()).to_pylist()[0]
+        row = cast(Estimate, exp.row())
         if depths is not None:
             row["at_depths"] = json.loads(_native.at_depths(exp, list(depths)))
     except _native.MemwallError as e:

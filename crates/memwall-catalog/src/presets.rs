@@ -234,7 +234,7 @@ fn power_mode_ref(name: &str) -> Option<(&str, &str)> {
 }
 
 /// A spec by preset name or `.toml` path, validated; errors about a file's field name its line.
-fn load<T: serde::de::DeserializeOwned>(
+fn load<T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static>(
     name: &str,
     kind: &'static str,
     table: &'static [(&'static str, &'static str)],
@@ -243,23 +243,55 @@ fn load<T: serde::de::DeserializeOwned>(
     parse(name, kind, source(kind, name, find(table, name), table)?, validate)
 }
 
-/// The spec `name` was resolved to (`found`, by [`source`]), read, parsed and validated.
-fn parse<T: serde::de::DeserializeOwned>(
+/// What `make` gives for the embedded preset `text`, made once per process and cloned after:
+/// a preset's text never changes, so its parse (most of the cost of a one-design estimate)
+/// need not be repeated. Keyed by the type made and the text's address; errors are not kept.
+fn once_per_preset<T: Clone + Send + Sync + 'static>(
+    text: &'static str,
+    make: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    use std::any::{Any, TypeId};
+    use std::collections::HashMap;
+    type Made = HashMap<(TypeId, usize, usize), Box<dyn Any + Send + Sync>>;
+    static MADE: std::sync::OnceLock<std::sync::Mutex<Made>> = std::sync::OnceLock::new();
+    let key = (TypeId::of::<T>(), text.as_ptr() as usize, text.len());
+    let made = MADE.get_or_init(Default::default);
+    if let Some(v) = made.lock().unwrap_or_else(|e| e.into_inner()).get(&key).and_then(|b| b.downcast_ref::<T>()) {
+        return Ok(v.clone());
+    }
+    let v = make()?;
+    made.lock().unwrap_or_else(|e| e.into_inner()).insert(key, Box::new(v.clone()));
+    Ok(v)
+}
+
+/// The spec `name` was resolved to (`found`, by [`source`]), read, parsed and validated (a
+/// preset once per process, [`once_per_preset`]).
+fn parse<T: serde::de::DeserializeOwned + Clone + Send + Sync + 'static>(
     name: &str,
     kind: &'static str,
     found: Source,
     validate: fn(&T) -> std::result::Result<(), SpecError>,
 ) -> Result<T> {
-    let (text, origin) = match found {
-        Source::File => (crate::inputs::read_text(Path::new(name))?, name.to_string()),
-        Source::Preset(text) => (text.to_string(), format!("{kind} preset {name}")),
-    };
-    let spec: T = from_toml(&text, &origin)?;
+    if let Source::Preset(text) = found {
+        return once_per_preset(text, || parse_text(kind, text, &format!("{kind} preset {name}"), validate));
+    }
+    parse_text(kind, &crate::inputs::read_text(Path::new(name))?, name, validate)
+}
+
+/// `text` (from `origin`) parsed as a spec of `kind` and validated; errors about a field name
+/// its line.
+fn parse_text<T: serde::de::DeserializeOwned>(
+    kind: &'static str,
+    text: &str,
+    origin: &str,
+    validate: fn(&T) -> std::result::Result<(), SpecError>,
+) -> Result<T> {
+    let spec: T = from_toml(text, origin)?;
     validate(&spec).map_err(|e| {
-        let line = e.field().and_then(|f| crate::locate::line_of_field(&text, f));
+        let line = e.field().and_then(|f| crate::locate::line_of_field(text, f));
         let e = e.within(kind);
         match line {
-            Some(line) => CatalogError::At { origin: origin.clone(), line, error: Box::new(e) },
+            Some(line) => CatalogError::At { origin: origin.to_string(), line, error: Box::new(e) },
             None => CatalogError::Spec(e),
         }
     })?;
@@ -300,11 +332,10 @@ pub fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> 
             .map_err(|e| CatalogError::Spec(SpecError::invalid("device", name, e.to_string())));
     }
     let (kind, table) = if kind == "model" { ("model", MODELS) } else { ("device", DEVICES) };
-    let text = match source(kind, name, find(table, name), table)? {
-        Source::File => crate::inputs::read_text(Path::new(name))?,
-        Source::Preset(text) => text.to_string(),
+    let parsed: toml::Table = match source(kind, name, find(table, name), table)? {
+        Source::File => from_toml(&crate::inputs::read_text(Path::new(name))?, name)?,
+        Source::Preset(text) => once_per_preset(text, || Ok(from_toml(text, name)?))?,
     };
-    let parsed: toml::Table = from_toml(&text, name)?;
     Ok(toml::Value::Table(parsed))
 }
 

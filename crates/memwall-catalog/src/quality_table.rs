@@ -588,20 +588,24 @@ struct Estimated {
 }
 
 impl Default for QualityTable {
-    /// The embedded tables (parsed and fitted once per process).
+    /// The embedded tables (a copy of [`QualityTable::shared`]).
     fn default() -> Self {
+        Self::shared().clone()
+    }
+}
+
+impl QualityTable {
+    /// The embedded tables, parsed and fitted once per process and shared: what a lookup
+    /// that changes nothing reads (a copy costs a sweep's set-up more than its point).
+    pub fn shared() -> &'static QualityTable {
         static TABLE: std::sync::OnceLock<QualityTable> = std::sync::OnceLock::new();
-        TABLE
-            .get_or_init(|| {
-                let mut t = Self::parse(QUANT_QUALITY_CSV).expect("the embedded quality table parses");
-                t.estimated = parse_estimates(QUALITY_ESTIMATED_CSV).expect("the embedded estimates parse");
-                t.set_published(
-                    parse_by_model(QUALITY_BY_MODEL_CSV).expect("the embedded quality_by_model.csv parses"),
-                );
-                t.set_errors(quality_mix::embedded_errors());
-                t
-            })
-            .clone()
+        TABLE.get_or_init(|| {
+            let mut t = Self::parse(QUANT_QUALITY_CSV).expect("the embedded quality table parses");
+            t.estimated = parse_estimates(QUALITY_ESTIMATED_CSV).expect("the embedded estimates parse");
+            t.set_published(parse_by_model(QUALITY_BY_MODEL_CSV).expect("the embedded quality_by_model.csv parses"));
+            t.set_errors(quality_mix::embedded_errors());
+            t
+        })
     }
 }
 

@@ -129,6 +129,10 @@ pub struct Experiment {
     /// Whether neither `base` nor the grid names an engine: each point then runs the default
     /// engine for its device and unit ([`memwall_catalog::defaults::default_engine`]).
     pub(crate) engine_by_default: bool,
+    /// The first point's scenario, built and validated by [`Experiment::parse`]: a design
+    /// evaluated alone (one point, `memwall.estimate`) starts from it rather than building it
+    /// from the TOML again.
+    first: Option<Scenario>,
 }
 
 /// One point of the grid.
@@ -406,7 +410,8 @@ impl Experiment {
         };
         let engine_by_default = !base.contains_key("engine")
             && !axes.iter().flat_map(|a| &a.paths).any(|p| p == "engine" || p.starts_with("engine."));
-        let exp = Experiment {
+        let mut exp = Experiment {
+            first: None,
             engine_by_default,
             name: raw.name,
             description: raw.description,
@@ -421,7 +426,7 @@ impl Experiment {
         exp.pareto.check(&crate::TableBuilder::estimates(&exp, 0).schema())?;
         // Check the first point and every axis value (others at their first value) now, so
         // that typos fail before any work; combinations are checked as the sweep reaches them.
-        exp.point(0)?;
+        exp.first = Some(exp.point(0)?.scenario);
         for (ai, axis) in exp.axes.iter().enumerate() {
             for vi in 1..axis.values.len() {
                 let mut choice = vec![0; exp.axes.len()];
@@ -506,7 +511,33 @@ impl Experiment {
     /// The scenario of the point with value indices `choice` (index `index`, for errors),
     /// built but not validated.
     pub(crate) fn scenario_at(&self, index: usize, choice: &[usize]) -> Result<Scenario> {
+        if let Some(first) = self.first.as_ref().filter(|_| choice.iter().all(|&c| c == 0)) {
+            return Ok(first.clone());
+        }
         let wrap = |e: LabError| LabError::Point { index, params: self.describe(choice), source: Box::new(e) };
+        let doc = self.doc_at(choice).map_err(wrap)?;
+        match toml::Value::Table(doc).try_into::<Scenario>() {
+            Ok(mut s) => {
+                if self.engine_by_default {
+                    s.engine = memwall_catalog::defaults::default_engine(&s.device, s.workload.backend)
+                        .map_err(|e| wrap(e.into()))?
+                        .engine;
+                }
+                Ok(self.attach_stored(s))
+            }
+            // The document again (it went into the conversion), for the section to blame.
+            Err(e) => Err(wrap(LabError::Spec(
+                self.doc_at(choice)
+                    .ok()
+                    .and_then(|doc| section_error(&doc))
+                    .unwrap_or_else(|| SpecError::Parse { origin: "scenario".into(), message: e.to_string() }),
+            ))),
+        }
+    }
+
+    /// The TOML document of the point with value indices `choice`: the base with each axis's
+    /// value set at its paths.
+    fn doc_at(&self, choice: &[usize]) -> Result<toml::Table> {
         let mut doc = self.base.clone();
         // Whole-object assignments (`model`) before the paths inside them (`model.n_layers`).
         let mut sets: Vec<(&str, &toml::Value)> = self
@@ -517,22 +548,8 @@ impl Experiment {
             .collect();
         sets.sort_by_key(|(p, _)| p.matches('.').count());
         for (p, v) in sets {
-            set_path(&mut doc, p, v.clone()).map_err(wrap)?;
+            set_path(&mut doc, p, v.clone())?;
         }
-        let value = toml::Value::Table(doc.clone());
-        match value.try_into::<Scenario>() {
-            Ok(mut s) => {
-                if self.engine_by_default {
-                    s.engine = memwall_catalog::defaults::default_engine(&s.device, s.workload.backend)
-                        .map_err(|e| wrap(e.into()))?
-                        .engine;
-                }
-                Ok(self.attach_stored(s))
-            }
-            Err(e) => Err(wrap(LabError::Spec(
-                section_error(&doc)
-                    .unwrap_or_else(|| SpecError::Parse { origin: "scenario".into(), message: e.to_string() }),
-            ))),
-        }
+        Ok(doc)
     }
 }

@@ -87,6 +87,16 @@ impl Experiment {
         let (schema, batches) = result?;
         Ok(ArrowStream::new(schema, batches))
     }
+
+    /// Point `index` (default the first) as a dict of the sweep's columns, evaluated on this
+    /// thread ([`memwall_lab::Sweep::point_batch`]): the row `sweep` gives for it, for one
+    /// design at a time.
+    #[pyo3(signature = (index=0))]
+    fn row<'py>(&self, py: Python<'py>, index: usize) -> Result<Bound<'py, pyo3::types::PyDict>> {
+        let exp = &self.exp;
+        let batch = py.detach(|| memwall_lab::Sweep::new(exp).and_then(|s| s.point_batch(index)))?;
+        crate::arrow::row_dict(py, &batch, 0)
+    }
 }
 
 /// Parse the experiment in TOML `text` (`origin` names it in errors), checking its first point

@@ -243,9 +243,16 @@ impl TensorPlan {
         let weights = WeightBytes::new(m, &s.weights);
         let lead = s.device.fastest_cluster();
         let cpu = s.engine.unit(Backend::Cpu);
+        // Per format, worked out once: a model has hundreds of tensors in a few formats.
+        let per_format = std::cell::RefCell::new(Vec::<(QuantFormat, (f64, f64, bool))>::new());
         let table = TokenTable::new(s, &weights, &|f| {
+            if let Some((_, v)) = per_format.borrow().iter().find(|(g, _)| *g == f) {
+                return *v;
+            }
             let (arith, dequant) = cluster_cycles_per_weight(f, lead, c, cpu, true, 1.0);
-            (arith, dequant, cpu.is_none_or(|u| u.shares_unpacking(f, lead.int8_dot)))
+            let v = (arith, dequant, cpu.is_none_or(|u| u.shares_unpacking(f, lead.int8_dot)));
+            per_format.borrow_mut().push((f, v));
+            v
         });
         let dense = table.sum(|o| o.kind != OpKind::Experts);
         let experts = table.sum(|o| o.kind == OpKind::Experts);
