@@ -103,7 +103,7 @@ enum Command {
         #[arg(long, default_value_t = 50_000_000, value_parser = whole::<u64>)]
         max_points: u64,
         /// Figure of memory against decode tok/s, coloured by estimated quality, with the Pareto
-        /// front drawn (`.svg` or `.png`; a sweep beyond 200 000 points is sampled evenly, the
+        /// front drawn (`.pdf`, `.svg` or `.png`; a sweep beyond 200 000 points is sampled evenly, the
         /// front always complete).
         #[arg(long)]
         plot: Option<PathBuf>,
@@ -128,7 +128,7 @@ enum Command {
         summary: Option<PathBuf>,
         /// Figure of generation tok/s, die/skin temperature, the compute unit's power and clock over
         /// time, one line per point, with kills, policy actions and background events marked
-        /// (`.svg` or `.png`).
+        /// (`.pdf`, `.svg` or `.png`).
         #[arg(long)]
         plot: Option<PathBuf>,
         /// The figure's size in pixels.

@@ -1,4 +1,5 @@
-//! Figures for papers, drawn with plotters (SVG or PNG by the file's extension, any size):
+//! Figures for papers, drawn with plotters (PDF, SVG or PNG by the file's extension, any
+//! size; the PDF is vector with its font embedded, [`pdf`]):
 //! a simulated run against time (generation rate, die and skin temperature, the compute
 //! unit's power and its clock, one colour per design point, with kills, policy actions and
 //! background events marked), and a sweep's memory against decode rate, coloured by
@@ -13,8 +14,11 @@ use memwall_sim::des::{ActionKind, Phase, SimEvent, TraceRow};
 use memwall_spec::SpecError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::error::{LabError, Result};
+
+mod pdf;
 
 /// One design point's curves, bucketed in time.
 #[derive(Debug, Clone)]
@@ -97,6 +101,9 @@ impl Series {
 
     /// Marks kept per series (a busy background schedule would otherwise cover the figure).
     pub const MAX_MARKS: usize = 200;
+    /// Policy actions and background events named beside their marks, at most (more would
+    /// cover the panel; the marks stay): [`event_labels`].
+    pub const MAX_NAMED: usize = 20;
 
     /// Add a trace row: decode steps and policy pauses count toward the generation rate
     /// (tokens / their time within the bucket); every row updates the temperatures.
@@ -142,6 +149,27 @@ impl Series {
         }
     }
 
+    /// The lines of `f`: runs of consecutive buckets that have rows and a finite value. A
+    /// bucket without rows (a gap, the run's end) or without the value (no token in it)
+    /// breaks the line, so nothing is drawn across it (no ramp to 0 W over a pause).
+    fn segments(&self, f: Field) -> Vec<Vec<(f64, f64)>> {
+        let mut out: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+        let mut last_t = f64::NEG_INFINITY;
+        for p in self.points() {
+            let v = f(&p);
+            let gap = p.t - last_t > 1.5 * self.bucket_s;
+            last_t = p.t;
+            if (gap || !v.is_finite()) && !out.last().is_some_and(Vec::is_empty) {
+                out.push(Vec::new());
+            }
+            if v.is_finite() {
+                out.last_mut().expect("never empty").push((p.t, v));
+            }
+        }
+        out.retain(|s| !s.is_empty());
+        out
+    }
+
     /// The buckets with rows, as points to draw.
     fn points(&self) -> impl Iterator<Item = Point> + '_ {
         let mean = |x: f64, d: f64| if d > 0.0 { x / d } else { f64::NAN };
@@ -160,15 +188,19 @@ impl Series {
 /// Colour of the OS thermal status ticks (amber, apart from the series' and the kill's).
 const STATUS_COLOR: RGBColor = RGBColor(230, 159, 0);
 
-/// Colours of the design points, in order (Tableau 10, distinguishable in print).
+/// Colour of a kill: red, which no series takes.
+const KILL_COLOR: RGBColor = RGBColor(214, 39, 40);
+
+/// Colours of the design points, in order: Okabe and Ito's colour-blind-safe set and Tableau
+/// hues, without the kill's red or the status ticks' amber, so an event never reads as a series.
 const PALETTE: [RGBColor; 8] = [
-    RGBColor(31, 119, 180),
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
+    RGBColor(0, 114, 178),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
     RGBColor(148, 103, 189),
-    RGBColor(255, 127, 14),
     RGBColor(140, 86, 75),
-    RGBColor(227, 119, 194),
+    RGBColor(0, 0, 0),
     RGBColor(23, 190, 207),
 ];
 
@@ -179,19 +211,22 @@ pub enum Format {
     Svg,
     /// Portable network graphics (`.png`).
     Png,
+    /// Portable document format (`.pdf`): vector, the text in the embedded font.
+    Pdf,
 }
 
 impl Format {
-    /// The format of `path` (`.svg` or `.png`, any case), or an error naming `flag`.
+    /// The format of `path` (`.pdf`, `.svg` or `.png`, any case), or an error naming `flag`.
     pub fn of(flag: &str, path: &Path) -> Result<Format> {
         match path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
             Some("svg") => Ok(Format::Svg),
             Some("png") => Ok(Format::Png),
+            Some("pdf") => Ok(Format::Pdf),
             other => Err(LabError::Spec(SpecError::invalid(
                 flag,
                 path.display(),
                 format!(
-                    "unknown figure format {}: name the file .svg or .png",
+                    "unknown figure format {}: name the file .pdf, .svg or .png",
                     other.map_or("(no extension)".to_string(), |e| format!(".{e}"))
                 ),
             ))),
@@ -233,14 +268,23 @@ impl FromStr for Size {
 
 const FONT: &str = "sans-serif";
 
+/// The figures' typeface, DejaVu Sans, shipped with the crate.
+static TTF: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
+
 /// Register the embedded font with plotters once.
 fn font() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
-        static TTF: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
         // The font ships with the crate and parses; a failure would only lose the text.
         let _ = plotters::style::register_font(FONT, FontStyle::Normal, TTF);
     });
+}
+
+/// One drawing of a figure for each backend it is written with.
+struct Draw<'a> {
+    svg: &'a dyn Fn(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
+    png: &'a dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> Result<()>,
+    pdf: &'a dyn Fn(&DrawingArea<pdf::PdfBackend, Shift>) -> Result<()>,
 }
 
 fn draw_err(e: impl std::fmt::Display) -> LabError {
@@ -248,19 +292,24 @@ fn draw_err(e: impl std::fmt::Display) -> LabError {
 }
 
 /// Render with `draw` onto a `size` canvas and write it to `path` in its format, atomically.
-fn write_figure(
-    path: &Path,
-    size: Size,
-    draw: &dyn Fn(&DrawingArea<SVGBackend, Shift>) -> Result<()>,
-    draw_png: &dyn Fn(&DrawingArea<BitMapBackend, Shift>) -> Result<()>,
-) -> Result<()> {
+fn write_figure(path: &Path, size: Size, draw: Draw) -> Result<()> {
     font();
     match Format::of("--plot", path)? {
+        Format::Pdf => {
+            let mut bytes = Vec::new();
+            {
+                let page = pdf::PdfBackend::new(&mut bytes, (size.width, size.height), TTF).map_err(draw_err)?;
+                let root = page.into_drawing_area();
+                (draw.pdf)(&root)?;
+                root.present().map_err(draw_err)?;
+            }
+            crate::files::atomic::write_bytes(path, &bytes)
+        }
         Format::Svg => {
             let mut text = String::new();
             {
                 let root = SVGBackend::with_string(&mut text, (size.width, size.height)).into_drawing_area();
-                draw(&root)?;
+                (draw.svg)(&root)?;
                 root.present().map_err(draw_err)?;
             }
             crate::files::atomic::write_text(path, &text)
@@ -269,7 +318,7 @@ fn write_figure(
             let mut rgb = vec![0u8; size.width as usize * size.height as usize * 3];
             {
                 let root = BitMapBackend::with_buffer(&mut rgb, (size.width, size.height)).into_drawing_area();
-                draw_png(&root)?;
+                (draw.png)(&root)?;
                 root.present().map_err(draw_err)?;
             }
             let mut bytes = Vec::new();
@@ -282,6 +331,17 @@ fn write_figure(
             }
             crate::files::atomic::write_bytes(path, &bytes)
         }
+    }
+}
+
+/// A tick label: a whole number without decimals (`10`, not `10.0`), else at most three
+/// significant decimals without trailing zeros (`0.25`).
+fn tick(v: &f64) -> String {
+    if (v - v.round()).abs() < 1e-9 * v.abs().max(1.0) {
+        format!("{:.0}", v.round())
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
     }
 }
 
@@ -323,24 +383,41 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
         let (y0, y1) = ranges[k];
         let mut chart = ChartBuilder::on(area)
             .margin(6)
+            .margin_right(24)
             .x_label_area_size(if last { 40 } else { 14 })
             .y_label_area_size(64)
             .build_cartesian_2d(0.0..t_max, y0..y1)
             .map_err(draw_err)?;
         let mut mesh = chart.configure_mesh();
-        mesh.y_desc(PANELS[k].0).label_style((FONT, 13)).axis_desc_style((FONT, 14)).light_line_style(WHITE.mix(0.0));
+        mesh.y_desc(PANELS[k].0)
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14))
+            .light_line_style(WHITE.mix(0.0))
+            .y_label_formatter(&tick);
         if last {
-            mesh.x_desc("simulated time, s");
+            mesh.x_desc("simulated time, s").x_label_formatter(&tick);
         } else {
             mesh.x_label_formatter(&|_| String::new());
         }
         mesh.draw().map_err(draw_err)?;
-        // Marks under the lines: kills red, policy actions dark grey, background events as
-        // ticks at the top.
+        // Marks under the lines: kills red with a triangle at the top, policy actions dark
+        // grey, background events and status changes as ticks at the top; in the first
+        // panel the policy actions and background events are named ([`event_labels`]).
+        if k == 0 {
+            let style = (FONT, 11).into_font().color(&RGBColor(90, 90, 90)).transform(FontTransform::Rotate90);
+            for (t, label) in event_labels(series, t_max) {
+                chart.draw_series(std::iter::once(Text::new(label, (t, y1), style.clone()))).map_err(draw_err)?;
+            }
+        }
         for s in series {
             for (t, kind, _) in &s.marks {
+                if *kind == Mark::Kill {
+                    chart
+                        .draw_series(std::iter::once(TriangleMarker::new((*t, y1), 6, KILL_COLOR.filled())))
+                        .map_err(draw_err)?;
+                }
                 let (style, top) = match kind {
-                    Mark::Kill => (RED.stroke_width(2), y0),
+                    Mark::Kill => (KILL_COLOR.stroke_width(3), y0),
                     Mark::Policy => (RGBColor(80, 80, 80).stroke_width(1), y0),
                     Mark::Background => (RGBColor(150, 150, 150).stroke_width(1), y1 - 0.06 * (y1 - y0)),
                     Mark::Status => (STATUS_COLOR.stroke_width(1), y1 - 0.12 * (y1 - y0)),
@@ -355,18 +432,7 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
         for (i, s) in series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let width = 2 + (n - 1 - i).min(3) as u32;
-            let segments = |f: fn(&Point) -> f64| -> Vec<Vec<(f64, f64)>> {
-                let mut out = vec![Vec::new()];
-                for p in s.points() {
-                    let v = f(&p);
-                    if v.is_finite() {
-                        out.last_mut().expect("non-empty").push((p.t, v));
-                    } else if !out.last().expect("non-empty").is_empty() {
-                        out.push(Vec::new());
-                    }
-                }
-                out
-            };
+            let segments = |f: Field| s.segments(f);
             for seg in segments(PANELS[k].1) {
                 chart.draw_series(LineSeries::new(seg, color.stroke_width(width))).map_err(draw_err)?;
             }
@@ -411,7 +477,7 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
         ("skin (temperature panel)", grey.stroke_width(2), true),
         ("compute unit (power panel)", grey.stroke_width(2), false),
         ("DRAM (power panel)", grey.stroke_width(2), true),
-        ("kill", RED.stroke_width(2), false),
+        ("kill (with a triangle at the top)", KILL_COLOR.stroke_width(3), false),
         ("policy action", RGBColor(80, 80, 80).stroke_width(1), false),
         ("background event (tick)", RGBColor(150, 150, 150).stroke_width(1), false),
         ("OS thermal status change (tick)", STATUS_COLOR.stroke_width(1), false),
@@ -423,6 +489,28 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
     Ok(())
 }
 
+/// The names drawn beside the policy actions and background events of `series` (over a time
+/// axis to `t_max`): each event once however many series share it, at most
+/// [`Series::MAX_NAMED`], none closer than 2.5 % of the axis to the one before (it would
+/// print over it), each cut to 32 characters.
+fn event_labels(series: &[Series], t_max: f64) -> Vec<(f64, String)> {
+    let mut all: Vec<(f64, &str)> = series
+        .iter()
+        .flat_map(|s| s.marks.iter())
+        .filter(|m| matches!(m.1, Mark::Policy | Mark::Background))
+        .map(|m| (m.0, m.2.as_str()))
+        .collect();
+    all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(b.1)));
+    all.dedup();
+    let mut out: Vec<(f64, String)> = Vec::new();
+    for (t, text) in all {
+        if out.last().is_none_or(|l| t - l.0 >= 0.025 * t_max) && out.len() < Series::MAX_NAMED {
+            out.push((t, text.chars().take(32).collect()));
+        }
+    }
+    out
+}
+
 /// Write the time figure of simulated runs to `path` (`.svg` or `.png`), `size` pixels:
 /// four panels against simulated time — generation tok/s; die (solid) and skin (dashed)
 /// temperature; the compute unit's (solid) and the DRAM's (dashed) power; the unit's clock as
@@ -430,12 +518,25 @@ fn timeline<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, title: &str, seri
 /// policy actions, background events and the OS's thermal status changes marked, and the
 /// legend beside the panels.
 pub fn write_timeline(path: &Path, title: &str, series: &[Series], size: Size) -> Result<()> {
-    write_figure(path, size, &|r| timeline(r, title, series), &|r| timeline(r, title, series))
+    write_figure(
+        path,
+        size,
+        Draw {
+            svg: &|r| timeline(r, title, series),
+            png: &|r| timeline(r, title, series),
+            pdf: &|r| timeline(r, title, series),
+        },
+    )
 }
+
+/// Front members named by their point in the scatter, at most.
+const MAX_NAMED_POINTS: usize = 40;
 
 /// One design of a sweep in the scatter figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Design {
+    /// Its point in the sweep (the `point` column), which labels it on the front.
+    pub point: u64,
     /// Footprint, bytes.
     pub total_bytes: u64,
     /// Decode tokens/s.
@@ -480,6 +581,7 @@ fn scatter<DB: DrawingBackend>(
     let y_max = designs.iter().map(|d| d.decode_tok_s).filter(|v| v.is_finite()).fold(1.0, f64::max) * 1.1;
     let mut chart = ChartBuilder::on(&plot)
         .margin(10)
+        .margin_right(24)
         .x_label_area_size(44)
         .y_label_area_size(64)
         .build_cartesian_2d(0.0..x_max, 0.0..y_max)
@@ -488,6 +590,8 @@ fn scatter<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc("memory (footprint), GB")
         .y_desc("decode tok/s")
+        .x_label_formatter(&tick)
+        .y_label_formatter(&tick)
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 14))
         .draw()
@@ -508,12 +612,26 @@ fn scatter<DB: DrawingBackend>(
             Circle::new((gb(d), d.decode_tok_s), 4, style)
         }))
         .map_err(draw_err)?;
-    let mut front: Vec<(f64, f64)> = designs.iter().filter(|d| d.pareto).map(|d| (gb(d), d.decode_tok_s)).collect();
+    let mut front: Vec<(f64, f64, u64)> =
+        designs.iter().filter(|d| d.pareto).map(|d| (gb(d), d.decode_tok_s, d.point)).collect();
     front.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     // Ringed, not joined: a front over several objectives (or one per group) is not a curve
-    // in memory and tok/s, and a line through it would draw one.
+    // in memory and tok/s, and a line through it would draw one. Each member is named by its
+    // point while there are few enough to read.
     if !front.is_empty() {
-        chart.draw_series(front.iter().map(|&p| Circle::new(p, 7, BLACK.stroke_width(2)))).map_err(draw_err)?;
+        chart
+            .draw_series(front.iter().map(|&(x, y, _)| Circle::new((x, y), 7, BLACK.stroke_width(2))))
+            .map_err(draw_err)?;
+    }
+    let named = front.len() <= MAX_NAMED_POINTS;
+    if named {
+        chart
+            .draw_series(front.iter().map(|&(x, y, p)| {
+                // Above and right of its ring, clear of the point.
+                let style = (FONT, 11).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Bottom));
+                EmptyElement::at((x, y)) + Text::new(format!("#{p}"), (7, -6), style)
+            }))
+            .map_err(draw_err)?;
     }
     legend.fill(&WHITE).map_err(draw_err)?;
     let text = |s: &str, y: i32| {
@@ -536,8 +654,12 @@ fn scatter<DB: DrawingBackend>(
     legend.draw(&Circle::new((14, y), 5, RGBColor(100, 100, 100).stroke_width(1))).map_err(draw_err)?;
     text("does not fit", y)?;
     y += 18;
-    legend.draw(&PathElement::new(vec![(4, y), (24, y)], BLACK.stroke_width(2))).map_err(draw_err)?;
+    legend.draw(&Circle::new((14, y), 7, BLACK.stroke_width(2))).map_err(draw_err)?;
     text("Pareto front", y)?;
+    if named && !front.is_empty() {
+        y += 18;
+        text("#N: its point (column point)", y)?;
+    }
     Ok(())
 }
 
@@ -561,6 +683,7 @@ pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Resu
         .map(|i| {
             let ppl = (!w.is_null(i) && !kv.is_null(i)).then(|| w.value(i) + kv.value(i));
             let d = Design {
+                point: point.value(i),
                 total_bytes: total.value(i),
                 decode_tok_s: tok.value(i),
                 ppl_delta: ppl,
@@ -577,7 +700,15 @@ pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Resu
 /// (grey: unknown), the Pareto front's members ringed, the budget (when all designs
 /// share one) as a vertical line.
 pub fn write_scatter(path: &Path, title: &str, designs: &[Design], budget_gb: Option<f64>, size: Size) -> Result<()> {
-    write_figure(path, size, &|r| scatter(r, title, designs, budget_gb), &|r| scatter(r, title, designs, budget_gb))
+    write_figure(
+        path,
+        size,
+        Draw {
+            svg: &|r| scatter(r, title, designs, budget_gb),
+            png: &|r| scatter(r, title, designs, budget_gb),
+            pdf: &|r| scatter(r, title, designs, budget_gb),
+        },
+    )
 }
 
 #[cfg(test)]
@@ -632,6 +763,46 @@ mod tests {
         assert!((p[0].unit_w - 0.9 / 0.6).abs() < 1e-12, "{}", p[0].unit_w);
         assert_eq!(p[0].dram_w, 0.0);
         assert!((p[0].clock - 0.5 / 0.6).abs() < 1e-12, "{}", p[0].clock);
+    }
+
+    #[test]
+    fn ticks_are_whole_where_they_can_be() {
+        assert_eq!(
+            [0.0, 10.0, 2.5, 0.1 + 0.2, 1e6, -3.0].map(|v| tick(&v)),
+            ["0", "10", "2.5", "0.3", "1000000", "-3"]
+        );
+    }
+
+    #[test]
+    fn lines_break_at_gaps_and_events_keep_colours_no_series_has() {
+        let mut s = Series::new("a", 1.0);
+        // Tokens in seconds 0-4 and 10-12 (nothing between: the session paused off-trace),
+        // then a think step in second 12 (temperatures, no rate).
+        for t in [0.5, 1.5, 2.5, 3.5, 10.5, 11.5] {
+            s.push(&TraceRow { unit_power_w: 2.0, ..row(t, Phase::Decode, 1, 0.1, 40.0) });
+        }
+        s.push(&row(12.5, Phase::Think, 0, 1.0, 39.0));
+        let rate = s.segments(|p| p.rate);
+        assert_eq!(rate.iter().map(Vec::len).collect::<Vec<_>>(), vec![4, 2], "{rate:?}");
+        let die = s.segments(|p| p.die_c);
+        assert_eq!(die.iter().map(Vec::len).collect::<Vec<_>>(), vec![4, 3], "{die:?}");
+        assert!(die.iter().flatten().all(|&(t, _)| !(4.0..10.0).contains(&t)));
+        // Named events: once however many series share them, never on top of each other.
+        let mut b = s.clone();
+        for x in [&mut s, &mut b] {
+            x.marks = vec![
+                (1.0, Mark::Background, "camera".into()),
+                (1.1, Mark::Background, "bus master 25%".into()),
+                (5.0, Mark::Policy, "truncate_context: keep 2048 tokens and more words than fit".into()),
+                (6.0, Mark::Kill, "kill".into()),
+            ];
+        }
+        let labels = event_labels(&[s.clone(), b], 12.0);
+        assert_eq!(labels, vec![(1.0, "camera".into()), (5.0, "truncate_context: keep 2048 toke".into())]);
+        // Kills and status changes never share a colour with a series.
+        assert!(!PALETTE.contains(&KILL_COLOR) && !PALETTE.contains(&STATUS_COLOR));
+        let distinct: std::collections::HashSet<_> = PALETTE.iter().map(|c| (c.0, c.1, c.2)).collect();
+        assert_eq!(distinct.len(), PALETTE.len());
     }
 
     /// The distinct colours and the size of a PNG file.
@@ -723,6 +894,97 @@ mod tests {
         assert_eq!("1200X900".parse::<Size>().unwrap(), Size { width: 1200, height: 900 });
     }
 
+    /// A PDF's page size and the strings its text operators show (decoded through its
+    /// ToUnicode map), checking its structure on the way: the header, every cross-reference
+    /// offset at its object, the trailer's `startxref` at the table.
+    fn pdf_facts(path: &Path) -> ((u32, u32), Vec<String>) {
+        use std::io::Read;
+        let pdf = std::fs::read(path).unwrap();
+        assert!(pdf.starts_with(b"%PDF-1.4\n") && pdf.ends_with(b"%%EOF\n"));
+        // Byte offsets: the file holds binary streams, so it is searched as bytes.
+        let find = |needle: &str, from: usize| -> usize {
+            from + pdf[from..].windows(needle.len()).position(|w| w == needle.as_bytes()).unwrap()
+        };
+        let line_at = |at: usize| -> &str {
+            let end = at + pdf[at..].iter().position(|&b| b == b'\n').unwrap();
+            std::str::from_utf8(&pdf[at..end]).unwrap()
+        };
+        let tail = pdf.len() - 40;
+        let xref: usize = line_at(find("startxref\n", tail) + "startxref\n".len()).parse().unwrap();
+        assert!(pdf[xref..].starts_with(b"xref\n0 10\n"), "the table is where startxref says");
+        let mut row = xref + "xref\n0 10\n".len() + 20;
+        for n in 1..=9 {
+            let off: usize = line_at(row)[..10].parse().unwrap();
+            assert!(pdf[off..].starts_with(format!("{n} 0 obj\n").as_bytes()), "object {n}");
+            row += 20;
+        }
+        let body = |n: usize| -> &[u8] {
+            let s = find("stream\n", find(&format!("\n{n} 0 obj\n"), 0)) + "stream\n".len();
+            &pdf[s..find("\nendstream", s)]
+        };
+        let mut content = String::new();
+        flate2::read::ZlibDecoder::new(body(4)).read_to_string(&mut content).unwrap();
+        let cmap = String::from_utf8(body(9).to_vec()).unwrap();
+        let glyph: std::collections::HashMap<&str, char> = cmap
+            .lines()
+            .filter_map(|l| l.strip_prefix('<')?.split_once("> <"))
+            .filter(|(g, _)| g.len() == 4)
+            .map(|(g, u)| (g, char::from_u32(u32::from_str_radix(&u[..4], 16).unwrap()).unwrap()))
+            .collect();
+        let shown = content
+            .lines()
+            .filter_map(|l| l.split_once("> Tj").map(|(a, _)| &a[a.rfind('<').unwrap() + 1..]))
+            .map(|hex| (0..hex.len()).step_by(4).map(|i| glyph[&hex[i..i + 4]]).collect())
+            .collect();
+        let media = line_at(find("/MediaBox [0 0 ", 0) + "/MediaBox [0 0 ".len());
+        let mut wh = media.split(']').next().unwrap().split(' ').map(|v| v.parse::<u32>().unwrap());
+        ((wh.next().unwrap(), wh.next().unwrap()), shown)
+    }
+
+    #[test]
+    fn figures_as_pdf_are_vector_pages_with_their_text() {
+        let mut a = Series::new("none <policy>", 1.0);
+        for i in 0..60 {
+            let t = i as f64 * 0.5;
+            a.push(&TraceRow { unit_power_w: 3.0, ..row(t, Phase::Decode, 1, 0.1, 40.0 + t) });
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fig.PDF");
+        write_timeline(&path, "test & title", &[a], Size { width: 900, height: 800 }).unwrap();
+        let (size, shown) = pdf_facts(&path);
+        assert_eq!(size, (900, 800));
+        for needle in [
+            "test & title",
+            "none <policy>",
+            "temperature °C",
+            "simulated time, s",
+            "kill (with a triangle at the top)",
+            "10",
+            "0.5",
+        ] {
+            assert!(shown.iter().any(|s| s == needle), "{needle} not in {shown:?}");
+        }
+        let designs: Vec<Design> = (0..30)
+            .map(|i| Design {
+                point: i,
+                total_bytes: 1_000_000_000 + i * 200_000_000,
+                decode_tok_s: 30.0 - i as f64,
+                ppl_delta: Some(0.05 * i as f64),
+                fits: i < 20,
+                pareto: i % 4 == 0,
+            })
+            .collect();
+        let path = dir.path().join("sweep.pdf");
+        write_scatter(&path, "sweep", &designs, Some(5.0), Size::SCATTER).unwrap();
+        let (size, shown) = pdf_facts(&path);
+        assert_eq!(size, (Size::SCATTER.width, Size::SCATTER.height));
+        for needle in ["memory (footprint), GB", "decode tok/s", "Pareto front", "does not fit", "budget", "#0", "#28"]
+        {
+            assert!(shown.iter().any(|s| s == needle), "{needle} not in {shown:?}");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "nothing beside the figures");
+    }
+
     #[test]
     fn the_scatter_colours_quality_and_draws_the_front() {
         // Viridis ends and a grey for the unknown.
@@ -731,6 +993,7 @@ mod tests {
         assert_eq!(quality_color(None), RGBColor(170, 170, 170));
         let designs: Vec<Design> = (0..60)
             .map(|i| Design {
+                point: i,
                 total_bytes: 1_000_000_000 + i * 150_000_000,
                 decode_tok_s: 40.0 - i as f64 * 0.5,
                 ppl_delta: if i % 7 == 0 { None } else { Some(10f64.powf(-2.0 + 3.0 * (59 - i) as f64 / 59.0)) },
