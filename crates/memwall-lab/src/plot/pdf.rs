@@ -135,7 +135,7 @@ impl<'a> PdfBackend<'a> {
         let xref = pdf.len();
         let mut tail = format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1);
         for o in offsets {
-            let _ = write!(tail, "{o:010} 00000 n \n");
+            let _ = writeln!(tail, "{o:010} 00000 n ");
         }
         let _ = write!(tail, "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n", objects.len() + 1);
         pdf.extend_from_slice(tail.as_bytes());
