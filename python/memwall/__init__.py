@@ -59,6 +59,7 @@ __all__ = [
     "models",
     "ops",
     "pareto",
+    "plot_sweep",
     "presets",
     "seconds",
     "simulate",
@@ -71,7 +72,7 @@ __all__ = [
 
 # One private module per native one (`crates/memwall-py/src/<module>.rs`).
 from ._answers import Footprint, compare, estimate, footprint, ops, solve  # noqa: E402
-from ._arrow import write_parquet  # noqa: E402
+from ._arrow import plot_sweep, write_parquet  # noqa: E402
 from ._calibrate import Calibration, calibrate  # noqa: E402
 from ._experiment import PROGRESS_POINTS, Results, pareto, sweep  # noqa: E402
 from ._simulate import Simulation, seconds, simulate  # noqa: E402

@@ -1,4 +1,4 @@
-"""Parquet files from Python through memwall's writer (native `arrow` module)."""
+"""Parquet files and figures from Python through memwall's writers (native `arrow` module)."""
 
 from __future__ import annotations
 
@@ -31,4 +31,33 @@ def write_parquet(results: Any, path: str | os.PathLike, metadata: Mapping[str, 
         meta[k] = v
     p = os.fspath(path)
     _native.write_parquet(table, p, list(meta.items()), [])
+    return p
+
+
+def plot_sweep(
+    results: Any,
+    path: str | os.PathLike[str],
+    *,
+    title: str = "memory vs decode rate",
+    size: tuple[int, int] = (1000, 700),
+) -> str:
+    """Draw sweep results (``Results``, a pyarrow Table, anything with ``__arrow_c_stream__``
+    holding ``point``, ``total_bytes``, ``decode_tok_s``, ``ppl_delta_weights``,
+    ``ppl_delta_kv``, ``fits``, ``budget_bytes`` and ``pareto``) as the figure ``memwall run
+    --plot`` draws: memory against decode tok/s, filled where a design fits, coloured by
+    estimated dPPL, the Pareto front ringed and named by point, the budget marked when every
+    design shares it. ``path`` ends in ``.pdf`` (vector, font embedded), ``.svg`` or ``.png``;
+    ``size`` is (width, height) in pixels (points in a PDF), 200 to 8000 each. Written whole or
+    not at all. Returns the path."""
+    import pyarrow as pa
+
+    table = results.to_pyarrow() if isinstance(results, Results) else pa.table(results)
+    if (
+        not isinstance(size, tuple)
+        or len(size) != 2
+        or not all(isinstance(v, int) and not isinstance(v, bool) for v in size)
+    ):
+        raise bad("size", repr(size), f"invalid `size` = {size!r}: (width, height) in pixels")
+    p = os.fspath(path)
+    _native.plot_sweep(table, p, title, size[0], size[1])
     return p

@@ -129,6 +129,30 @@ pub(crate) fn write_parquet(
     r.map_err(Error::from)
 }
 
+/// Draw `table` (sweep results, anything with `__arrow_c_stream__`) as memory against decode
+/// tok/s to `path` (`.pdf`, `.svg` or `.png`, `width` × `height`), the figure `memwall run
+/// --plot` draws ([`memwall_lab::plot::write_table_scatter`]); `path` is checked first and
+/// written whole.
+#[pyfunction]
+pub(crate) fn plot_sweep(
+    py: Python<'_>,
+    table: Bound<'_, PyAny>,
+    path: &str,
+    title: &str,
+    width: u32,
+    height: u32,
+) -> Result<()> {
+    let (_, batches) = import(py, &table)?;
+    let size: memwall_lab::plot::Size =
+        format!("{width}x{height}").parse().map_err(|e: memwall_spec::SpecError| e.within("size"))?;
+    let r = py.detach(|| -> memwall_lab::Result<()> {
+        let path = std::path::Path::new(path);
+        memwall_lab::check_outputs(&[], &[("path", path)])?;
+        memwall_lab::plot::write_table_scatter(path, title, &batches, size)
+    });
+    r.map_err(Error::from)
+}
+
 /// The schema and record batches of anything with `__arrow_c_stream__` (a pyarrow Table,
 /// memwall's results, a polars frame), moved in without a copy of their buffers.
 pub(crate) fn import(py: Python<'_>, table: &Bound<'_, PyAny>) -> Result<(SchemaRef, Vec<RecordBatch>)> {

@@ -52,6 +52,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(answers::compare, m)?)?;
     m.add_function(wrap_pyfunction!(answers::at_depths, m)?)?;
     m.add_function(wrap_pyfunction!(arrow::write_parquet, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::plot_sweep, m)?)?;
     m.add_function(wrap_pyfunction!(cli::cli, m)?)?;
     m.add_class::<arrow::ArrowStream>()?;
     m.add_class::<experiment::Experiment>()?;

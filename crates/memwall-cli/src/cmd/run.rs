@@ -220,15 +220,14 @@ pub(crate) fn run(
         // The front complete, whatever the sample; the budget drawn when every design has
         // the same one.
         let on: std::collections::HashSet<u64> = digest.fronts.points().into_iter().collect();
-        let budget = designs.first().map(|d| d.2).filter(|b| designs.iter().all(|d| d.2 == *b)).map(|b| b as f64 / 1e9);
+        let budget = memwall_lab::plot::shared_budget_gb(&designs);
         let mut all: Vec<memwall_lab::plot::Design> =
             designs.iter().filter(|d| !on.contains(&d.0)).map(|d| d.1).collect();
-        all.extend(
-            front_designs
-                .iter()
-                .filter(|(p, _)| on.contains(p))
-                .map(|(_, d)| memwall_lab::plot::Design { pareto: true, ..*d }),
-        );
+        // The front in point order, drawn last (as `memwall.plot_sweep` draws a table).
+        let mut front: Vec<(&u64, &memwall_lab::plot::Design)> =
+            front_designs.iter().filter(|(p, _)| on.contains(p)).collect();
+        front.sort_by_key(|(p, _)| **p);
+        all.extend(front.into_iter().map(|(_, d)| memwall_lab::plot::Design { pareto: true, ..*d }));
         let title = format!(
             "{}: memory vs decode rate, {} designs{}",
             exp.name,

@@ -695,6 +695,38 @@ pub fn designs_of(batch: &arrow::record_batch::RecordBatch, stride: u64) -> Resu
         .collect())
 }
 
+/// The budget a scatter marks, GB: the one every design has (`budget_bytes`), None when they
+/// differ (designs on several devices or margins have no one line).
+pub fn shared_budget_gb(designs: &[(u64, Design, i64)]) -> Option<f64> {
+    let first = designs.first()?.2;
+    designs.iter().all(|d| d.2 == first).then_some(first as f64 / 1e9)
+}
+
+/// [`write_scatter`] of a table of sweep results (`memwall.sweep`'s, or a Parquet file's
+/// batches): every design, the front from its `pareto` column (none marked without one), the
+/// budget when all share it ([`shared_budget_gb`]).
+pub fn write_table_scatter(
+    path: &Path,
+    title: &str,
+    batches: &[arrow::record_batch::RecordBatch],
+    size: Size,
+) -> Result<()> {
+    use arrow::array::{Array, AsArray};
+    let mut designs = Vec::new();
+    for b in batches {
+        let pareto = b.column_by_name("pareto").map(|c| c.as_boolean().clone());
+        for (i, (p, d, budget)) in designs_of(b, 1)?.into_iter().enumerate() {
+            let on = pareto.as_ref().is_some_and(|c| !c.is_null(i) && c.value(i));
+            designs.push((p, Design { pareto: on, ..d }, budget));
+        }
+    }
+    let budget = shared_budget_gb(&designs);
+    // As `memwall run` draws them: the others in point order, then the front in point order.
+    designs.sort_by_key(|d| (d.1.pareto, d.0));
+    let all: Vec<Design> = designs.into_iter().map(|d| d.1).collect();
+    write_scatter(path, title, &all, budget, size)
+}
+
 /// Write a sweep's designs as memory against decode tok/s to `path` (`.svg` or `.png`),
 /// `size` pixels: filled when the design fits, hollow when not, coloured by estimated dPPL
 /// (grey: unknown), the Pareto front's members ringed, the budget (when all designs

@@ -1,0 +1,79 @@
+"""Figures from Python: `memwall.plot_sweep` draws the figure `memwall run --plot` draws (the
+same SVG, byte for byte, for the same rows and title), as PDF, SVG or PNG, refusing bad sizes,
+unknown formats and paths it must not write."""
+
+import pathlib
+import struct
+import subprocess
+
+import pytest
+
+import memwall
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+EXPERIMENT = """
+name = "fig"
+[base]
+model = "qwen3-4b"
+device = "pixel-8"
+weights = { mix = "Q4_K_M" }
+[grid]
+"weights.mix" = ["Q8_0", "Q6_K", "Q4_K_M", "Q3_K_M", "Q2_K", "IQ4_XS"]
+"kv.k+kv.v" = ["f16", "q8_0", "q4_0"]
+"workload.context_tokens" = [4096, 32768]
+"""
+
+
+def test_the_sweep_figure_is_the_command_lines(tmp_path):
+    exp = tmp_path / "fig.toml"
+    exp.write_text(EXPERIMENT)
+    subprocess.run(["cargo", "build", "-q", "-p", "memwall-cli"], cwd=ROOT, check=True)
+    cli = tmp_path / "cli.svg"
+    subprocess.run(
+        [str(ROOT / "target/debug/memwall"), "run", str(exp), "--out", str(tmp_path / "fig.parquet"),
+         "--plot", str(cli)],
+        check=True, capture_output=True,
+    )
+    r = memwall.sweep(exp)
+    py = tmp_path / "py.svg"
+    assert memwall.plot_sweep(r, py, title="fig: memory vs decode rate, 36 designs") == str(py)
+    assert py.read_text() == cli.read_text()
+    text = py.read_text()
+    assert "Pareto front" in text and "budget" in text and "#" in text
+
+
+def test_pdf_svg_and_png_at_the_size_asked(tmp_path):
+    r = memwall.sweep(
+        memwall.design("qwen3-0.6b", "raspberry-pi-5-16gb"), grid={"workload.context_tokens": [1024, 8192, 65536]}
+    )
+    pdf = tmp_path / "s.pdf"
+    memwall.plot_sweep(r, pdf, size=(640, 480))
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF-1.4") and data.rstrip().endswith(b"%%EOF")
+    assert b"/MediaBox [0 0 640 480]" in data and b"/FontFile2" in data and b"/ToUnicode" in data
+    png = tmp_path / "s.png"
+    memwall.plot_sweep(r.to_pyarrow(), png, size=(800, 600))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", png.read_bytes()[16:24]) == (800, 600)
+
+
+@pytest.mark.parametrize(
+    "name,size,field",
+    [("s.jpg", (800, 600), "--plot"), ("s.svg", (10, 600), "size"), ("s.svg", (800,), "size")],
+)
+def test_bad_figures_are_refused_and_nothing_written(tmp_path, name, size, field):
+    r = memwall.sweep(memwall.design("qwen3-0.6b", "raspberry-pi-5-16gb"))
+    with pytest.raises(memwall.MemwallError) as e:
+        memwall.plot_sweep(r, tmp_path / name, size=size)
+    assert field in str(e.value)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_directory_is_never_a_figure(tmp_path):
+    r = memwall.sweep(memwall.design("qwen3-0.6b", "raspberry-pi-5-16gb"))
+    d = tmp_path / "fig.svg"
+    d.mkdir()
+    with pytest.raises(memwall.MemwallError):
+        memwall.plot_sweep(r, d)
+    assert d.is_dir() and list(d.iterdir()) == []
