@@ -349,7 +349,8 @@ def sweep(
             "(base['engine'], or design(..., engine=...)); the evaluator is `method` ('analytic' or 'des')",
         )
     if method not in ("analytic", "des"):
-        raise bad("method", method, f"unknown `method` = {method!r}: the evaluator is 'analytic' or 'des'")
+        hint = _native.did_you_mean(str(method), ["analytic", "des"])
+        raise bad("method", method, f"unknown `method` = {method!r}: the evaluator is 'analytic' or 'des'{hint}")
     if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):
         if pareto is not None:
             raise bad("pareto", repr(pareto), "`pareto`: an experiment file sets its front in its [pareto] table")

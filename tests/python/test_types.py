@@ -47,6 +47,15 @@ def test_objects_go_wherever_a_name_goes_and_variants_keep_apart():
         memwall.sweep(memwall.design(a, pi), grid={"model": [object()]})
 
 
+def test_names_the_python_layer_checks_say_what_was_meant():
+    with pytest.raises(memwall.SpecError, match="did you mean `analytic`"):
+        memwall.sweep(memwall.design("qwen3-0.6b", "pixel-8"), method="analytc")
+    with pytest.raises(memwall.SpecError, match="did you mean `Pixel 8`"):
+        memwall.Device("pixl-8")
+    with pytest.raises(memwall.SpecError, match="did you mean `context_tokens`"):
+        memwall.estimate("qwen3-0.6b", "pixel-8", contxt_tokens=1024)
+
+
 def test_presets_come_as_tables_with_their_figures():
     m = memwall.models()
     row = {r["name"]: r for r in m.to_pylist()}["llama-3.2-1b"]

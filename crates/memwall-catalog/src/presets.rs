@@ -26,6 +26,13 @@ fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> CatalogErr
         names.insert(0, "generic");
     }
     let files = if what == "model" { "a path to a .toml, .gguf or config.json file" } else { "a path to a .toml file" };
+    // A device may also be a chip of the database or a name users type (`Pixel 8`): the
+    // closest of those is suggested too, though only the presets are listed.
+    let mut close: Vec<&str> = names.clone();
+    if what == "device" {
+        close.extend(crate::device_db::chips().iter().map(|c| c.id.as_str()));
+        close.extend(crate::device_db::names().iter().map(|r| r.name.as_str()));
+    }
     CatalogError::Spec(SpecError::unknown(
         what,
         match what {
@@ -34,8 +41,12 @@ fn unknown(what: &'static str, name: &str, table: &[(&str, &str)]) -> CatalogErr
             _ => "engine profile",
         },
         name,
-        names.iter().copied(),
-        format!("; presets: {} (or {files})", names.join(", ")),
+        close,
+        format!(
+            "; presets: {} (or {files}{})",
+            names.join(", "),
+            if what == "device" { ", or a chip or device name of `memwall devices`" } else { "" }
+        ),
     ))
 }
 
@@ -342,6 +353,16 @@ pub fn resolve_value(kind: &str, v: &toml::Value, stored: &mut StoredByFile) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_device_is_matched_against_presets_chips_and_the_names_users_type() {
+        let e = load_device("pixl-8").unwrap_err().to_string();
+        assert!(e.contains("did you mean `Pixel 8`?") && e.contains("raspberry-pi-5-16gb"), "{e}");
+        let e = load_device("snapdragon-8-gen3-16g").unwrap_err().to_string();
+        assert!(e.contains("did you mean `snapdragon-8-gen3-16gb`?"), "{e}");
+        let e = load_model("qwen3-0.6").unwrap_err().to_string();
+        assert!(e.contains("did you mean `qwen3-0.6b`?") && !e.contains("memwall devices"), "{e}");
+    }
 
     #[test]
     fn a_jetson_runs_under_the_power_modes_nvpmodel_ships() {

@@ -28,6 +28,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(specs::presets, m)?)?;
     m.add_function(wrap_pyfunction!(specs::device_database, m)?)?;
     m.add_function(wrap_pyfunction!(specs::preset_facts, m)?)?;
+    m.add_function(wrap_pyfunction!(specs::did_you_mean, m)?)?;
     m.add_function(wrap_pyfunction!(specs::parse_duration, m)?)?;
     m.add_function(wrap_pyfunction!(specs::spec_json, m)?)?;
     m.add_function(wrap_pyfunction!(specs::describe, m)?)?;

@@ -149,6 +149,14 @@ pub(crate) fn preset_facts(py: Python<'_>, kind: &str) -> Result<String> {
     rows.map(|v| v.to_string()).map_err(|e| Error::from(memwall_spec::SpecError::invalid(kind, "rows", e.to_string())))
 }
 
+/// `; did you mean `x`?` for the `candidates` closest to `name`, or an empty string: the
+/// rule every unknown name in memwall goes through ([`memwall_spec::suggest::did_you_mean`]),
+/// for the names the Python layer checks itself.
+#[pyfunction]
+pub(crate) fn did_you_mean(name: &str, candidates: Vec<String>) -> String {
+    memwall_spec::suggest::did_you_mean(name, candidates.iter().map(String::as_str))
+}
+
 /// The device database (chips with what their sheets state, whether memwall predicts them, and
 /// the names users type), those matching `query` when given, as JSON rows
 /// ([`memwall_lab::report::device_database`]).
