@@ -1,5 +1,5 @@
 //! Figures for papers, drawn with plotters (PDF, SVG or PNG by the file's extension, any
-//! size; the PDF is vector with its font embedded, [`pdf`]):
+//! size; the PDF is vector with its font embedded, by the private `pdf` module):
 //! a simulated run against time (generation rate, die and skin temperature, the compute
 //! unit's power and its clock, one colour per design point, with kills, policy actions and
 //! background events marked), and a sweep's memory against decode rate, coloured by
@@ -102,7 +102,7 @@ impl Series {
     /// Marks kept per series (a busy background schedule would otherwise cover the figure).
     pub const MAX_MARKS: usize = 200;
     /// Policy actions and background events named beside their marks, at most (more would
-    /// cover the panel; the marks stay): [`event_labels`].
+    /// cover the panel; the marks stay), as `event_labels` picks them.
     pub const MAX_NAMED: usize = 20;
 
     /// Add a trace row: decode steps and policy pauses count toward the generation rate
