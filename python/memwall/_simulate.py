@@ -53,6 +53,8 @@ def simulate(
     trace: bool = True,
     trace_limit: str = "2GB",
     progress: bool | None = None,
+    plot: str | os.PathLike[str] | None = None,
+    plot_size: tuple[int, int] = (1100, 1000),
     **kwargs: Any,
 ) -> Simulation:
     """Simulate a design through time with the discrete-event simulator: thermal throttling,
@@ -63,7 +65,11 @@ def simulate(
     base scenario (a mapping) or an experiment TOML file and ``device`` is None. ``grid``
     simulates every point. ``duration`` (seconds or ``"10m"``) overrides ``sim.duration_s`` and
     repeats the session's turns until then. A progress bar (tqdm) shows simulated time;
-    Ctrl-C stops the run."""
+    Ctrl-C stops the run. ``plot="run.pdf"`` (or ``.svg``, ``.png``) draws the time figure
+    ``memwall simulate --plot`` draws — generation rate, die and skin temperature, unit and
+    DRAM power, clock, one colour per point, kills, policy actions and background events
+    marked — ``plot_size`` (width, height) pixels (points in a PDF); the path is checked
+    before the run and written whole after it."""
     import pyarrow as pa
 
 
@@ -86,6 +92,13 @@ def simulate(
         else:
             exp = _native.parse_experiment(text, os.fspath(model))
         limit_bytes = _bytes(trace_limit)
+        if (
+            not isinstance(plot_size, tuple)
+            or len(plot_size) != 2
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in plot_size)
+        ):
+            raise _bad("plot_size", repr(plot_size), f"invalid `plot_size` = {plot_size!r}: (width, height) in pixels")
+        plot_path = None if plot is None else os.fspath(plot)
         n = len(exp)
         total = n * duration_s if duration_s else None
         # Shown only for runs that last (after half a second), unless asked for.
@@ -100,7 +113,13 @@ def simulate(
 
         try:
             summary, tr = _native.simulate(
-                exp, duration_s=duration_s, trace=trace, trace_limit_bytes=limit_bytes, progress=tick
+                exp,
+                duration_s=duration_s,
+                trace=trace,
+                trace_limit_bytes=limit_bytes,
+                progress=tick,
+                plot=plot_path,
+                plot_size=f"{plot_size[0]}x{plot_size[1]}",
             )
             if bar is not None and duration_s:
                 bar.update(max(0.0, n * duration_s - done[0]))

@@ -77,3 +77,47 @@ def test_a_directory_is_never_a_figure(tmp_path):
     with pytest.raises(memwall.MemwallError):
         memwall.plot_sweep(r, d)
     assert d.is_dir() and list(d.iterdir()) == []
+
+
+SIMULATION = """
+name = "sim-fig"
+seed = 5
+[base]
+model = "llama-3.2-1b"
+device = "snapdragon-8-gen3-16gb"
+weights = { mix = "Q4_K_M" }
+[base.sim]
+duration_s = 30
+[base.sim.session]
+turns = [{ prompt_tokens = 64, gen_tokens = 128, think_s = 4 }]
+repeat = 0
+[[base.sim.background]]
+type = "bandwidth"
+at_s = 5
+duration_s = 6
+share = 0.4
+[grid]
+"weights.mix" = ["Q4_K_M", "Q8_0"]
+"""
+
+
+def test_the_simulation_figure_is_the_command_lines(tmp_path):
+    exp = tmp_path / "sim.toml"
+    exp.write_text(SIMULATION)
+    subprocess.run(["cargo", "build", "-q", "-p", "memwall-cli"], cwd=ROOT, check=True)
+    cli = tmp_path / "cli.svg"
+    subprocess.run([str(ROOT / "target/debug/memwall"), "simulate", str(exp), "--plot", str(cli)], check=True,
+                   capture_output=True)
+    py = tmp_path / "py.svg"
+    sim = memwall.simulate(exp, plot=py, trace=False)
+    assert len(sim.summary) == 2
+    assert py.read_text() == cli.read_text()
+    assert "bus master" in py.read_text() and "weights.mix=Q8_0" in py.read_text()
+    pdf = tmp_path / "sim.pdf"
+    memwall.simulate(exp, plot=pdf, plot_size=(900, 700), trace=False)
+    assert b"/MediaBox [0 0 900 700]" in pdf.read_bytes()
+    # Checked before the run: a bad size or format leaves nothing behind.
+    for kwargs in ({"plot": tmp_path / "x.gif"}, {"plot": tmp_path / "y.svg", "plot_size": (10, 10)}):
+        with pytest.raises(memwall.MemwallError):
+            memwall.simulate(exp, trace=False, **kwargs)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cli.svg", "py.svg", "sim.pdf", "sim.toml"]

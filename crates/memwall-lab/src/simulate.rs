@@ -254,12 +254,7 @@ pub fn simulate_experiment(
             true
         })?;
     if let Some(p) = out.plot {
-        write_timeline(
-            p,
-            &format!("{}: generation rate, temperatures, unit power and clock", exp.name),
-            &series,
-            out.plot_size,
-        )?;
+        write_timeline(p, &timeline_title(exp), &series, out.plot_size)?;
     }
     if let Some(s) = sink {
         s.finish()?;
@@ -267,19 +262,30 @@ pub fn simulate_experiment(
     Ok(results)
 }
 
+/// The title of an experiment's time figure.
+fn timeline_title(exp: &Experiment) -> String {
+    format!("{}: generation rate, temperatures, unit power and clock", exp.name)
+}
+
 /// Simulate the points `range` of `exp` like [`simulate_experiment`] (a range is a partition
 /// of a distributed run; rows keep their point's index in the whole grid), keeping the
 /// per-token trace (when `trace`) in memory as record batches of
-/// [`crate::trace::trace_schema`] instead of a file. `progress(point, simulated seconds)`
-/// returning false stops the run ([`LabError::Interrupted`]).
+/// [`crate::trace::trace_schema`] instead of a file, and drawing the time figure
+/// `simulate --plot` draws to `plot` when given (checked first, written whole at the end).
+/// `progress(point, simulated seconds)` returning false stops the run
+/// ([`LabError::Interrupted`]).
 pub fn simulate_in_memory(
     exp: &Experiment,
     range: std::ops::Range<usize>,
     duration_s: Option<f64>,
     trace: bool,
     trace_limit_bytes: u64,
+    plot: Option<(&std::path::Path, Size)>,
     progress: &mut dyn FnMut(usize, f64) -> bool,
 ) -> Result<(Vec<Simulated>, Vec<RecordBatch>)> {
+    if let Some((p, _)) = plot {
+        crate::plot::Format::of("plot", p)?;
+    }
     if range.start > range.end || range.end > exp.len() {
         return Err(LabError::Spec(memwall_spec::SpecError::invalid(
             "range",
@@ -288,9 +294,21 @@ pub fn simulate_in_memory(
         )));
     }
     let points = prepare(exp, range, duration_s, trace, trace_limit_bytes)?;
+    if let Some((p, _)) = plot {
+        // Never over a file the run reads (a model file), nor over anything not a file.
+        let models: Vec<&std::path::Path> = points
+            .iter()
+            .filter_map(|(pt, _)| pt.scenario.model.from_file.as_deref().map(std::path::Path::new))
+            .collect();
+        crate::check_outputs(&models, &[("plot", p)])?;
+    }
     let mut sink = trace.then(BatchTraceSink::default);
-    let (results, _) = run_points(exp, points, sink.as_mut().map(|s| s as &mut dyn PointSink), false, progress)?;
+    let (results, series) =
+        run_points(exp, points, sink.as_mut().map(|s| s as &mut dyn PointSink), plot.is_some(), progress)?;
     let batches = sink.map(BatchTraceSink::finish).transpose()?.unwrap_or_default();
+    if let Some((p, size)) = plot {
+        write_timeline(p, &timeline_title(exp), &series, size)?;
+    }
     Ok((results, batches))
 }
 

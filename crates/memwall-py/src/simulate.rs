@@ -11,9 +11,10 @@ use crate::experiment::Experiment;
 /// summaries (one row per point, the columns of `memwall simulate --summary`) and, with
 /// `trace`, the per-token trace (the columns of `--trace`). `duration_s` overrides `sim.duration_s`. `progress(point, seconds)`
 /// is called a few times a second with the GIL held; Ctrl-C (or an exception it raises) stops
-/// the run.
+/// the run. With `plot` (a `.pdf`, `.svg` or `.png` path) the time figure `memwall simulate
+/// --plot` draws is written there, `plot_size` pixels (`WIDTHxHEIGHT`).
 #[pyfunction]
-#[pyo3(signature = (experiment, start=None, end=None, duration_s=None, trace=true, trace_limit_bytes=2_000_000_000, progress=None))]
+#[pyo3(signature = (experiment, start=None, end=None, duration_s=None, trace=true, trace_limit_bytes=2_000_000_000, progress=None, plot=None, plot_size="1100x1000"))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate(
     experiment: PyRef<'_, Experiment>,
@@ -24,8 +25,12 @@ pub(crate) fn simulate(
     trace: bool,
     trace_limit_bytes: u64,
     progress: Option<Py<PyAny>>,
+    plot: Option<&str>,
+    plot_size: &str,
 ) -> Result<(ArrowStream, Option<ArrowStream>)> {
     let exp = &experiment.exp;
+    let size: memwall_lab::plot::Size =
+        plot_size.parse().map_err(|e: memwall_spec::SpecError| e.within("plot_size"))?;
     let mut raised: Option<PyErr> = None;
     // The first call goes through; later ones at most every 0.1 s of wall time.
     let mut last: Option<std::time::Instant> = None;
@@ -53,7 +58,8 @@ pub(crate) fn simulate(
             memwall_spec::units::Seconds::new(d).map_err(|e| e.within("duration"))?;
         }
         let range = start.unwrap_or(0)..end.unwrap_or(exp.len());
-        memwall_lab::simulate_in_memory(exp, range, duration_s, trace, trace_limit_bytes, &mut check)
+        let plot = plot.map(|p| (std::path::Path::new(p), size));
+        memwall_lab::simulate_in_memory(exp, range, duration_s, trace, trace_limit_bytes, plot, &mut check)
     });
     if let Some(e) = raised {
         return Err(e.into());
