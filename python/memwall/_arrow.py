@@ -52,12 +52,18 @@ def plot_sweep(
     import pyarrow as pa
 
     table = results.to_pyarrow() if isinstance(results, Results) else pa.table(results)
+    p = os.fspath(path)
+    _native.plot_sweep(table, p, title, _figure_size(size, "size"))
+    return p
+
+
+def _figure_size(size: Any, field: str) -> str:
+    """A figure's ``(width, height)`` as the ``WIDTHxHEIGHT`` text the native side parses
+    (and bounds, naming ``field``); anything but a pair of whole numbers is refused here."""
     if (
         not isinstance(size, tuple)
         or len(size) != 2
         or not all(isinstance(v, int) and not isinstance(v, bool) for v in size)
     ):
-        raise bad("size", repr(size), f"invalid `size` = {size!r}: (width, height) in pixels")
-    p = os.fspath(path)
-    _native.plot_sweep(table, p, title, size[0], size[1])
-    return p
+        raise bad(field, repr(size), f"invalid `{field}` = {size!r}: (width, height) in pixels")
+    return f"{size[0]}x{size[1]}"

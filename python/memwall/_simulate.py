@@ -7,6 +7,7 @@ import os
 from typing import Any, Callable, Mapping
 
 from . import _native
+from ._arrow import _figure_size
 from ._answers import _strip_base
 from ._errors import bad as _bad
 from ._experiment import Results, _bar, _experiment_text, _read_experiment
@@ -92,12 +93,7 @@ def simulate(
         else:
             exp = _native.parse_experiment(text, os.fspath(model))
         limit_bytes = _bytes(trace_limit)
-        if (
-            not isinstance(plot_size, tuple)
-            or len(plot_size) != 2
-            or not all(isinstance(v, int) and not isinstance(v, bool) for v in plot_size)
-        ):
-            raise _bad("plot_size", repr(plot_size), f"invalid `plot_size` = {plot_size!r}: (width, height) in pixels")
+        size = _figure_size(plot_size, "plot_size")
         plot_path = None if plot is None else os.fspath(plot)
         n = len(exp)
         total = n * duration_s if duration_s else None
@@ -119,7 +115,7 @@ def simulate(
                 trace_limit_bytes=limit_bytes,
                 progress=tick,
                 plot=plot_path,
-                plot_size=f"{plot_size[0]}x{plot_size[1]}",
+                plot_size=size,
             )
             if bar is not None and duration_s:
                 bar.update(max(0.0, n * duration_s - done[0]))

@@ -130,21 +130,13 @@ pub(crate) fn write_parquet(
 }
 
 /// Draw `table` (sweep results, anything with `__arrow_c_stream__`) as memory against decode
-/// tok/s to `path` (`.pdf`, `.svg` or `.png`, `width` × `height`), the figure `memwall run
-/// --plot` draws ([`memwall_lab::plot::write_table_scatter`]); `path` is checked first and
+/// tok/s to `path` (`.pdf`, `.svg` or `.png`, `size` pixels as `WIDTHxHEIGHT`), the figure
+/// `memwall run --plot` draws ([`memwall_lab::plot::write_table_scatter`]); `path` is checked first and
 /// written whole.
 #[pyfunction]
-pub(crate) fn plot_sweep(
-    py: Python<'_>,
-    table: Bound<'_, PyAny>,
-    path: &str,
-    title: &str,
-    width: u32,
-    height: u32,
-) -> Result<()> {
+pub(crate) fn plot_sweep(py: Python<'_>, table: Bound<'_, PyAny>, path: &str, title: &str, size: &str) -> Result<()> {
     let (_, batches) = import(py, &table)?;
-    let size: memwall_lab::plot::Size =
-        format!("{width}x{height}").parse().map_err(|e: memwall_spec::SpecError| e.within("size"))?;
+    let size: memwall_lab::plot::Size = size.parse().map_err(|e: memwall_spec::SpecError| e.within("size"))?;
     let r = py.detach(|| -> memwall_lab::Result<()> {
         let path = std::path::Path::new(path);
         memwall_lab::check_outputs(&[], &[("path", path)])?;

@@ -335,7 +335,7 @@ fn write_figure(path: &Path, size: Size, draw: Draw) -> Result<()> {
 }
 
 /// A tick label: a whole number without decimals (`10`, not `10.0`), else at most three
-/// significant decimals without trailing zeros (`0.25`).
+/// decimal places without trailing zeros (`0.25`).
 fn tick(v: &f64) -> String {
     if (v - v.round()).abs() < 1e-9 * v.abs().max(1.0) {
         format!("{:.0}", v.round())
