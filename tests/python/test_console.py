@@ -16,9 +16,8 @@ CONSOLE = pathlib.Path(sys.prefix) / ("Scripts" if os.name == "nt" else "bin") /
 
 
 @pytest.fixture(scope="session")
-def binary():
-    subprocess.run(["cargo", "build", "-q", "-p", "memwall-cli"], cwd=ROOT, check=True)
-    return ROOT / "target" / "debug" / "memwall"
+def binary(memwall_binary):
+    return memwall_binary
 
 
 def run(exe, *args):

@@ -2,7 +2,6 @@
 same SVG, byte for byte, for the same rows and title), as PDF, SVG or PNG, refusing bad sizes,
 unknown formats and paths it must not write."""
 
-import pathlib
 import struct
 import subprocess
 
@@ -10,7 +9,6 @@ import pytest
 
 import memwall
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 EXPERIMENT = """
 name = "fig"
@@ -25,13 +23,12 @@ weights = { mix = "Q4_K_M" }
 """
 
 
-def test_the_sweep_figure_is_the_command_lines(tmp_path):
+def test_the_sweep_figure_is_the_command_lines(tmp_path, memwall_binary):
     exp = tmp_path / "fig.toml"
     exp.write_text(EXPERIMENT)
-    subprocess.run(["cargo", "build", "-q", "-p", "memwall-cli"], cwd=ROOT, check=True)
     cli = tmp_path / "cli.svg"
     subprocess.run(
-        [str(ROOT / "target/debug/memwall"), "run", str(exp), "--out", str(tmp_path / "fig.parquet"),
+        [str(memwall_binary), "run", str(exp), "--out", str(tmp_path / "fig.parquet"),
          "--plot", str(cli)],
         check=True, capture_output=True,
     )
@@ -101,12 +98,11 @@ share = 0.4
 """
 
 
-def test_the_simulation_figure_is_the_command_lines(tmp_path):
+def test_the_simulation_figure_is_the_command_lines(tmp_path, memwall_binary):
     exp = tmp_path / "sim.toml"
     exp.write_text(SIMULATION)
-    subprocess.run(["cargo", "build", "-q", "-p", "memwall-cli"], cwd=ROOT, check=True)
     cli = tmp_path / "cli.svg"
-    subprocess.run([str(ROOT / "target/debug/memwall"), "simulate", str(exp), "--plot", str(cli)], check=True,
+    subprocess.run([str(memwall_binary), "simulate", str(exp), "--plot", str(cli)], check=True,
                    capture_output=True)
     py = tmp_path / "py.svg"
     sim = memwall.simulate(exp, plot=py, trace=False)

@@ -2,7 +2,6 @@
 every metadata value type, several tensor types including a K-quant mix, and the weight
 bytes memwall counts equal the tensor data gguf-py's own reader finds in the file."""
 
-import pathlib
 import re
 import subprocess
 
@@ -11,13 +10,11 @@ import pytest
 from gguf import GGMLQuantizationType as Q
 from gguf import GGUFReader, GGUFValueType, GGUFWriter, quants
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
-def memwall():
-    subprocess.run(["cargo", "build", "-q", "-p", "memwall-cli"], cwd=ROOT, check=True)
-    exe = ROOT / "target" / "debug" / "memwall"
+def memwall(memwall_binary):
+    exe = memwall_binary
 
     def run(*args, check=True):
         p = subprocess.run([str(exe), *args], capture_output=True, text=True)

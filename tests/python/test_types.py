@@ -2,7 +2,6 @@
 the presets as tables, and type hints a type checker can hold the API to (the `Estimate`
 TypedDict is the sweep's columns, checked here against the Rust schema)."""
 
-import pathlib
 import subprocess
 import sys
 import typing
@@ -12,7 +11,6 @@ import pytest
 
 import memwall
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def test_variants_are_named_after_what_changed():
@@ -56,7 +54,7 @@ def test_names_the_python_layer_checks_say_what_was_meant():
         memwall.estimate("qwen3-0.6b", "pixel-8", contxt_tokens=1024)
 
 
-def test_presets_come_as_tables_with_their_figures():
+def test_presets_come_as_tables_with_their_figures(memwall_binary):
     m = memwall.models()
     row = {r["name"]: r for r in m.to_pylist()}["llama-3.2-1b"]
     assert (row["layers"], row["kv_heads"], row["head_dim"], row["layer_kinds"]) == (16, 8, 64, "16 full")
@@ -67,9 +65,8 @@ def test_presets_come_as_tables_with_their_figures():
     d = memwall.device_presets()
     assert set(memwall.presets("devices")) == set(d.column("name").to_pylist())
     # The same facts as `memwall presets --json`.
-    subprocess.run(["cargo", "build", "-q", "-p", "memwall-cli"], cwd=ROOT, check=True)
     out = subprocess.run(
-        [str(ROOT / "target/debug/memwall"), "presets", "models", "--json"], capture_output=True, text=True, check=True
+        [str(memwall_binary), "presets", "models", "--json"], capture_output=True, text=True, check=True
     ).stdout
     import json
 
