@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use memwall_lab::{EngineProfile, load_device, load_model};
 use memwall_spec::units::GB;
-use memwall_spec::{Backend, ContextPolicy, FileType, KvQuant, Mix, QuantFormat, Scenario, WeightQuant, Workload};
+use memwall_spec::{Backend, ContextPolicy, KvQuant, Mix, QuantFormat, Scenario, Workload};
 
 use crate::{flag, whole};
 
@@ -83,16 +83,7 @@ impl ScenarioArgs {
     pub(crate) fn scenario(&self) -> Result<Scenario> {
         let kv = self.kv.formats();
         let backend = self.backend;
-        if !(self.margin_gb.is_finite() && self.margin_gb >= 0.0) {
-            anyhow::bail!("invalid `--margin-gb` = {}: must be a finite number >= 0", self.margin_gb);
-        }
-        let max_gb = memwall_spec::bounds::MAX_BYTES as f64 / GB as f64;
-        if self.margin_gb > max_gb {
-            anyhow::bail!(
-                "invalid `--margin-gb` = {}: exceeds the plausible bound {max_gb:.0} GB (2^60 bytes)",
-                self.margin_gb
-            );
-        }
+        let margin_bytes = memwall_lab::report::margin_bytes("--margin-gb", self.margin_gb)?;
         let workload = Workload {
             prompt_tokens: self.prompt,
             gen_tokens: self.gen_tokens,
@@ -102,7 +93,7 @@ impl ScenarioArgs {
             batch: self.batch,
             threads: self.threads,
             backend,
-            margin_bytes: (self.margin_gb * GB as f64) as u64,
+            margin_bytes,
             ..Workload::default()
         };
         // `--gguf` and `--hf` always name a file, whatever it is called; `--model` a preset,
@@ -132,32 +123,14 @@ impl ScenarioArgs {
             }
             None => (load_model(self.model.as_deref().unwrap_or_default())?, None),
         };
-        // --weights, else what the file states (a GGUF's stored types, a config.json's
-        // quantization_config), else Q4_K_M.
-        let weights = match (self.weights, stated) {
-            (Some(mix), _) => WeightQuant::new(mix),
-            (None, Some(w)) => w,
-            (None, None) => {
-                WeightQuant::new(if model.stored.is_some() { Mix::Stored } else { Mix::File(FileType::Q4_K_M) })
-            }
-        };
-        let device = load_device(&self.device)?;
-        let engine = match &self.engine {
-            Some(e) => e.0.clone(),
-            None => memwall_lab::defaults::default_engine(&device, backend)?.engine,
-        };
-        let s = Scenario {
-            model,
-            device,
-            engine,
-            assume_defaults: self.assume_defaults,
-            weights,
+        let choices = memwall_lab::report::Choices {
+            weights: self.weights,
             kv,
             workload,
-            cost: Default::default(),
-            sim: Default::default(),
+            engine: self.engine.as_ref().map(|e| e.0.clone()),
+            assume_defaults: self.assume_defaults,
         };
-        s.validate()?;
+        let s = memwall_lab::report::design(model, stated, load_device(&self.device)?, choices)?;
         if let Some(w) = s.context_warning() {
             eprintln!("warning: {w}");
         }

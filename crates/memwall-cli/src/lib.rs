@@ -111,6 +111,10 @@ enum Command {
         #[arg(long, default_value = "1000x700", value_parser = flag::<memwall_lab::plot::Size>("--plot-size"))]
         plot_size: memwall_lab::plot::Size,
     },
+    /// Open the web page: pick a model, device, unit and formats and see the footprint against
+    /// the budget, decode and prefill with their 80 % bands, designs side by side, a sweep's
+    /// front and a short simulation, computed in the browser (`scripts/build-web` builds it).
+    Ui(cmd::ui::UiArgs),
     /// Simulate a scenario through time (thermal throttling, memory pressure, policies) and
     /// print a summary per design point; optionally write the per-token trace as Parquet.
     Simulate {
@@ -306,6 +310,7 @@ pub fn run(args: impl IntoIterator<Item = OsString>, handle_signals: bool) -> u8
                 ))
             }
         }
+        Command::Ui(a) => cmd::ui::ui(a),
         Command::Simulate { scenario, duration, trace, summary, plot, plot_size, trace_limit } => {
             cmd::simulate::simulate(
                 scenario,

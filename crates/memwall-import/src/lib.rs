@@ -76,6 +76,26 @@ pub fn import_as(path: &std::path::Path, kind: ModelFile) -> Result<Imported, Im
     }
 }
 
+/// A model file held in memory (a file dropped on the web page), as [`import_as`] reads one
+/// from disk: `bytes` is the start of a file of `file_len` bytes in all (a GGUF's header is all
+/// that is read, so the tensor data may be left out), `name` names the model and the errors.
+pub fn import_bytes(kind: ModelFile, name: &str, bytes: &[u8], file_len: u64) -> Result<Imported, ImportError> {
+    let stem = std::path::Path::new(name).file_stem().and_then(|s| s.to_str()).unwrap_or(name);
+    match kind {
+        ModelFile::Gguf => {
+            let header = gguf::parse(std::io::Cursor::new(bytes), file_len.max(bytes.len() as u64), name)?;
+            model_from_gguf(&header, stem)
+        }
+        ModelFile::HfConfig => {
+            let text = std::str::from_utf8(bytes).map_err(|e| ImportError::Io {
+                path: name.to_string(),
+                source: std::io::Error::new(std::io::ErrorKind::InvalidData, format!("not UTF-8 text: {e}")),
+            })?;
+            model_from_hf(text, if stem == "config" { "hf-model" } else { stem })
+        }
+    }
+}
+
 /// The file a Hugging Face config path names: `path` itself, or the `config.json` in it when
 /// it is a directory (a downloaded model's folder).
 pub fn hf_config_file(path: &std::path::Path) -> std::path::PathBuf {

@@ -204,7 +204,8 @@ pub mod scalar {
 enum Simd {
     /// No SIMD kernel: the scalar reference serves.
     None,
-    /// Against quantized activations.
+    /// Against quantized activations (x86-64 and AArch64).
+    #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(dead_code))]
     Q8(unsafe fn(&[u8], &Q8Acts) -> f32),
     /// Against f32 activations (rows of at least 8 weights; x86-64 only so far).
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -223,6 +224,7 @@ impl Simd {
         }
     }
 
+    #[cfg_attr(not(any(target_arch = "x86_64", target_arch = "aarch64")), allow(unused_variables, unused_imports))]
     fn table(format: GgmlType, isa: Isa) -> Simd {
         use GgmlType as G;
         match isa {

@@ -722,3 +722,35 @@ impl TableBuilder<Summary> {
         self.metrics.append(summary);
     }
 }
+
+/// The rows `rows` of a record batch as JSON, column by column: `{"columns": [name, ...],
+/// "data": {name: [value, ...]}}`. Integers stay exact, a non-finite float or a null is null,
+/// and any other type (text, dictionaries) is its display string. A page or a notebook reads
+/// a column as one array.
+pub fn batch_json(batch: &RecordBatch, rows: &[usize]) -> serde_json::Value {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{DataType, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
+    use serde_json::Value;
+    let float = |v: f64| serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number);
+    let schema = batch.schema();
+    let mut data = serde_json::Map::new();
+    for (field, col) in schema.fields().iter().zip(batch.columns()) {
+        let cell = |i: usize| -> Value {
+            if col.is_null(i) {
+                return Value::Null;
+            }
+            match col.data_type() {
+                DataType::Float64 => float(col.as_primitive::<Float64Type>().value(i)),
+                DataType::UInt64 => col.as_primitive::<UInt64Type>().value(i).into(),
+                DataType::UInt32 => col.as_primitive::<UInt32Type>().value(i).into(),
+                DataType::Int64 => col.as_primitive::<Int64Type>().value(i).into(),
+                DataType::Int32 => col.as_primitive::<Int32Type>().value(i).into(),
+                DataType::Boolean => col.as_boolean().value(i).into(),
+                _ => arrow::util::display::array_value_to_string(col, i).unwrap_or_default().into(),
+            }
+        };
+        data.insert(field.name().clone(), Value::Array(rows.iter().map(|&i| cell(i)).collect()));
+    }
+    let columns: Vec<Value> = schema.fields().iter().map(|f| Value::from(f.name().as_str())).collect();
+    serde_json::json!({ "columns": columns, "data": data })
+}

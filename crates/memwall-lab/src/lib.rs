@@ -32,7 +32,7 @@ pub use files::atomic::{abandon_outputs, outputs_abandoned};
 // What memwall ships and reads lives in memwall-catalog; its modules keep their paths here.
 pub use files::metadata::{GIT_COMMIT, Resolved, metadata, write_parquet};
 pub use files::outputs::{beside, check_outputs, default_output};
-pub use files::parquet::ParquetStream;
+pub use files::parquet::{ParquetStream, parquet_bytes};
 pub use memwall_catalog::quality_table::{ArchEvidence, Architecture, PctFigure, Provenance};
 pub use memwall_catalog::{EngineProfile, Quality, QualityTable, load_device, load_engine, load_model};
 pub use memwall_catalog::{InputScope, defaults, inputs, presets, read_text};

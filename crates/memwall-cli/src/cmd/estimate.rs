@@ -29,12 +29,7 @@ pub(crate) fn estimate(a: &EstimateArgs) -> Result<()> {
     let s = a.design.scenario()?;
     let r = memwall_lab::report::estimate(&s, a.ops, &a.depths)?;
     if a.design.json {
-        let mut doc = json::value(&r);
-        if let Some(ops) = &r.ops {
-            doc["ops_context_tokens"] = ops.context_tokens.into();
-            doc["ops"] = ops.json().into();
-        }
-        json::print("estimate", doc);
+        json::print("estimate", r.json());
         return Ok(());
     }
     print_estimate(&s, &r.estimate, &r.quality);

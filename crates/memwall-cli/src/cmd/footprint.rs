@@ -11,9 +11,7 @@ pub(crate) fn footprint(a: &ScenarioArgs) -> Result<()> {
     let f = memwall_lab::report::footprint(&s)?;
     let w = &f.weights;
     if a.json {
-        let mut doc = json::value(&f);
-        doc["tensors"] = memwall_lab::columns::json_rows(memwall_lab::columns::TENSOR_COLUMNS, &w.tensors).into();
-        json::print("footprint", doc);
+        json::print("footprint", f.json());
         return Ok(());
     }
     let (d, c) = (&f.design, &f.components);

@@ -10,4 +10,5 @@ pub(crate) mod quality;
 pub(crate) mod run;
 pub(crate) mod simulate;
 pub(crate) mod solve;
+pub(crate) mod ui;
 pub(crate) mod validate;

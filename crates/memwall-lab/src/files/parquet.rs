@@ -24,6 +24,47 @@ use crate::files::atomic::TempOutput;
 /// Rows per Parquet row group of a results file: what a stream holds in memory at most.
 pub const ROW_GROUP_ROWS: usize = 65_536;
 
+/// The writer properties and schema of every Parquet file memwall writes: `metadata` in the
+/// footer and on the schema, row groups of at most `row_group_rows`, Snappy, dictionaries for
+/// text columns only.
+fn writer_setup(
+    schema: &SchemaRef,
+    metadata: &[(String, String)],
+    row_group_rows: usize,
+) -> (WriterProperties, SchemaRef) {
+    // Dictionaries pay off for text (model, device and format names repeat); numbers are
+    // mostly distinct, and interning them costs a sweep a fifth of its time. Snappy keeps
+    // the repeats of numbers small (a trace's clocks and levels) at little cost.
+    let mut props = WriterProperties::builder()
+        .set_key_value_metadata(Some(metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), Some(v.clone()))).collect()))
+        .set_max_row_group_row_count(Some(row_group_rows.max(1)))
+        .set_compression(Compression::SNAPPY)
+        .set_dictionary_enabled(false);
+    for f in schema.fields() {
+        if matches!(f.data_type(), DataType::Utf8 | DataType::Dictionary(..)) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
+        }
+    }
+    let with_meta: HashMap<String, String> = metadata.iter().cloned().collect();
+    (props.build(), Arc::new(Schema::new_with_metadata(schema.fields().clone(), with_meta)))
+}
+
+/// `batches` (rows of `schema`) as the bytes of a Parquet file written as [`ParquetStream`]
+/// writes one (the same properties and metadata), for a front end with no file system (the
+/// web page's download).
+pub fn parquet_bytes(schema: &SchemaRef, batches: &[RecordBatch], metadata: &[(String, String)]) -> Result<Vec<u8>> {
+    let werr =
+        |e: parquet::errors::ParquetError| LabError::Write { path: "<parquet bytes>".into(), message: e.to_string() };
+    let (props, schema) = writer_setup(schema, metadata, ROW_GROUP_ROWS);
+    let mut out = Vec::new();
+    let mut writer = ArrowWriter::try_new(&mut out, schema.clone(), Some(props)).map_err(werr)?;
+    for b in batches {
+        writer.write(b).map_err(werr)?;
+    }
+    writer.close().map_err(werr)?;
+    Ok(out)
+}
+
 /// A Parquet file being written (see the module documentation).
 pub struct ParquetStream {
     path: PathBuf,
@@ -58,24 +99,7 @@ impl ParquetStream {
         let werr = |m: String| LabError::Write { path: path.to_path_buf(), message: m };
         let tmp = crate::files::atomic::temp_beside(path, ".parquet.tmp")?;
         let file = tmp.reopen().map_err(|source| LabError::File { path: tmp.path().into(), source })?;
-        // Dictionaries pay off for text (model, device and format names repeat); numbers are
-        // mostly distinct, and interning them costs a sweep a fifth of its time. Snappy keeps
-        // the repeats of numbers small (a trace's clocks and levels) at little cost.
-        let mut props = WriterProperties::builder()
-            .set_key_value_metadata(Some(
-                metadata.iter().map(|(k, v)| KeyValue::new(k.clone(), Some(v.clone()))).collect(),
-            ))
-            .set_max_row_group_row_count(Some(row_group_rows.max(1)))
-            .set_compression(Compression::SNAPPY)
-            .set_dictionary_enabled(false);
-        for f in schema.fields() {
-            if matches!(f.data_type(), DataType::Utf8 | DataType::Dictionary(..)) {
-                props = props.set_column_dictionary_enabled(ColumnPath::from(f.name().as_str()), true);
-            }
-        }
-        let props = props.build();
-        let with_meta: HashMap<String, String> = metadata.iter().cloned().collect();
-        let schema = Arc::new(Schema::new_with_metadata(schema.fields().clone(), with_meta));
+        let (props, schema) = writer_setup(&schema, metadata, row_group_rows);
         let writer =
             ArrowWriter::try_new(file, schema.clone(), Some(props.clone())).map_err(|e| werr(e.to_string()))?;
         Ok(ParquetStream { path: path.to_path_buf(), tmp, writer, rows: 0, props, schema })

@@ -95,6 +95,19 @@ pub struct EstimateReport {
     pub depths: Vec<AtDepth>,
 }
 
+impl EstimateReport {
+    /// The fields of the `memwall.estimate` document (`--json`, the web page): the report,
+    /// and with operators `ops_context_tokens` and `ops`.
+    pub fn json(&self) -> serde_json::Value {
+        let mut doc = super::json(self);
+        if let Some(ops) = &self.ops {
+            doc["ops_context_tokens"] = ops.context_tokens.into();
+            doc["ops"] = ops.json().into();
+        }
+        doc
+    }
+}
+
 /// The estimate of `s`, with its operators when `with_ops`, and its decode rate at each of
 /// `depths` ([`at_depths`]).
 pub fn estimate(s: &Scenario, with_ops: bool, depths: &[u64]) -> Result<EstimateReport> {

@@ -24,7 +24,9 @@ pub use validate::{
 };
 
 use memwall_sim::WeightBytes;
-use memwall_spec::Scenario;
+use memwall_spec::{
+    DeviceSpec, EngineSpec, FileType, KvQuant, Mix, ModelSpec, Scenario, SpecError, WeightQuant, Workload,
+};
 use serde::Serialize;
 
 use crate::error::Result;
@@ -79,6 +81,93 @@ impl Design {
             margin_bytes: s.workload.margin_bytes,
         }
     }
+}
+
+/// The schema version of every JSON document memwall prints (`--json`, the web page's
+/// answers). 2: `footprint`'s `weights_bytes` and `weights_on_flash_bytes` are `weight_bytes`
+/// and `on_flash_bytes`, as in the sweep columns and the Python API (one report serves all),
+/// and it adds `padded_tensors`. A field is added within a version; renaming or removing one,
+/// or changing its meaning, raises it.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// One JSON document: `{"schema": "memwall.<command>", "version": N, ...fields}` (`fields`
+/// an object, kept in order).
+pub fn document(command: &str, fields: serde_json::Value) -> serde_json::Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("schema".into(), serde_json::Value::from(format!("memwall.{command}")));
+    doc.insert("version".into(), serde_json::Value::from(SCHEMA_VERSION));
+    if let serde_json::Value::Object(m) = fields {
+        doc.extend(m);
+    }
+    serde_json::Value::Object(doc)
+}
+
+/// A serializable value as JSON (non-finite floats become null).
+pub fn json<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).expect("memwall's result types serialize")
+}
+
+/// What one design chooses besides its model and device: the command line's flags and the
+/// web page's form set these, and [`design`] turns them into a scenario by one rule.
+#[derive(Debug, Clone, Default)]
+pub struct Choices {
+    /// The weight mix (absent: what the model file states, else Q4_K_M).
+    pub weights: Option<Mix>,
+    /// The KV-cache formats.
+    pub kv: KvQuant,
+    /// Context, prompt, reply, batch, threads, unit and margin.
+    pub workload: Workload,
+    /// The engine (absent: the best-validated profile for the unit,
+    /// [`crate::defaults::default_engine`]).
+    pub engine: Option<EngineSpec>,
+    /// Use class defaults for figures the device lacks, labelled as assumed.
+    pub assume_defaults: bool,
+}
+
+/// The validated scenario of `model` on `device` with `choices`. `stated` is what the model's
+/// file says its weights are (a GGUF's stored types, a config.json's `quantization_config`).
+/// The weights are `choices.weights`, else `stated`, else the stored types of a model that
+/// has them, else Q4_K_M; the engine is `choices.engine`, else the unit's default.
+pub fn design(model: ModelSpec, stated: Option<WeightQuant>, device: DeviceSpec, choices: Choices) -> Result<Scenario> {
+    let weights = match (choices.weights, stated) {
+        (Some(mix), _) => WeightQuant::new(mix),
+        (None, Some(w)) => w,
+        (None, None) => {
+            WeightQuant::new(if model.stored.is_some() { Mix::Stored } else { Mix::File(FileType::Q4_K_M) })
+        }
+    };
+    let engine = match choices.engine {
+        Some(e) => e,
+        None => crate::defaults::default_engine(&device, choices.workload.backend)?.engine,
+    };
+    let s = Scenario {
+        model,
+        device,
+        engine,
+        assume_defaults: choices.assume_defaults,
+        weights,
+        kv: choices.kv,
+        workload: choices.workload,
+        cost: Default::default(),
+        sim: Default::default(),
+    };
+    s.validate()?;
+    Ok(s)
+}
+
+/// A margin given in GB (`--margin-gb`, the page's field) as bytes: finite, at least 0 and at
+/// most [`memwall_spec::bounds::MAX_BYTES`]; `field` names it in the error.
+pub fn margin_bytes(field: &str, gb: f64) -> Result<u64> {
+    use memwall_spec::units::GB;
+    let max_gb = memwall_spec::bounds::MAX_BYTES as f64 / GB as f64;
+    let reason = if !(gb.is_finite() && gb >= 0.0) {
+        "must be a finite number >= 0".to_string()
+    } else if gb > max_gb {
+        format!("exceeds the plausible bound {max_gb:.0} GB (2^60 bytes)")
+    } else {
+        return Ok((gb * GB as f64) as u64);
+    };
+    Err(SpecError::Invalid { field: field.into(), value: gb.to_string(), reason }.into())
 }
 
 /// Bytes at rest by component.
@@ -139,6 +228,16 @@ pub struct Footprint {
     /// [`crate::columns::TENSOR_COLUMNS`]).
     #[serde(skip)]
     pub weights: WeightBytes,
+}
+
+impl Footprint {
+    /// The fields of the `memwall.footprint` document (`--json`, the web page): the report and
+    /// its `tensors` (the rows of [`crate::columns::TENSOR_COLUMNS`]).
+    pub fn json(&self) -> serde_json::Value {
+        let mut doc = json(self);
+        doc["tensors"] = crate::columns::json_rows(crate::columns::TENSOR_COLUMNS, &self.weights.tensors).into();
+        doc
+    }
 }
 
 /// The footprint of scenario `s`.
