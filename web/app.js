@@ -10,10 +10,10 @@ const GB = 1e9;
 
 /** The form's fields, in the order the URL lists them. */
 const FIELDS = ["model", "device", "backend", "engine", "threads", "weights", "kv_k", "kv_v",
-  "context", "prompt", "gen_tokens", "margin_gb"];
+  "context", "prompt", "gen_tokens", "margin_gb", "assume_defaults"];
 const DEFAULTS = { model: "qwen3-4b", device: "Pixel 8", backend: "cpu", engine: "", threads: "",
   weights: "Q4_K_M", kv_k: "f16", kv_v: "f16", context: "4096", prompt: "512", gen_tokens: "128",
-  margin_gb: "0" };
+  margin_gb: "0", assume_defaults: "" };
 
 let mw;            // the estimator
 let presets;       // memwall.presets document
@@ -26,13 +26,16 @@ let sweepAnswer = null, simAnswer = null;
 
 function formState() {
   const s = {};
-  for (const f of FIELDS) s[f] = $(f).value.trim();
+  for (const f of FIELDS) s[f] = $(f).type === "checkbox" ? ($(f).checked ? "1" : "") : $(f).value.trim();
   if (imported && s.model === "") s.imported = imported.name;
   return s;
 }
 
 function setForm(state) {
-  for (const f of FIELDS) if (state[f] !== undefined) $(f).value = state[f];
+  for (const f of FIELDS) {
+    if (state[f] === undefined) continue;
+    if ($(f).type === "checkbox") $(f).checked = state[f] === "1"; else $(f).value = state[f];
+  }
 }
 
 function stateToHash(state) {
@@ -70,6 +73,7 @@ function designRequest(s, depths = []) {
   if (s.weights) r.weights = s.weights;
   if (s.engine) r.engine = s.engine;
   if (s.threads !== "") r.threads = whole("threads");
+  if (s.assume_defaults === "1") r.assume_defaults = true;
   return r;
 }
 
@@ -105,6 +109,7 @@ function update() {
     request = designRequest(state, depths);
     const a = mw.call(request);
     last = { state, request, estimate: a.estimate, footprint: a.footprint, command: a.command, warning: a.warning };
+    window.memwallAnswer = last; // for scripts driving the page (its test reads it)
   } catch (e) {
     showError(e);
     return;
@@ -192,6 +197,7 @@ function baseToml(s, r) {
   const weights = r.weights && r.weights !== "stored" ? r.weights : (imported?.file_type ?? "Q4_K_M");
   lines.push(`weights = { mix = ${tomlString(weights)} }`, `kv = { k = ${tomlString(s.kv_k)}, v = ${tomlString(s.kv_v)} }`);
   if (s.engine) lines.push(`engine = ${tomlString(s.engine)}`);
+  if (r.assume_defaults) lines.push("assume_defaults = true");
   lines.push("", "[base.workload]", `prompt_tokens = ${r.prompt}`, `gen_tokens = ${r.gen_tokens}`,
     `context_tokens = ${r.context}`, `backend = ${tomlString(s.backend)}`, `margin_bytes = ${Math.round(r.margin_gb * GB)}`);
   if (r.threads !== undefined) lines.push(`threads = ${r.threads}`);
@@ -217,6 +223,7 @@ function runSweep() {
   $("sweep-toml").textContent = text;
   try {
     sweepAnswer = mw.call({ op: "sweep", experiment: text });
+    window.memwallSweep = { experiment: text, ...sweepAnswer };
   } catch (e) { showError(e); return; }
   const t = sweepAnswer.table.data;
   const n = t.point.length;
@@ -244,16 +251,19 @@ function runSim() {
   $("sim-toml").textContent = text;
   try {
     simAnswer = mw.call({ op: "simulate", experiment: text, max_trace_rows: 1500 });
+    window.memwallSimulation = { experiment: text, ...simAnswer };
   } catch (e) { showError(e); return; }
   const t = simAnswer.trace.data;
   const idx = t.time_s.map((_, i) => i).filter((i) => t.phase[i] === "decode" && t.latency_s[i] > 0);
   const events = t.time_s.map((x, i) => [x, t.events[i]]).filter(([, ev]) => ev);
+  // One time axis for the three panels: the whole simulated span.
+  const xRange = [0, Math.max(...t.time_s)];
   $("sim-chart").innerHTML =
     svgLines({ x: idx.map((i) => t.time_s[i]), xLabel: "time, s", yLabel: "decode tok/s",
-      series: [{ name: "decode tok/s", y: idx.map((i) => t.tokens[i] / t.latency_s[i]) }], events, height: 220 }) +
+      series: [{ name: "decode tok/s", y: idx.map((i) => t.tokens[i] / t.latency_s[i]) }], events, height: 220, xRange }) +
     svgLines({ x: t.time_s, xLabel: "time, s", yLabel: "°C",
-      series: [{ name: "die °C", y: t.die_c }, { name: "skin °C", y: t.skin_c }], height: 200 }) +
-    svgLines({ x: t.time_s, xLabel: "time, s", yLabel: "clock / max", series: [{ name: "clock / max", y: t.freq_scale }], height: 160 });
+      series: [{ name: "die °C", y: t.die_c }, { name: "skin °C", y: t.skin_c }], events, eventLabels: false, height: 200, xRange }) +
+    svgLines({ x: t.time_s, xLabel: "time, s", yLabel: "clock / max", series: [{ name: "clock / max", y: t.freq_scale }], events, eventLabels: false, height: 160, xRange });
   const sm = simAnswer.summary;
   $("sim-summary").textContent = sm.columns.filter((c) => typeof sm.data[c][0] === "number" && /tok_s|_c$|_s$|kills|energy/.test(c))
     .map((c) => `${c} ${fmt(sm.data[c][0], 2)}`).join(" · ") + ` (${simAnswer.trace_rows} trace rows, ${t.time_s.length} drawn)`;

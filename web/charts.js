@@ -33,12 +33,15 @@ function frame({ xLo, xHi, yLo, yHi, xLabel, yLabel, height }) {
 
 const svg = (height, body, label) => `<svg viewBox="0 0 ${W} ${height}" width="100%" role="img" aria-label="${esc(label)}" font-family="sans-serif" font-size="12">${body}</svg>`;
 
-/** Lines over `x`, each series with an optional band (`lo`, `hi`); `events`: [[x, text]]. */
-export function svgLines({ x, series, xLabel, yLabel, events = [], height = 260 }) {
+/** Lines over `x`, each series with an optional band (`lo`, `hi`); `events`: [[x, text]];
+ * `xRange`: [lo, hi] of the x axis (default: the data's); `eventLabels`: name the events
+ * (else their lines only, whose hover names them). */
+export function svgLines({ x, series, xLabel, yLabel, events = [], height = 260, xRange = null, eventLabels = true }) {
   const finite = (a) => a.filter((v) => v !== null && Number.isFinite(v));
   const ys = series.flatMap((s) => finite([...s.y, ...(s.lo ?? []), ...(s.hi ?? [])]));
   if (x.length === 0 || ys.length === 0) return svg(40, `<text x="8" y="24">no rows to draw</text>`, yLabel);
-  const f = frame({ xLo: Math.min(...x), xHi: Math.max(...x), yLo: Math.min(0, ...ys), yHi: Math.max(...ys) * 1.05, xLabel, yLabel, height });
+  const [xLo, xHi] = xRange ?? [Math.min(...x), Math.max(...x)];
+  const f = frame({ xLo, xHi, yLo: Math.min(0, ...ys), yHi: Math.max(...ys) * 1.05, xLabel, yLabel, height });
   let s = f.s;
   series.forEach((se, k) => {
     const c = PALETTE[k % PALETTE.length];
@@ -60,7 +63,7 @@ export function svgLines({ x, series, xLabel, yLabel, events = [], height = 260 
   let lastLabel = -Infinity;
   for (const [t, text] of events.slice(0, 200)) {
     s += `<line x1="${f.X(t)}" x2="${f.X(t)}" y1="${f.m.t}" y2="${height - f.m.b}" stroke="${EVENT}" stroke-dasharray="3 3"><title>${esc(text)}</title></line>`;
-    if (f.X(t) - lastLabel > 90) { s += `<text x="${f.X(t) + 3}" y="${f.m.t + 12}" fill="${EVENT}" font-size="10">${esc(text.slice(0, 24))}</text>`; lastLabel = f.X(t); }
+    if (eventLabels && f.X(t) - lastLabel > 90) { s += `<text x="${f.X(t) + 3}" y="${f.m.t + 12}" fill="${EVENT}" font-size="10">${esc(text.slice(0, 24))}</text>`; lastLabel = f.X(t); }
   }
   return svg(height, s, yLabel);
 }

@@ -51,7 +51,7 @@ fn site_dir(a: &UiArgs) -> Result<PathBuf> {
             );
         }
     }
-    Ok(dir)
+    Ok(dir.canonicalize().unwrap_or(dir))
 }
 
 /// The site's top-level files by name, read once (a file changed later is not served
