@@ -59,7 +59,11 @@ def _read_experiment(path: str | os.PathLike, grid: Any) -> str:
 
 
 def _experiment_text(
-    base: Mapping[str, Any], grid: Mapping[str, Sequence[Any]], name: str, pareto: Mapping[str, Any] | None = None
+    base: Mapping[str, Any],
+    grid: Mapping[str, Sequence[Any]],
+    name: str,
+    pareto: Mapping[str, Any] | None = None,
+    labels: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     lines = [f"name = {_toml_value(name, 'name')}", "[base]"]
     for k, v in base.items():
@@ -69,6 +73,16 @@ def _experiment_text(
         if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
             raise bad(f"grid.{k}", repr(values), f"invalid `grid.{k}`: a grid axis is a list of values")
         lines.append(f"{_toml_value(k, 'grid')} = {_toml_value(list(values), f'grid.{k}')}")
+    if labels is not None:
+        # An experiment's [labels]: display names of an axis's values, one per value (the
+        # label columns of sweeps and summaries; memwall checks them against the grid).
+        if not isinstance(labels, Mapping):
+            raise bad("labels", repr(labels), "`labels`: a mapping of grid keys to one name per value")
+        lines.append("[labels]")
+        for k, names in labels.items():
+            if isinstance(names, (str, bytes)) or not isinstance(names, Sequence):
+                raise bad(f"labels.{k}", repr(names), f"invalid `labels.{k}`: a list of names, one per value")
+            lines.append(f"{_toml_value(k, 'labels')} = {_toml_value(list(names), f'labels.{k}')}")
     if pareto is not None:
         if not isinstance(pareto, Mapping):
             raise bad("pareto", repr(pareto), "`pareto`: a mapping with `by` and/or `objectives`")
@@ -288,6 +302,7 @@ def sweep(
     method: str = "analytic",
     pareto: Mapping[str, Any] | None = None,
     engine: Any = None,
+    labels: Mapping[str, Sequence[str]] | None = None,
 ) -> Results: ...
 
 
@@ -304,6 +319,7 @@ def sweep(
     method: str = "analytic",
     pareto: Mapping[str, Any] | None = None,
     engine: Any = None,
+    labels: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]: ...
 
 
@@ -319,6 +335,7 @@ def sweep(
     method: str = "analytic",
     pareto: Mapping[str, Any] | None = None,
     engine: Any = None,
+    labels: Mapping[str, Sequence[str]] | None = None,
 ) -> Results | list[str]:
     """Evaluate every point of ``grid`` (dotted paths of the scenario to lists of values) over
     the ``base`` scenario (a mapping, e.g. from ``design()``) with the analytic estimator, or
@@ -330,6 +347,8 @@ def sweep(
     memory, decode tok/s, estimated quality and J/token at once, among those that fit and
     whose quality is known (README, "Pareto front"); ``pareto={"by": [...], "objectives":
     [...]}`` asks another question (a front per group; see ``memwall.pareto``).
+    ``labels={"workload.context_tokens": ["4K", "32K"]}`` names an axis's values (an
+    experiment's ``[labels]``): the rows, analytic or simulated, carry them in a label column.
 
     With ``client`` (a ``dask.distributed.Client``) the grid is split into ``partitions``
     ranges of points (default: two per worker), each swept in Rust on a worker; the rows are
@@ -354,9 +373,11 @@ def sweep(
     if isinstance(base, (str, os.PathLike)) and not isinstance(base, Mapping):
         if pareto is not None:
             raise bad("pareto", repr(pareto), "`pareto`: an experiment file sets its front in its [pareto] table")
+        if labels is not None:
+            raise bad("labels", repr(labels), "`labels`: an experiment file names its values in its [labels] table")
         text, origin = _read_experiment(base, grid), os.fspath(base)
     elif isinstance(base, Mapping):
-        text, origin = _experiment_text(_objects_to_values(base), grid or {}, name, pareto), "python"
+        text, origin = _experiment_text(_objects_to_values(base), grid or {}, name, pareto, labels), "python"
     else:
         raise bad("base", repr(base), f"`base`: a mapping or an experiment file, not a {type(base).__name__}")
     if client is not None:

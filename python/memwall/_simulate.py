@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 from . import _native
 from ._arrow import _figure_size
@@ -51,6 +51,7 @@ def simulate(
     *,
     duration: float | str | None = None,
     grid: Mapping[str, Any] | None = None,
+    labels: Mapping[str, Sequence[str]] | None = None,
     trace: bool = True,
     trace_limit: str = "2GB",
     progress: bool | None = None,
@@ -64,7 +65,8 @@ def simulate(
     ``model`` and ``device`` as in ``design`` (``sim={...}`` sets ``sim.*``: ``session``,
     ``thermal``, ``policies``, ``background``, ``duration_s``, ...); or ``model`` is a whole
     base scenario (a mapping) or an experiment TOML file and ``device`` is None. ``grid``
-    simulates every point. ``duration`` (seconds or ``"10m"``) overrides ``sim.duration_s`` and
+    simulates every point, ``labels`` naming an axis's values as in ``sweep`` (the summary's label
+    column). ``duration`` (seconds or ``"10m"``) overrides ``sim.duration_s`` and
     repeats the session's turns until then. A progress bar (tqdm) shows simulated time;
     Ctrl-C stops the run. ``plot="run.pdf"`` (or ``.svg``, ``.png``) draws the time figure
     ``memwall simulate --plot`` draws — generation rate, die and skin temperature, unit and
@@ -77,6 +79,8 @@ def simulate(
     if device is None and isinstance(model, Mapping):
         base, text = dict(model), None
     elif device is None and isinstance(model, (str, os.PathLike)):
+        if labels is not None:
+            raise _bad("labels", repr(labels), "`labels`: an experiment file names its values in its [labels] table")
         base, text = None, _read_experiment(model, grid)
     else:
         base, text = design(model, device, weights, **kwargs), None
@@ -88,7 +92,7 @@ def simulate(
     try:
         if text is None:
             assert base is not None  # a design or a base mapping, when no experiment file
-            text = _experiment_text(base, grid or {}, "simulate")
+            text = _experiment_text(base, grid or {}, "simulate", labels=labels)
             exp = _native.parse_experiment(text, "python")
         else:
             exp = _native.parse_experiment(text, os.fspath(model))

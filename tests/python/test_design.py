@@ -276,3 +276,24 @@ def test_a_gguf_model_keeps_its_stored_types(tmp_path):
     assert memwall.estimate(m, DEVICE)["ppl_delta_weights"] == 0
     # Changing a field gives a model of shapes only: weights follow the mix asked for.
     assert memwall.Model(tmp_path / "m.gguf", vocab=64).info["stored_tensors"] is None
+
+
+def test_labelled_axes_carry_their_label_column_in_every_summary():
+    """`labels=` names an axis's values, as an experiment's [labels] does: the sweep's rows,
+    a simulated sweep's summaries and simulate()'s summary all carry the label column."""
+    base = memwall.design("llama-3.2-1b", DEVICE, "Q4_K_M")
+    grid = {"workload.context_tokens": [2048, 8192]}
+    labels = {"workload.context_tokens": ["2K", "8K"]}
+    col = "workload.context_tokens (label)"
+    analytic = memwall.sweep(base, grid, labels=labels).to_pyarrow()
+    assert analytic.column(col).to_pylist() == ["2K", "8K"]
+    des = memwall.sweep(base, grid, labels=labels, method="des").to_pyarrow()
+    assert des.column(col).to_pylist() == ["2K", "8K"]
+    s = memwall.simulate("llama-3.2-1b", DEVICE, duration="20s", progress=False, trace=False, grid=grid, labels=labels)
+    assert s.summary.to_pyarrow().column(col).to_pylist() == ["2K", "8K"]
+    with pytest.raises(memwall.MemwallError) as e:
+        memwall.sweep(base, grid, labels={"workload.context_tokens": ["only one"]})
+    assert "labels" in str(e.value)
+    with pytest.raises(memwall.MemwallError) as e:
+        memwall.sweep(base, grid, labels={"weights.mix": ["a", "b"]})
+    assert "weights.mix" in str(e.value)
