@@ -62,6 +62,7 @@ function designRequest(s, depths = []) {
     if (!Number.isInteger(v) || v < 0) throw new MemwallError(`invalid \`${k}\` = ${s[k]}: must be a whole number >= 0`);
     return v;
   };
+  if (!s.imported && !s.model) throw new MemwallError("no model: pick a preset, or drop a .gguf or config.json on the page");
   const margin = Number(s.margin_gb);
   if (s.margin_gb === "" || !Number.isFinite(margin)) throw new MemwallError(`invalid \`margin_gb\` = ${s.margin_gb}: must be a number`);
   const r = {

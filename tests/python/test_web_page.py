@@ -283,3 +283,28 @@ def test_a_dropped_config_json(browser: webdriver.Chrome, server: str, memwall_b
     assert "28 layers" in d.find_element(By.ID, "imported").text
     assert a["estimate"]["design"]["model"] == "qwen3-0.6b"
     _check_against_cli(memwall_binary, a, model_path=str(f))
+    # Its sweep takes the imported shapes (inline in the experiment).
+    d.find_element(By.ID, "sweep-run").click()
+    s = WebDriverWait(d, 60).until(lambda d: d.execute_script("return window.memwallSweep"))
+    assert set(s["table"]["data"]["model"]) == {"qwen3-0.6b"} and len(s["table"]["data"]["point"]) == 27
+
+
+def test_a_dropped_gguf_header(browser: webdriver.Chrome, server: str, memwall_binary: pathlib.Path,
+                               tmp_path: pathlib.Path) -> None:
+    """A GGUF file's header, read in the browser: the file's own tensor types and bytes, as
+    `memwall estimate --model FILE.gguf --weights stored` reads them."""
+    from test_gguf_import import write_model
+
+    d = browser
+    f = tmp_path / "tiny-llama.gguf"
+    write_model(f, "llama")
+    _open(d, server + "#model=qwen3-4b&device=Pixel+8")
+    _answer_when(d, model="qwen3-4b")
+    d.find_element(By.ID, "file").send_keys(str(f))
+    a = _answer_when(d, imported="tiny-llama.gguf", weights="stored")
+    assert "file type" in d.find_element(By.ID, "imported").text
+    assert a["estimate"]["design"]["weights"] == "stored"
+    _check_against_cli(memwall_binary, a, model_path=str(f))
+    d.find_element(By.ID, "sim-run").click()
+    sim = WebDriverWait(d, 120).until(lambda d: d.execute_script("return window.memwallSimulation"))
+    assert sim["summary"]["data"]["model"] == ["tiny-llama"]
