@@ -92,10 +92,12 @@ function option(select, value, text = value) {
 
 // ---------------------------------------------------------------- the design
 
-function showError(e) {
-  $("error").hidden = false;
-  $("error").textContent = e instanceof MemwallError ? e.message : `unexpected: ${e}`;
-  $("answer").classList.add("stale");
+/** Show an error in box `where` ("error": the design's answer, which is then stale;
+ * "sweep-error", "sim-error": that section's). */
+function showError(e, where = "error") {
+  $(where).hidden = false;
+  $(where).textContent = e instanceof MemwallError ? e.message : `unexpected: ${e}`;
+  if (where === "error") $("answer").classList.add("stale");
 }
 
 function update() {
@@ -195,7 +197,10 @@ function baseToml(s, r) {
   const lines = ["[base]"];
   if (!s.imported) lines.push(`model = ${tomlString(s.model)}`);
   lines.push(`device = ${tomlString(s.device)}`);
-  const weights = r.weights && r.weights !== "stored" ? r.weights : (imported?.file_type ?? "Q4_K_M");
+  // An experiment's mix is one named mix: a file's own (its stored types, a config.json's
+  // quantization) is written as the mix it states.
+  const fromFile = s.imported && imported ? (imported.weights ?? imported.file_type) : null;
+  const weights = r.weights && r.weights !== "stored" ? r.weights : (fromFile ?? "Q4_K_M");
   lines.push(`weights = { mix = ${tomlString(weights)} }`, `kv = { k = ${tomlString(s.kv_k)}, v = ${tomlString(s.kv_v)} }`);
   if (s.engine) lines.push(`engine = ${tomlString(s.engine)}`);
   if (r.assume_defaults) lines.push("assume_defaults = true");
@@ -220,12 +225,13 @@ function sweepToml() {
 }
 
 function runSweep() {
-  const text = sweepToml();
-  $("sweep-toml").textContent = text;
+  $("sweep-error").hidden = true;
   try {
+    const text = sweepToml();
+    $("sweep-toml").textContent = text;
     sweepAnswer = mw.call({ op: "sweep", experiment: text });
     window.memwallSweep = { experiment: text, ...sweepAnswer };
-  } catch (e) { showError(e); return; }
+  } catch (e) { showError(e, "sweep-error"); return; }
   const t = sweepAnswer.table.data;
   const n = t.point.length;
   $("sweep-chart").innerHTML = svgScatter({
@@ -246,14 +252,18 @@ function simToml(minutes) {
 }
 
 function runSim() {
+  $("sim-error").hidden = true;
   const minutes = Number($("sim-minutes").value);
-  if (!(minutes > 0 && minutes <= 30)) { showError(new MemwallError(`invalid \`minutes\` = ${$("sim-minutes").value}: from 0.5 to 30`)); return; }
-  const text = simToml(minutes);
-  $("sim-toml").textContent = text;
+  if (!(minutes >= 0.5 && minutes <= 30)) {
+    showError(new MemwallError(`invalid \`minutes\` = ${$("sim-minutes").value}: from 0.5 to 30`), "sim-error");
+    return;
+  }
   try {
+    const text = simToml(minutes);
+    $("sim-toml").textContent = text;
     simAnswer = mw.call({ op: "simulate", experiment: text, max_trace_rows: 1500 });
     window.memwallSimulation = { experiment: text, ...simAnswer };
-  } catch (e) { showError(e); return; }
+  } catch (e) { showError(e, "sim-error"); return; }
   const t = simAnswer.trace.data;
   const idx = t.time_s.map((_, i) => i).filter((i) => t.phase[i] === "decode" && t.latency_s[i] > 0);
   const events = t.time_s.map((x, i) => [x, t.events[i]]).filter(([, ev]) => ev);
@@ -300,7 +310,7 @@ const DOWNLOADS = {
   "compare-csv": () => save("comparison.csv", "text/csv", toCsv(rowsTable(compareRows))),
   "compare-json": () => save("comparison.json", "application/json", JSON.stringify(compareRows, null, 2)),
   "sweep-parquet": () => {
-    try { save("sweep.parquet", "application/vnd.apache.parquet", mw.call({ op: "sweep", experiment: sweepToml(), parquet: true })); } catch (e) { showError(e); }
+    try { save("sweep.parquet", "application/vnd.apache.parquet", mw.call({ op: "sweep", experiment: sweepToml(), parquet: true })); } catch (e) { showError(e, "sweep-error"); }
   },
   "sweep-csv": () => { if (!sweepAnswer) runSweep(); sweepAnswer && save("sweep.csv", "text/csv", toCsv(sweepAnswer.table)); },
   "sweep-json": () => { if (!sweepAnswer) runSweep(); sweepAnswer && save("sweep.json", "application/json", JSON.stringify(sweepAnswer)); },
@@ -325,7 +335,7 @@ async function importFile(file) {
     (imported.unmapped.length ? `. Not used by memwall's model: ${imported.unmapped.map(([k]) => k).join(", ")}` : "");
   $("model").value = "";
   if (imported.file_type) { ensureOption($("weights"), "stored"); $("weights").value = "stored"; }
-  else if (imported.weights) { ensureOption($("weights"), imported.weights); $("weights").value = imported.weights; }
+  else if (imported.weights) $("weights").value = ""; // the config.json's quantization, as the CLI takes it
   update();
 }
 

@@ -253,6 +253,10 @@ def test_sustained_timeline(browser: webdriver.Chrome, server: str, memwall_bina
     _open(d, server + "#model=qwen3-4b&device=Pixel+8")
     _answer_when(d, model="qwen3-4b")
     d.find_element(By.ID, "sweep-run").click()
+    _set(d, "sim-minutes", "100")
+    d.find_element(By.ID, "sim-run").click()
+    assert "`minutes` = 100" in d.find_element(By.ID, "sim-error").text
+    assert not d.find_element(By.ID, "error").is_displayed(), "the design's answer stands"
     _set(d, "sim-minutes", "1")
     d.find_element(By.ID, "sim-run").click()
     sim = WebDriverWait(d, 120).until(lambda d: d.execute_script("return window.memwallSimulation"))
@@ -266,6 +270,7 @@ def test_sustained_timeline(browser: webdriver.Chrome, server: str, memwall_bina
     for c in ["decode_tok_s", "sustained_tok_s", "max_die_c", "energy_j"]:
         _close(sim["summary"]["data"][c], cli[c], c)
     assert len(d.find_elements(By.CSS_SELECTOR, "#sim-chart svg")) == 3
+    assert not d.find_element(By.ID, "sim-error").is_displayed()
     assert "sustained_tok_s" in d.find_element(By.ID, "sim-summary").text
     d.save_screenshot(str(SHOTS / "sweep-and-simulation.png"))
     d.set_window_size(1300, 1000)
