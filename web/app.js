@@ -59,7 +59,7 @@ function hashToState() {
 function designRequest(s, depths = []) {
   const whole = (k) => {
     const v = Number(s[k]);
-    if (!Number.isInteger(v) || v < 0) throw new MemwallError(`invalid \`${k}\` = ${s[k]}: must be a whole number >= 0`);
+    if (!Number.isSafeInteger(v) || v < 0) throw new MemwallError(`invalid \`${k}\` = ${s[k]}: must be a whole number from 0 to 2^53`);
     return v;
   };
   if (!s.imported && !s.model) throw new MemwallError("no model: pick a preset, or drop a .gguf or config.json on the page");

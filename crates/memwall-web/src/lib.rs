@@ -27,40 +27,98 @@ use serde_json::{Value, json};
 
 pub mod abi;
 
-/// One request from the page.
-#[derive(Debug, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+/// One request from the page: `{"op": NAME, ...fields}`.
+#[derive(Debug)]
 pub enum Request {
-    /// The presets and the device database.
+    /// `presets`: the presets and the device database.
     Presets,
-    /// A model file's bytes (the start of a file of `file_len` bytes): `kind` `gguf` or `hf`.
-    Import {
-        /// `gguf` or `hf` (a config.json).
-        kind: String,
-        /// The file's name; the model is kept under it.
-        name: String,
-        /// The whole file's length, bytes (a GGUF's tensor data need not be sent).
-        file_len: u64,
-    },
-    /// One design.
+    /// `import`: a model file's bytes.
+    Import(ImportRequest),
+    /// `estimate`: one design.
     Estimate(Box<DesignRequest>),
-    /// An experiment swept.
-    Sweep {
-        /// The experiment, TOML.
-        experiment: String,
-        /// The Parquet file's bytes instead of JSON.
-        #[serde(default)]
-        parquet: bool,
-    },
-    /// An experiment simulated.
-    Simulate {
-        /// The experiment, TOML (with its `[sim]` table).
-        experiment: String,
-        /// Simulated seconds (absent: the experiment's).
-        duration_s: Option<f64>,
-        /// Trace rows returned at most (evenly thinned; rows with events kept).
-        max_trace_rows: usize,
-    },
+    /// `sweep`: an experiment swept.
+    Sweep(SweepRequest),
+    /// `simulate`: an experiment simulated.
+    Simulate(SimulateRequest),
+}
+
+impl Request {
+    /// Parse a request, an error naming the field at fault (`request: `context`: ...`).
+    /// The fields are read apart from `op`, through a deserializer that tracks their path
+    /// (serde's tagged enums buffer the fields and lose it).
+    pub fn parse(text: &str) -> Result<Request, String> {
+        let mut v: Value = serde_json::from_str(text).map_err(|e| format!("request: {e}"))?;
+        let fields = v.as_object_mut().ok_or("request: expected a JSON object")?;
+        let op = match fields.remove("op") {
+            Some(Value::String(op)) => op,
+            other => {
+                return Err(format!("request: `op` = {}: expected the name of a request", other.unwrap_or_default()));
+            }
+        };
+        Ok(match op.as_str() {
+            "presets" => {
+                fields_of::<NoFields>(v)?;
+                Request::Presets
+            }
+            "import" => Request::Import(fields_of(v)?),
+            "estimate" => Request::Estimate(Box::new(fields_of(v)?)),
+            "sweep" => Request::Sweep(fields_of(v)?),
+            "simulate" => Request::Simulate(fields_of(v)?),
+            other => {
+                return Err(format!(
+                    "request: unknown `op` = {other}: expected presets, import, estimate, sweep or simulate"
+                ));
+            }
+        })
+    }
+}
+
+/// A request's fields as `T`, an error naming the one at fault.
+fn fields_of<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(v).map_err(|e| match e.path().to_string() {
+        p if p == "." => format!("request: {}", e.inner()),
+        p => format!("request: `{p}`: {}", e.inner()),
+    })
+}
+
+/// `presets` takes no fields.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NoFields {}
+
+/// `import`: the start of a model file (its bytes come beside the request).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportRequest {
+    /// `gguf` or `hf` (a config.json).
+    pub kind: String,
+    /// The file's name; the model is kept under it.
+    pub name: String,
+    /// The whole file's length, bytes (a GGUF's tensor data need not be sent).
+    pub file_len: u64,
+}
+
+/// `sweep`: an experiment swept.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SweepRequest {
+    /// The experiment, TOML.
+    pub experiment: String,
+    /// The Parquet file's bytes instead of JSON.
+    #[serde(default)]
+    pub parquet: bool,
+}
+
+/// `simulate`: an experiment simulated.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulateRequest {
+    /// The experiment, TOML (with its `[sim]` table).
+    pub experiment: String,
+    /// Simulated seconds (absent: the experiment's).
+    pub duration_s: Option<f64>,
+    /// Trace rows returned at most (evenly thinned; rows with events kept).
+    pub max_trace_rows: usize,
 }
 
 /// One design as the page's form states it: the flags of `memwall estimate` by name.
@@ -126,16 +184,14 @@ thread_local! {
 /// The answer to the JSON `request` (`data`: the bytes an `import` reads), or the error's
 /// message, which names the field and value at fault.
 pub fn answer(request: &str, data: &[u8]) -> Result<Answer, String> {
-    let req: Request = serde_json::from_str(request).map_err(|e| format!("request: {e}"))?;
+    let req = Request::parse(request)?;
     let text = |v: Value| Answer::Json(v.to_string());
     match req {
         Request::Presets => presets().map(text),
-        Request::Import { kind, name, file_len } => import(&kind, &name, data, file_len).map(text),
+        Request::Import(r) => import(&r.kind, &r.name, data, r.file_len).map(text),
         Request::Estimate(d) => estimate(&d).map(text),
-        Request::Sweep { experiment, parquet } => sweep(&experiment, parquet),
-        Request::Simulate { experiment, duration_s, max_trace_rows } => {
-            simulate(&experiment, duration_s, max_trace_rows).map(text)
-        }
+        Request::Sweep(r) => sweep(&r.experiment, r.parquet),
+        Request::Simulate(r) => simulate(&r.experiment, r.duration_s, r.max_trace_rows).map(text),
     }
     .map_err(|e| e.to_string())
 }

@@ -89,7 +89,11 @@ fn bad_choices_are_refused_naming_field_and_value() {
     );
     assert!(e.contains("`imported` = never.gguf"), "{e}");
     let e = refused(json!({"op": "estimate", "model": "qwen3-4b", "colour": 1}));
-    assert!(e.starts_with("request:"), "{e}");
+    assert!(e.starts_with("request:") && e.contains("colour"), "{e}");
+    let e = with("context", json!(1e30));
+    assert!(e.contains("`context`"), "a number beyond u64 names its field: {e}");
+    let e = with("depths", json!([0, -5]));
+    assert!(e.contains("depths"), "{e}");
     assert!(refused(json!({"op": "fly"})).contains("fly"));
 }
 
