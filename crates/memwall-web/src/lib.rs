@@ -1,7 +1,7 @@
 //! memwall's answers for the web page (`web/`, served by `memwall ui`): the page's script
 //! sends one JSON request and gets one JSON document back (or the bytes of a Parquet file),
 //! computed by the same library functions as the command line. Built for `wasm32-unknown-unknown`
-//! it needs no glue library: [`abi`] exports four plain functions over the module's memory.
+//! it needs no glue library: [`abi`] exports five plain functions over the module's memory.
 //!
 //! Requests (`{"op": ...}`):
 //! - `presets`: the `memwall.presets` document (`memwall presets --json`) and the device
