@@ -321,8 +321,13 @@ const DOWNLOADS = {
 // ---------------------------------------------------------------- model files
 
 async function importFile(file) {
-  const name = file.name;
-  const kind = name.toLowerCase().endsWith(".gguf") ? "gguf" : "hf";
+  const name = file.name, lower = name.toLowerCase();
+  const kind = lower.endsWith(".gguf") ? "gguf" : lower.endsWith(".json") ? "hf" : null;
+  if (!kind) { showError(new MemwallError(`invalid file \`${name}\`: drop a .gguf or a config.json (.json)`)); return; }
+  if (kind === "hf" && file.size > 64 * 2 ** 20) {
+    showError(new MemwallError(`invalid file \`${name}\` = ${file.size} bytes: a config.json is far smaller (at most 64 MiB read)`));
+    return;
+  }
   // A GGUF's header sits at its start; its tensor data is never read.
   const head = kind === "gguf" ? file.slice(0, Math.min(file.size, 256 * 2 ** 20)) : file;
   try {

@@ -281,6 +281,10 @@ def test_a_dropped_config_json(browser: webdriver.Chrome, server: str, memwall_b
     d = browser
     _open(d, server + "#model=qwen3-4b&device=Pixel+8")
     _answer_when(d, model="qwen3-4b")
+    other = tmp_path / "weights.bin"
+    other.write_bytes(b"\0" * 16)
+    d.find_element(By.ID, "file").send_keys(str(other))
+    WebDriverWait(d, 20).until(lambda d: "weights.bin" in d.find_element(By.ID, "error").text)
     f = tmp_path / "qwen3-0.6b.json"
     shutil.copy(ROOT / "tests" / "fixtures" / "hf" / "qwen3-0.6b.json", f)
     d.find_element(By.ID, "file").send_keys(str(f))
