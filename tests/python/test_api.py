@@ -54,6 +54,38 @@ def test_estimate_is_the_sweeps_row():
     assert e["decode_tok_s"] > 0 and e["fits"] is True
 
 
+def test_estimate_in_a_loop_gives_each_designs_sweep_row(tmp_path):
+    # Designs probed one after another share what they can (the specs of a model and device
+    # are built once); each row must still be the row a sweep of that design alone gives.
+    phone = memwall.Device("raspberry-pi-5-16gb").replace(memory={"data_rate_mtps": 6400})
+    probes = [
+        ("qwen3-0.6b", "pixel-8", "Q4_K_M", {"kv": "q8_0", "context_tokens": 2048}),
+        ("qwen3-0.6b", "pixel-8", "Q8_0", {"context_tokens": 8192, "backend": "gpu"}),
+        ("qwen3-0.6b", "pixel-8", memwall.Quant("Q4_K_M", kv="q4_0"), {"history_tokens": 0}),
+        ("qwen3-0.6b", phone, "IQ4_XS", {"batch": 2, "threads": 2}),
+        ("qwen3-30b-a3b", "Pixel 8", "Q3_K_M", {"context_tokens": 4096}),
+        ("qwen3-0.6b", "pixel-8", "Q4_K_M", {"kv": "q8_0", "context_tokens": 2048}),
+        ("qwen3-0.6b", "pixel-8", "Q4_K_M", {"engine": "llama.cpp", "backend": "cpu", "gen_tokens": 7}),
+    ]
+    for model, device, weights, kw in probes:
+        got = memwall.estimate(model, device, weights, **kw)
+        want = memwall.sweep(memwall.design(model, device, weights, **kw)).to_pyarrow().to_pylist()[0]
+        assert got == want, (model, device, weights, kw)
+    # A bad probe of a kept design names its field as a fresh one does.
+    with pytest.raises(memwall.SpecError) as info:
+        memwall.estimate("qwen3-0.6b", "pixel-8", "Q4_K_M", context_tokens=0)
+    assert info.value.field == "workload.context_tokens"
+    # A model read from a file is read again on every call: an edited file is seen.
+    path = tmp_path / "m.toml"
+    from conftest import ROOT
+
+    text = (ROOT / "datasets" / "models" / "qwen3-0.6b.toml").read_text()
+    path.write_text(text)
+    assert memwall.estimate(str(path), "pixel-8")["model"] == "qwen3-0.6b"
+    path.write_text(text.replace('name = "qwen3-0.6b"', 'name = "edited"', 1))
+    assert memwall.estimate(str(path), "pixel-8")["model"] == "edited"
+
+
 def test_a_result_can_be_read_again_and_shows_itself():
     import pyarrow as pa
 

@@ -56,6 +56,21 @@ enum Source {
     File,
 }
 
+/// Whether the bare name `name` is also a file in the working directory, which [`source`]
+/// weighs against a preset of that name (a folder is no spec file: a downloaded model's folder
+/// may share a preset's name). A caller that keeps what a name resolved to asks this again
+/// before using it.
+pub fn names_a_file(name: &str) -> bool {
+    // Nothing there (the usual answer) takes one call; a link counts as what it points to,
+    // and a dangling link as a file.
+    match std::fs::symlink_metadata(name) {
+        _ if name.is_empty() => false,
+        Err(_) => false,
+        Ok(m) if m.file_type().is_symlink() => std::fs::metadata(name).map_or(true, |m| !m.is_dir()),
+        Ok(m) => !m.is_dir(),
+    }
+}
+
 /// What `name` names for `kind` (`model`, `device`, `engine`): a path (it has a separator or
 /// ends in `.toml`) is a file; a bare name is the preset of that name (`preset`), or else a
 /// file of that name in the working directory. A bare name that is both is refused, naming
@@ -65,10 +80,7 @@ fn source(kind: &'static str, name: &str, preset: Option<&'static str>, table: &
     if is_path(name) {
         return Ok(Source::File);
     }
-    // A folder is no spec file (a downloaded model's folder may share a preset's name).
-    let file =
-        !name.is_empty() && std::fs::metadata(name).map_or(std::fs::symlink_metadata(name).is_ok(), |m| !m.is_dir());
-    match (preset, file) {
+    match (preset, names_a_file(name)) {
         (Some(_), true) => Err(CatalogError::Spec(SpecError::invalid(
             kind,
             name,
@@ -307,6 +319,19 @@ fn parse_text<T: serde::de::DeserializeOwned>(
         }
     })?;
     Ok(spec)
+}
+
+/// Whether `v`, a scenario's `model`, `device` or `engine` entry, is resolved without opening
+/// a file named in it: a table (an engine's only without `cpu_from`, which names another
+/// profile), or a bare name, neither a path nor a model file. A bare name still leads to a
+/// file where the working directory holds one of that name ([`names_a_file`]): a caller that
+/// keeps a resolution asks that again, of every bare name involved, before each use.
+pub fn resolves_inline_or_by_name(kind: &str, v: &toml::Value) -> bool {
+    match v {
+        toml::Value::Table(t) => kind != "engine" || !t.contains_key("cpu_from"),
+        toml::Value::String(name) => !is_path(name) && !memwall_import::is_model_file(name),
+        _ => false,
+    }
 }
 
 /// Tensors of the GGUF files models were read from, by path.

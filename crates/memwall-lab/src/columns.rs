@@ -67,6 +67,46 @@ impl<R> Column<R> {
     }
 }
 
+/// One value of a column, read from one row: what a one-row answer (Python's `estimate`)
+/// hands over without building Arrow arrays. Text that a column writes with `Display` is
+/// owned; other text is borrowed from the row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell<'r> {
+    /// An unsigned integer (u64 or u32 columns).
+    U64(u64),
+    /// A signed integer.
+    I64(i64),
+    /// A float (NaN and infinities as they are).
+    F64(f64),
+    /// A boolean.
+    Bool(bool),
+    /// Text.
+    Str(std::borrow::Cow<'r, str>),
+    /// A null of a nullable column.
+    Null,
+}
+
+/// A row as named cells, in column order.
+pub type Cells<'r> = [(&'static str, Cell<'r>)];
+
+impl<R> Column<R> {
+    /// The column's value in row `r`.
+    pub fn cell<'r>(&self, r: &'r R) -> Cell<'r> {
+        use std::borrow::Cow;
+        match &self.get {
+            Get::U64(f) => Cell::U64(f(r)),
+            Get::U32(f) => Cell::U64(f(r).into()),
+            Get::I64(f) => Cell::I64(f(r)),
+            Get::F64(f) => Cell::F64(f(r)),
+            Get::OptF64(f) => f(r).map_or(Cell::Null, Cell::F64),
+            Get::OptU32(f) => f(r).map_or(Cell::Null, |v| Cell::U64(v.into())),
+            Get::Bool(f) => Cell::Bool(f(r)),
+            Get::Str(f) => Cell::Str(Cow::Borrowed(f(r))),
+            Get::Display(f) => Cell::Str(Cow::Owned(f(r).to_string())),
+        }
+    }
+}
+
 /// A typed Arrow builder.
 enum Builder {
     U64(UInt64Builder),
@@ -312,16 +352,13 @@ pub fn json_rows<R>(defs: &'static [Column<R>], rows: &[R]) -> Vec<serde_json::V
         .map(|r| {
             let mut m = serde_json::Map::new();
             for c in defs {
-                let v = match &c.get {
-                    Get::U64(f) => Value::from(f(r)),
-                    Get::U32(f) => Value::from(f(r)),
-                    Get::I64(f) => Value::from(f(r)),
-                    Get::F64(f) => float(f(r)),
-                    Get::OptF64(f) => f(r).map_or(Value::Null, float),
-                    Get::OptU32(f) => f(r).map_or(Value::Null, Value::from),
-                    Get::Bool(f) => Value::from(f(r)),
-                    Get::Str(f) => Value::from(f(r)),
-                    Get::Display(f) => Value::from(f(r).to_string()),
+                let v = match c.cell(r) {
+                    Cell::U64(v) => Value::from(v),
+                    Cell::I64(v) => Value::from(v),
+                    Cell::F64(v) => float(v),
+                    Cell::Bool(v) => Value::from(v),
+                    Cell::Str(v) => Value::from(v.into_owned()),
+                    Cell::Null => Value::Null,
                 };
                 m.insert(c.name.to_string(), v);
             }
@@ -708,6 +745,19 @@ impl TableBuilder<Estimate> {
             set.append(q);
         }
     }
+}
+
+/// The row of one design evaluated alone, cell by cell: the columns of
+/// [`TableBuilder::estimates`] for an experiment without grid axes (`point` 0, the inputs,
+/// the estimate, its quality) in their order, but for the `pareto` column, which
+/// [`crate::pareto::Alone`] reads from these cells.
+pub fn design_cells<'r>(s: &'r Scenario, e: &'r Estimate, q: &'r Quality) -> Vec<(&'static str, Cell<'r>)> {
+    let mut out = Vec::with_capacity(1 + INPUT_COLUMNS.len() + ESTIMATE_COLUMNS.len() + QUALITY_COLUMNS.len() + 1);
+    out.push(("point", Cell::U64(0)));
+    out.extend(INPUT_COLUMNS.iter().map(|c| (c.name, c.cell(s))));
+    out.extend(ESTIMATE_COLUMNS.iter().map(|c| (c.name, c.cell(e))));
+    out.extend(QUALITY_COLUMNS.iter().map(|c| (c.name, c.cell(q))));
+    out
 }
 
 impl TableBuilder<Summary> {

@@ -132,7 +132,7 @@ pub struct Experiment {
     /// The first point's scenario, built and validated by [`Experiment::parse`]: a design
     /// evaluated alone (one point, `memwall.estimate`) starts from it rather than building it
     /// from the TOML again.
-    first: Option<Scenario>,
+    pub(crate) first: Option<Scenario>,
 }
 
 /// One point of the grid.
@@ -303,7 +303,31 @@ fn count_points(axes: &[Axis]) -> Result<u64> {
 impl Experiment {
     /// Parse an experiment from TOML text; `origin` names it in errors.
     pub fn parse(text: &str, origin: &str) -> Result<Self> {
-        let raw: Raw = from_toml(text, origin)?;
+        Self::from_raw(from_toml(text, origin)?, text)
+    }
+
+    /// The experiment of one design: `base` (a scenario's table, presets by name) with no
+    /// grid, named `name`; its text is `base`'s TOML. What a front end that holds a design
+    /// as values rather than text (Python's `estimate`) builds, without writing and parsing
+    /// TOML.
+    pub fn of_design(name: &str, base: toml::Table) -> Result<Self> {
+        let mut doc = toml::Table::new();
+        doc.insert("name".into(), name.into());
+        doc.insert("base".into(), toml::Value::Table(base.clone()));
+        let text = doc.to_string();
+        let raw = Raw {
+            name: name.to_string(),
+            description: String::new(),
+            seed: None,
+            base,
+            grid: toml::Table::new(),
+            labels: toml::Table::new(),
+            pareto: None,
+        };
+        Self::from_raw(raw, &text)
+    }
+
+    fn from_raw(raw: Raw, text: &str) -> Result<Self> {
         if raw.name.trim().is_empty() {
             return Err(invalid("name", "\"\"", "an experiment needs a name"));
         }

@@ -2,7 +2,8 @@
 //!
 //! The researcher's bench, on which every front end (the `memwall` command, the Python
 //! package) stands: experiment TOML (a base scenario plus a grid) and its sweeps
-//! ([`Sweep`]) and simulations ([`simulate`]); one function per use case, each returning a
+//! ([`Sweep`]) and simulations ([`simulate`]); one design at a time at interactive speed,
+//! its specs built once and kept across probes ([`prepared`]); one function per use case, each returning a
 //! typed report that the command line prints or serializes and the bindings hand to Python
 //! ([`report`]); result tables as Arrow record batches with every column defined once
 //! ([`columns`]); the Pareto front ([`pareto`]); plots ([`plot`]); and every file memwall
@@ -20,6 +21,7 @@ pub mod files;
 pub mod locate;
 pub mod pareto;
 pub mod plot;
+pub mod prepared;
 pub mod report;
 pub mod simulate;
 pub mod sweep;
@@ -36,6 +38,7 @@ pub use files::parquet::{ParquetStream, parquet_bytes};
 pub use memwall_catalog::quality_table::{ArchEvidence, Architecture, PctFigure, Provenance};
 pub use memwall_catalog::{EngineProfile, Quality, QualityTable, load_device, load_engine, load_model};
 pub use memwall_catalog::{InputScope, defaults, inputs, presets, read_text};
+pub use prepared::{Designs, Prepared};
 pub use simulate::{
     Outputs, Simulated, parse_bytes, parse_duration, simulate_experiment, simulate_in_memory, simulation_metadata,
 };

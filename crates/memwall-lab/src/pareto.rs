@@ -561,8 +561,8 @@ pub fn with_column(
     let mut fronts = Fronts::new(rule.clone());
     // The rows are all here: an objective may be unknown when some row has it null (a
     // table's declared nullability says little: pyarrow declares every column nullable).
-    let nulls = |c: &str| batches.iter().any(|b| b.column_by_name(c).is_some_and(|a| a.null_count() > 0));
-    fronts.optional = Some(rule.objectives.iter().map(|o| o.reads().into_iter().any(nulls)).collect());
+    let any_null = |c: &str| batches.iter().any(|b| nulls(b, c));
+    fronts.optional = Some(rule.objectives.iter().map(|o| o.reads().into_iter().any(any_null)).collect());
     let mut row = 0;
     for b in &batches {
         fronts.observe_rows(b, Some(row))?;
@@ -593,6 +593,77 @@ pub fn with_column(
         })
         .collect::<Result<Vec<_>>>()?;
     Ok((wider, batches, fronts.groups()))
+}
+
+/// The `pareto` value of one row alone: what [`with_column`] marks in a table of that row only
+/// (`memwall.estimate`'s row), read from the row's cells through the same rule. Built once per
+/// rule and row layout; only the columns the rule reads go into the one-row table.
+#[derive(Debug, Clone)]
+pub struct Alone {
+    rule: Rule,
+    schema: SchemaRef,
+    /// Per column of `schema`, the index of its cell in a row.
+    cells: Vec<usize>,
+}
+
+impl Alone {
+    /// For rows whose cells are named `names` in this order, under the types of the sweep's
+    /// `schema`.
+    pub fn new(rule: &Rule, schema: &Schema, names: &[&str]) -> Result<Self> {
+        let reads = rule.reads();
+        let mut fields = Vec::new();
+        let mut cells = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            if reads.iter().any(|r| r == name) || *name == PTQ_UNUSABLE {
+                let f = schema
+                    .field_with_name(name)
+                    .map_err(|e| LabError::Write { path: "<record batch>".into(), message: e.to_string() })?;
+                fields.push(f.clone());
+                cells.push(i);
+            }
+        }
+        let schema = Arc::new(Schema::new(fields));
+        rule.check(&schema)?;
+        Ok(Alone { rule: rule.clone(), schema, cells })
+    }
+
+    /// Whether the row of `cells` is on its own front.
+    pub fn on_front(&self, cells: &[(&str, crate::columns::Cell<'_>)]) -> Result<bool> {
+        use crate::columns::Cell;
+        use arrow::array::{Float64Array, Int64Array, StringArray, UInt32Array, UInt64Array, new_null_array};
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.cells.len());
+        for (field, &i) in self.schema.fields().iter().zip(&self.cells) {
+            let (name, cell) = &cells[i];
+            let wrong = || LabError::Write {
+                path: "<record batch>".into(),
+                message: format!("column `{name}` of type {} holds {cell:?}", field.data_type()),
+            };
+            arrays.push(match (field.data_type(), cell) {
+                (t, Cell::Null) => new_null_array(t, 1),
+                (DataType::UInt64, Cell::U64(v)) => Arc::new(UInt64Array::from(vec![*v])),
+                (DataType::UInt32, Cell::U64(v)) => {
+                    Arc::new(UInt32Array::from(vec![u32::try_from(*v).map_err(|_| wrong())?]))
+                }
+                (DataType::Int64, Cell::I64(v)) => Arc::new(Int64Array::from(vec![*v])),
+                (DataType::Float64, Cell::F64(v)) => Arc::new(Float64Array::from(vec![*v])),
+                (DataType::Boolean, Cell::Bool(v)) => Arc::new(BooleanArray::from(vec![*v])),
+                (DataType::Utf8, Cell::Str(v)) => Arc::new(StringArray::from(vec![v.as_ref()])),
+                _ => return Err(wrong()),
+            });
+        }
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| LabError::Write { path: "<record batch>".into(), message: e.to_string() })?;
+        let mut fronts = Fronts::new(self.rule.clone());
+        fronts.optional =
+            Some(self.rule.objectives.iter().map(|o| o.reads().iter().any(|c| nulls(&batch, c))).collect());
+        fronts.observe_rows(&batch, Some(0))?;
+        Ok(!fronts.ids().is_empty())
+    }
+}
+
+/// Whether column `c` of `batch` holds a null.
+fn nulls(batch: &RecordBatch, c: &str) -> bool {
+    batch.column_by_name(c).is_some_and(|a| a.null_count() > 0)
 }
 
 /// A rule and its groups' fronts as JSON: `{"by": [...], "objectives": ["min:col", ...],

@@ -394,26 +394,6 @@ impl<'e> Sweep<'e> {
     }
 }
 
-impl Sweep<'_> {
-    /// Point `index` alone, evaluated on the calling thread, as a one-row record batch with the
-    /// sweep's columns: the row [`Sweep::batches_range`] gives for that point, without the
-    /// set-up a batch of many points pays (threads, batch-sized buffers), except `pareto`,
-    /// which marks the point's front among itself alone. What one design at a time
-    /// (`memwall.estimate`) asks for.
-    pub fn point_batch(&self, index: usize) -> Result<RecordBatch> {
-        if index >= self.exp.len() {
-            return Err(LabError::Spec(memwall_spec::SpecError::invalid(
-                "point",
-                index,
-                format!("the experiment has {} points", self.exp.len()),
-            )));
-        }
-        let batch = Worker::new(self, 1).evaluate(index..index + 1)?;
-        let (_, mut batches, _) = crate::pareto::with_column(&batch.schema(), vec![batch], &self.exp.pareto)?;
-        Ok(batches.pop().expect("one batch in, one out"))
-    }
-}
-
 /// One thread's state: the scenario it modifies point by point, its estimator, and caches of
 /// templates and quality lookups.
 struct Worker<'s, 'e> {

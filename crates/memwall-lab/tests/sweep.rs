@@ -141,28 +141,6 @@ fn every_point_equals_the_estimate_of_its_toml_scenario() {
     }
 }
 
-/// One point alone is that point's row of the whole sweep (its `pareto` marks the point among
-/// itself only), on fast and slow axes alike; a point past the grid is refused.
-#[test]
-fn a_point_alone_is_its_row_of_the_sweep() {
-    let exp = Experiment::parse(MIXED, "mixed.toml").unwrap();
-    let sweep = Sweep::new(&exp).unwrap();
-    let all = sweep.table().unwrap();
-    let pareto = all.schema().index_of("pareto").unwrap();
-    for index in [0, 1, 7, 31, exp.len() - 1] {
-        let one = sweep.point_batch(index).unwrap();
-        assert_eq!(one.num_rows(), 1);
-        assert_eq!(one.schema(), all.schema());
-        for (c, (a, b)) in all.columns().iter().zip(one.columns()).enumerate() {
-            if c != pareto {
-                assert_eq!(a.slice(index, 1).as_ref(), b.as_ref(), "point {index}, {}", all.schema().field(c).name());
-            }
-        }
-    }
-    let e = sweep.point_batch(exp.len()).unwrap_err().to_string();
-    assert!(e.contains("point") && e.contains(&exp.len().to_string()), "{e}");
-}
-
 #[test]
 fn rows_are_identical_whatever_the_threads_and_batch_size() {
     let exp = Experiment::parse(MIXED, "mixed.toml").unwrap();

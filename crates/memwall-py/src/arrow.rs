@@ -66,42 +66,6 @@ impl ArrowStream {
     }
 }
 
-/// Row `row` of `batch` as a dict from column name to a Python value: int, float, bool, str
-/// or None (the values `pyarrow`'s `to_pylist` gives for these column types), built without
-/// a round trip through pyarrow.
-pub(crate) fn row_dict<'py>(
-    py: Python<'py>,
-    batch: &RecordBatch,
-    row: usize,
-) -> Result<Bound<'py, pyo3::types::PyDict>> {
-    use arrow::array::{Array, AsArray};
-    use arrow::datatypes::{DataType as D, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
-    let d = pyo3::types::PyDict::new(py);
-    for (field, col) in batch.schema().fields().iter().zip(batch.columns()) {
-        let name = field.name();
-        if col.is_null(row) {
-            d.set_item(name, py.None())?;
-            continue;
-        }
-        match col.data_type() {
-            D::UInt64 => d.set_item(name, col.as_primitive::<UInt64Type>().value(row))?,
-            D::UInt32 => d.set_item(name, col.as_primitive::<UInt32Type>().value(row))?,
-            D::Int64 => d.set_item(name, col.as_primitive::<Int64Type>().value(row))?,
-            D::Int32 => d.set_item(name, col.as_primitive::<Int32Type>().value(row))?,
-            D::Float64 => d.set_item(name, col.as_primitive::<Float64Type>().value(row))?,
-            D::Boolean => d.set_item(name, col.as_boolean().value(row))?,
-            D::Utf8 => d.set_item(name, col.as_string::<i32>().value(row))?,
-            other => {
-                return Err(MemwallError::new_err(format!(
-                    "column `{name}` has type {other}, which a row cannot hold"
-                ))
-                .into());
-            }
-        }
-    }
-    Ok(d)
-}
-
 /// Stream of one record batch.
 pub(crate) fn one_batch(batch: RecordBatch) -> ArrowStream {
     ArrowStream::new(batch.schema(), vec![batch])

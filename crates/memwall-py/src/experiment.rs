@@ -4,6 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use crate::arrow::ArrowStream;
 use crate::errors::{Error, Result};
@@ -88,15 +89,107 @@ impl Experiment {
         Ok(ArrowStream::new(schema, batches))
     }
 
-    /// Point `index` (default the first) as a dict of the sweep's columns, evaluated on this
-    /// thread ([`memwall_lab::Sweep::point_batch`]): the row `sweep` gives for it, for one
-    /// design at a time.
-    #[pyo3(signature = (index=0))]
-    fn row<'py>(&self, py: Python<'py>, index: usize) -> Result<Bound<'py, pyo3::types::PyDict>> {
-        let exp = &self.exp;
-        let batch = py.detach(|| memwall_lab::Sweep::new(exp).and_then(|s| s.point_batch(index)))?;
-        crate::arrow::row_dict(py, &batch, 0)
+    /// The experiment's one design as a dict of the sweep's columns
+    /// ([`memwall_lab::Prepared::row`]): the row `sweep` gives for it, its `pareto` marking it
+    /// among itself alone.
+    fn row<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
+        let mut p = memwall_lab::Prepared::new(self.exp.clone())?;
+        p.row(None, &mut |cells| row_dict(py, cells))?
     }
+}
+
+/// A row's cells as a dict from column name to int, float, bool, str or None (the values
+/// pyarrow's `to_pylist` gives for these columns).
+fn row_dict<'py>(
+    py: Python<'py>,
+    cells: &[(&'static str, memwall_lab::columns::Cell<'_>)],
+) -> Result<Bound<'py, PyDict>> {
+    use memwall_lab::columns::Cell;
+    use pyo3::types::PyString;
+    // The column names as Python strings, made once: a row's names are the same static
+    // strings in the same order each time (any other name is made afresh).
+    static KEYS: pyo3::sync::PyOnceLock<Vec<(&'static str, Py<PyString>)>> = pyo3::sync::PyOnceLock::new();
+    let keys = KEYS.get_or_init(py, || cells.iter().map(|(n, _)| (*n, PyString::intern(py, n).unbind())).collect());
+    let d = PyDict::new(py);
+    for (i, (name, cell)) in cells.iter().enumerate() {
+        let key = match keys.get(i) {
+            Some((at, k)) if std::ptr::eq(*at, *name) => k.bind(py).clone(),
+            _ => PyString::intern(py, name),
+        };
+        match cell {
+            Cell::U64(v) => d.set_item(key, v)?,
+            Cell::I64(v) => d.set_item(key, v)?,
+            Cell::F64(v) => d.set_item(key, v)?,
+            Cell::Bool(v) => d.set_item(key, v)?,
+            Cell::Str(v) => d.set_item(key, v.as_ref())?,
+            Cell::Null => d.set_item(key, py.None())?,
+        }
+    }
+    Ok(d)
+}
+
+/// `v` as a TOML value, or `None` where the value has no TOML form this conversion gives (a
+/// value other than a str, bool, int within i64, finite float, list or tuple, or dict with str
+/// keys; a dict's None entries are left out, as unset): the caller then writes the design as
+/// TOML text, whose writer names the value at fault.
+fn toml_value(v: &Bound<'_, PyAny>) -> Option<toml::Value> {
+    use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
+    if let Ok(s) = v.cast::<PyString>() {
+        return s.to_cow().ok().map(|s| toml::Value::String(s.into_owned()));
+    }
+    if let Ok(b) = v.cast::<PyBool>() {
+        return Some(toml::Value::Boolean(b.is_true()));
+    }
+    if v.cast::<PyInt>().is_ok() {
+        return v.extract::<i64>().ok().map(toml::Value::Integer);
+    }
+    if let Ok(f) = v.cast::<PyFloat>() {
+        let x = f.value();
+        return x.is_finite().then_some(toml::Value::Float(x));
+    }
+    if let Ok(d) = v.cast::<PyDict>() {
+        return toml_table(d).map(toml::Value::Table);
+    }
+    let items: Vec<Bound<'_, PyAny>> = if let Ok(l) = v.cast::<PyList>() {
+        l.iter().collect()
+    } else if let Ok(t) = v.cast::<PyTuple>() {
+        t.iter().collect()
+    } else {
+        return None;
+    };
+    items.iter().map(toml_value).collect::<Option<Vec<_>>>().map(toml::Value::Array)
+}
+
+fn toml_table(d: &Bound<'_, PyDict>) -> Option<toml::Table> {
+    let mut t = toml::Table::new();
+    for (k, v) in d.iter() {
+        let k = k.cast::<pyo3::types::PyString>().ok()?.to_cow().ok()?.into_owned();
+        if v.is_none() {
+            continue;
+        }
+        t.insert(k, toml_value(&v)?);
+    }
+    Some(t)
+}
+
+/// The designs `estimate_row` has prepared, for the life of the process.
+static DESIGNS: std::sync::LazyLock<std::sync::Mutex<memwall_lab::Designs>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// The row of one design given as the mapping `memwall.design` builds (values only: objects
+/// already turned into their values), as `Experiment.row` gives it, through the designs kept
+/// across calls ([`memwall_lab::Designs`]): one design probed again and again under other
+/// weights, KV formats or workloads pays for its estimate only. `None` when the mapping holds
+/// a value without a TOML form here (a NaN, a None in a list, an object): the caller then
+/// writes the design's text, which names the value.
+#[pyfunction]
+pub(crate) fn estimate_row<'py>(py: Python<'py>, design: Bound<'py, PyDict>) -> Result<Option<Bound<'py, PyDict>>> {
+    if design.values().iter().any(|v| v.is_none()) {
+        return Ok(None);
+    }
+    let Some(table) = toml_table(&design) else { return Ok(None) };
+    let mut designs = DESIGNS.lock().unwrap_or_else(|e| e.into_inner());
+    designs.row(table, &mut |cells| row_dict(py, cells))?.map(Some)
 }
 
 /// Parse the experiment in TOML `text` (`origin` names it in errors), checking its first point

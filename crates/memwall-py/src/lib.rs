@@ -25,6 +25,7 @@ use pyo3::prelude::*;
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add_function(wrap_pyfunction!(experiment::parse_experiment, m)?)?;
+    m.add_function(wrap_pyfunction!(experiment::estimate_row, m)?)?;
     m.add_function(wrap_pyfunction!(specs::presets, m)?)?;
     m.add_function(wrap_pyfunction!(specs::device_database, m)?)?;
     m.add_function(wrap_pyfunction!(specs::preset_facts, m)?)?;

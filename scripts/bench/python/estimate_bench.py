@@ -1,16 +1,25 @@
-"""One design at a time: calls per second of `memwall.estimate()` on designs that differ from
-call to call (model, device, weight mix, KV format, context), beside llm-analysis's `infer()`
-per-call rate when it is installed (`pip install llm-analysis`), alternating the two for
-`--rounds` rounds in this one process and reporting medians and their ratio.
+"""One design at a time: calls per second of `memwall.estimate()` in three loops, beside
+llm-analysis's `infer()` per-call rate when it is installed (`pip install llm-analysis`),
+alternating the sides for `--rounds` rounds in this one process and reporting medians and
+their ratio:
+
+- *varied*: designs that differ from call to call in every axis (5 models x 4 devices x 4
+  weight mixes x 3 KV formats, contexts 1024 + 64 k): a notebook or page probing designs;
+- *contexts*: one design over contexts;
+- *cold*: every call a model no earlier call used (a `Model` variant of its own), so nothing
+  built for one call serves another: the cost of a first look at a design.
 
     python scripts/bench/python/estimate_bench.py [--calls 2000] [--rounds 5]
+
+memwall keeps what a design's model, device and engine resolve to across calls (see
+`memwall_lab::prepared`), so the first two loops pay for each design's estimate and row; the
+third pays for building the design as well.
 
 llm-analysis (https://github.com/cli99/llm-analysis) models GPU training and inference; its
 `infer()` on Llama-2-7B (its bundled config, so no download) with an A100 profile is the
 per-call rate of a peer analytic model, not the same question: the comparison is of what one
 call costs a notebook or a web page that probes a design at a time.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -34,6 +43,25 @@ def designs(n: int) -> list[dict]:
     for i, (m, d, w, kv) in zip(range(n), itertools.cycle(axes)):
         out.append({"model": m, "device": d, "weights": w, "kv": kv, "context_tokens": 1024 + 64 * (i % 500)})
     return out
+
+
+def contexts(n: int) -> list[dict]:
+    """`n` calls of one design over contexts."""
+    return [
+        {"model": "llama-3.1-8b", "device": "snapdragon-8-gen3-16gb", "weights": "Q4_K_M", "kv": "q8_0",
+         "context_tokens": 1024 + 16 * i}
+        for i in range(n)
+    ]
+
+
+def cold(n: int, round_: int) -> list[dict]:
+    """`n` designs whose models no other call uses (variants named apart)."""
+    base = memwall.Model("llama-3.2-1b")
+    return [
+        {"model": base.replace(name=f"llama-3.2-1b-r{round_}-{i}"), "device": "pixel-8", "weights": "Q4_K_M",
+         "kv": "f16", "context_tokens": 4096}
+        for i in range(n)
+    ]
 
 
 def time_memwall(points: list[dict]) -> float:
@@ -71,24 +99,32 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
-    points = designs(args.calls)
+    loops = {"varied": designs(args.calls), "contexts": contexts(args.calls)}
+    n_cold = max(1, args.calls // 4)
     infer = llm_analysis()
     # Warm-up: presets parsed once per process, the quality tables loaded.
-    time_memwall(points[:50])
+    time_memwall(loops["varied"][:50])
     if infer is not None:
-        time_llm_analysis(infer, points[:50])
-    mw, la = [], []
+        time_llm_analysis(infer, loops["varied"][:50])
+    rates: dict[str, list[float]] = {"varied": [], "contexts": [], "cold": [], "llm-analysis": []}
     for r in range(args.rounds):
-        mw.append(time_memwall(points))
+        for name, points in loops.items():
+            rates[name].append(time_memwall(points))
+        # The variants are made before the clock starts (a Model's construction is not the call).
+        rates["cold"].append(time_memwall(cold(n_cold, r)))
         if infer is not None:
-            la.append(time_llm_analysis(infer, points))
-        peer = f", llm-analysis {la[-1]:,.0f}" if la else ""
-        print(f"round {r + 1}: memwall.estimate {mw[-1]:,.0f} calls/s{peer}")
-    m = statistics.median(mw)
-    print(f"memwall.estimate: median {m:,.0f} calls/s (range {min(mw):,.0f}-{max(mw):,.0f}) over {args.calls} designs x {args.rounds} rounds")
-    if la:
-        p = statistics.median(la)
-        print(f"llm-analysis infer: median {p:,.0f} calls/s; memwall / llm-analysis {m / p:.2f}")
+            rates["llm-analysis"].append(time_llm_analysis(infer, loops["varied"]))
+        line = ", ".join(f"{k} {v[-1]:,.0f}" for k, v in rates.items() if v)
+        print(f"round {r + 1} (calls/s): {line}")
+    for name in ("varied", "contexts", "cold"):
+        v = rates[name]
+        calls = n_cold if name == "cold" else args.calls
+        print(f"memwall.estimate {name}: median {statistics.median(v):,.0f} calls/s "
+              f"(range {min(v):,.0f}-{max(v):,.0f}) over {calls} calls x {args.rounds} rounds")
+    if rates["llm-analysis"]:
+        p = statistics.median(rates["llm-analysis"])
+        m = statistics.median(rates["varied"])
+        print(f"llm-analysis infer: median {p:,.0f} calls/s; memwall varied / llm-analysis {m / p:.2f}")
     else:
         print("llm-analysis: not installed (pip install llm-analysis)")
 
