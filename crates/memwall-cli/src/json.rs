@@ -3,22 +3,11 @@
 //! "design": {...}, ...}` ([`memwall_lab::report::document`], which the web page's answers
 //! share).
 
-use memwall_spec::Scenario;
 use serde_json::Value;
-
-/// The design a document describes ([`memwall_lab::report::Design`]).
-pub fn design(s: &Scenario) -> Value {
-    value(&memwall_lab::report::Design::of(s))
-}
 
 /// Print a document: the schema name and version, then `fields` (an object) in order
 /// ([`memwall_lab::report::document`]).
 pub fn print(command: &str, fields: Value) {
     let doc = memwall_lab::report::document(command, fields);
     println!("{}", serde_json::to_string_pretty(&doc).expect("JSON values serialize"));
-}
-
-/// A serializable value as JSON (non-finite floats become null).
-pub fn value<T: serde::Serialize>(v: &T) -> Value {
-    memwall_lab::report::json(v)
 }

@@ -336,7 +336,7 @@ impl DesignRequest {
 fn estimate(d: &DesignRequest) -> Result<Value, LabError> {
     let s = d.scenario()?;
     let r = memwall_lab::report::estimate(&s, false, &d.depths)?;
-    let f = memwall_lab::report::footprint(&s)?;
+    let f = memwall_lab::report::footprint_of(&s, &r.estimate);
     Ok(json!({
         "estimate": memwall_lab::report::document("estimate", r.json()),
         "footprint": memwall_lab::report::document("footprint", f.json()),

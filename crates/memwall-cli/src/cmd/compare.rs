@@ -164,7 +164,7 @@ pub fn compare(a: &CompareArgs) -> Result<()> {
     let scenarios = merged.iter().enumerate().map(|(i, k)| scenario(k, i)).collect::<Result<Vec<_>>>()?;
     let c = memwall_lab::report::compare(scenarios)?;
     if a.json {
-        json::print("compare", json::value(&c));
+        json::print("compare", memwall_lab::report::json(&c));
         return Ok(());
     }
     // Label each design by the keys in which it differs from the first.

@@ -8,7 +8,7 @@ use memwall_spec::units::to_gb;
 pub(crate) fn presets(kind: Option<&str>, json: bool) -> Result<()> {
     let p = memwall_lab::report::presets(kind)?;
     if json {
-        crate::json::print("presets", crate::json::value(&p));
+        crate::json::print("presets", memwall_lab::report::json(&p));
         return Ok(());
     }
     let mut blocks = 0;
@@ -70,7 +70,7 @@ pub(crate) fn presets(kind: Option<&str>, json: bool) -> Result<()> {
 pub(crate) fn devices(query: Option<&str>, json: bool) -> Result<()> {
     let rows = memwall_lab::report::device_database(query);
     if json {
-        crate::json::print("devices", serde_json::json!({ "devices": crate::json::value(&rows) }));
+        crate::json::print("devices", serde_json::json!({ "devices": memwall_lab::report::json(&rows) }));
         return Ok(());
     }
     println!(

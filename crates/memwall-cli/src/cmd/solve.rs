@@ -50,7 +50,7 @@ pub fn solve(a: &SolveArgs) -> Result<()> {
     }
     let ans = answer(&s, a.what, a.target_tok_s, a.max_ppl_delta, a.max_ppl_increase_pct)?;
     if a.design.json {
-        let mut doc = json!({"what": a.what.name(), "design": json::design(&s), "answer": ans});
+        let mut doc = json!({"what": a.what.name(), "design": memwall_lab::report::json(&memwall_lab::report::Design::of(&s)), "answer": ans});
         if let Answer::WhatToChange(c) = &ans {
             doc["fits"] = json!(c.is_empty());
         }

@@ -155,8 +155,9 @@ pub(crate) fn ui(a: &UiArgs) -> Result<()> {
     let listener =
         TcpListener::bind(("127.0.0.1", a.port)).with_context(|| format!("listening on 127.0.0.1:{}", a.port))?;
     let url = format!("http://{}/", listener.local_addr()?);
+    // Stdout is line-buffered, so the address is out at once; a reader that went away (`|
+    // head`) leaves the server serving.
     println!("serving the page in {} at {url} (Ctrl-C to stop)", dir.display());
-    std::io::stdout().flush()?;
     if !a.no_open && !open_browser(&url) {
         eprintln!("no browser could be opened here: open {url} in one");
     }

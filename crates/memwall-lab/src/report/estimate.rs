@@ -112,7 +112,7 @@ impl EstimateReport {
 /// `depths` ([`at_depths`]).
 pub fn estimate(s: &Scenario, with_ops: bool, depths: &[u64]) -> Result<EstimateReport> {
     let e = memwall_sim::estimate(s)?;
-    let q = QualityTable::default().lookup_model(&ModelRef::of(&s.model), &s.weights, &s.kv);
+    let q = QualityTable::shared().lookup_model(&ModelRef::of(&s.model), &s.weights, &s.kv);
     let ops = if with_ops { Some(ops(s)?) } else { None };
     let depths = at_depths(s, depths)?;
     Ok(EstimateReport { design: Design::of(s), estimate: e, quality: q, ops, depths })

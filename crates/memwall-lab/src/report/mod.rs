@@ -242,10 +242,15 @@ impl Footprint {
 
 /// The footprint of scenario `s`.
 pub fn footprint(s: &Scenario) -> Result<Footprint> {
-    let e = memwall_sim::estimate(s)?;
+    Ok(footprint_of(s, &memwall_sim::estimate(s)?))
+}
+
+/// The footprint of scenario `s` whose estimate `e` is already made (a front end showing
+/// both, as the web page does, estimates once).
+pub fn footprint_of(s: &Scenario, e: &memwall_sim::Estimate) -> Footprint {
     let w = WeightBytes::new(&s.model, &s.weights);
     let limit = s.device.app_limit();
-    Ok(Footprint {
+    Footprint {
         design: Design::of(s),
         components: Components {
             weight_bytes: e.weight_bytes,
@@ -270,7 +275,7 @@ pub fn footprint(s: &Scenario) -> Result<Footprint> {
         fallbacks: w.fallbacks.iter().map(ToString::to_string).collect(),
         padded_tensors: w.padded_tensors,
         weights: w,
-    })
+    }
 }
 
 /// A preset design on a Raspberry Pi 5 with the default KV cache and workload, for tests.
