@@ -107,7 +107,9 @@ def estimate(
     ``history_tokens=0`` for a fresh conversation). ``depths=[0, 4096, 32768]`` adds ``at_depths``: the reply's decode
     rate started at each depth (llama-bench's ``tg@d``), with its 80 % range and binding term.
     Arguments as ``design`` (``kv="q8_0"``, ``engine="llama.cpp"``, workload fields such as
-    ``context_tokens=8192``)."""
+    ``context_tokens=8192``). Fast in a loop: a design's model, device and engine are built
+    once and kept (64 designs) for later calls that vary the weights, KV formats or workload;
+    a model or device named by a file path is read afresh each call."""
     if depths is not None and (
         isinstance(depths, (str, bytes))
         or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in depths)
