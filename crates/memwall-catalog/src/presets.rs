@@ -56,10 +56,10 @@ enum Source {
     File,
 }
 
-/// Whether the bare name `name` is also a file in the working directory, which [`source`]
-/// weighs against a preset of that name (a folder is no spec file: a downloaded model's folder
-/// may share a preset's name). A caller that keeps what a name resolved to asks this again
-/// before using it.
+/// Whether the bare name `name` is also a file in the working directory, which the
+/// resolution of a name weighs against a preset of that name (a folder is no spec file: a
+/// downloaded model's folder may share a preset's name). A caller that keeps what a name
+/// resolved to asks this again before using it.
 pub fn names_a_file(name: &str) -> bool {
     // Nothing there (the usual answer) takes one call; a link counts as what it points to,
     // and a dangling link as a file.
