@@ -100,10 +100,7 @@ impl Experiment {
 
 /// A row's cells as a dict from column name to int, float, bool, str or None (the values
 /// pyarrow's `to_pylist` gives for these columns).
-fn row_dict<'py>(
-    py: Python<'py>,
-    cells: &[(&'static str, memwall_lab::columns::Cell<'_>)],
-) -> Result<Bound<'py, PyDict>> {
+fn row_dict<'py>(py: Python<'py>, cells: &memwall_lab::columns::Cells<'_>) -> Result<Bound<'py, PyDict>> {
     use memwall_lab::columns::Cell;
     use pyo3::types::PyString;
     // The column names as Python strings, made once: a row's names are the same static
@@ -188,8 +185,16 @@ pub(crate) fn estimate_row<'py>(py: Python<'py>, design: Bound<'py, PyDict>) -> 
         return Ok(None);
     }
     let Some(table) = toml_table(&design) else { return Ok(None) };
-    let mut designs = DESIGNS.lock().unwrap_or_else(|e| e.into_inner());
-    designs.row(table, &mut |cells| row_dict(py, cells))?.map(Some)
+    let emit = &mut |cells: &memwall_lab::columns::Cells<'_>| row_dict(py, cells);
+    // The GIL is held throughout, so the lock can be taken only by a call running inside
+    // another on this thread (Python code a collection runs while this one builds its
+    // dict): that call goes without the kept designs rather than wait on itself forever.
+    match DESIGNS.try_lock() {
+        Ok(mut kept) => kept.row(table, emit),
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner().row(table, emit),
+        Err(std::sync::TryLockError::WouldBlock) => memwall_lab::Designs::new().row(table, emit),
+    }?
+    .map(Some)
 }
 
 /// Parse the experiment in TOML `text` (`origin` names it in errors), checking its first point
