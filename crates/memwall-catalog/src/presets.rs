@@ -61,10 +61,12 @@ enum Source {
 /// downloaded model's folder may share a preset's name). A caller that keeps what a name
 /// resolved to asks this again before using it.
 pub fn names_a_file(name: &str) -> bool {
+    if name.is_empty() {
+        return false;
+    }
     // Nothing there (the usual answer) takes one call; a link counts as what it points to,
     // and a dangling link as a file.
     match std::fs::symlink_metadata(name) {
-        _ if name.is_empty() => false,
         Err(_) => false,
         Ok(m) if m.file_type().is_symlink() => std::fs::metadata(name).map_or(true, |m| !m.is_dir()),
         Ok(m) => !m.is_dir(),

@@ -390,6 +390,22 @@ impl Fronts {
         &self.rule
     }
 
+    /// The fronts of a whole table, `batches` (the rule checked by the caller), each row told
+    /// apart by its place in the table.
+    fn of_table(rule: &Rule, batches: &[RecordBatch]) -> Result<Self> {
+        let mut fronts = Fronts::new(rule.clone());
+        // The rows are all here: an objective may be unknown when some row has it null (a
+        // table's declared nullability says little: pyarrow declares every column nullable).
+        let any_null = |c: &str| batches.iter().any(|b| b.column_by_name(c).is_some_and(|a| a.null_count() > 0));
+        fronts.optional = Some(rule.objectives.iter().map(|o| o.reads().into_iter().any(any_null)).collect());
+        let mut row = 0;
+        for b in batches {
+            fronts.observe_rows(b, Some(row))?;
+            row += b.num_rows() as u64;
+        }
+        Ok(fronts)
+    }
+
     /// Take in a batch of results holding the columns of [`Rule::reads`] (`fits` may be
     /// absent: every row is then taken to fit).
     pub fn observe(&mut self, batch: &RecordBatch) -> Result<()> {
@@ -558,16 +574,7 @@ pub fn with_column(
     rule: &Rule,
 ) -> Result<(SchemaRef, Vec<RecordBatch>, Vec<GroupFront>)> {
     rule.check(schema)?;
-    let mut fronts = Fronts::new(rule.clone());
-    // The rows are all here: an objective may be unknown when some row has it null (a
-    // table's declared nullability says little: pyarrow declares every column nullable).
-    let any_null = |c: &str| batches.iter().any(|b| nulls(b, c));
-    fronts.optional = Some(rule.objectives.iter().map(|o| o.reads().into_iter().any(any_null)).collect());
-    let mut row = 0;
-    for b in &batches {
-        fronts.observe_rows(b, Some(row))?;
-        row += b.num_rows() as u64;
-    }
+    let fronts = Fronts::of_table(rule, &batches)?;
     let on = fronts.ids();
     let mut row = 0;
     let at = schema.index_of(PARETO_COLUMN).ok();
@@ -653,17 +660,8 @@ impl Alone {
         }
         let batch = RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| LabError::Write { path: "<record batch>".into(), message: e.to_string() })?;
-        let mut fronts = Fronts::new(self.rule.clone());
-        fronts.optional =
-            Some(self.rule.objectives.iter().map(|o| o.reads().iter().any(|c| nulls(&batch, c))).collect());
-        fronts.observe_rows(&batch, Some(0))?;
-        Ok(!fronts.ids().is_empty())
+        Ok(!Fronts::of_table(&self.rule, &[batch])?.ids().is_empty())
     }
-}
-
-/// Whether column `c` of `batch` holds a null.
-fn nulls(batch: &RecordBatch, c: &str) -> bool {
-    batch.column_by_name(c).is_some_and(|a| a.null_count() > 0)
 }
 
 /// A rule and its groups' fronts as JSON: `{"by": [...], "objectives": ["min:col", ...],

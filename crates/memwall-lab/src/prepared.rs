@@ -113,11 +113,6 @@ impl Prepared {
         })
     }
 
-    /// The experiment it was prepared from.
-    pub fn experiment(&self) -> &Experiment {
-        &self.exp
-    }
-
     /// Set `parts` on the design (`None`: the design's own); returns the tensor-plan number.
     fn set(&mut self, parts: Option<&Parts>) -> Result<u64> {
         let Some(p) = parts else {
