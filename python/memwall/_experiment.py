@@ -21,6 +21,8 @@ def _toml_value(v: Any, path: str) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
+        if not -(2**63) <= v < 2**63:
+            raise bad(path, v, f"invalid `{path}` = {v}: must be from -2^63 to 2^63 - 1 (TOML integers are 64-bit)")
         return str(v)
     if isinstance(v, float):
         if v != v or v in (float("inf"), float("-inf")):
